@@ -1,0 +1,107 @@
+// What the daemon needs from a collector: window records, per-queue counters, the pace-check control the
+// BPF side needs, and the collector's own cost. Implemented by the BPF collector and the procfs fallback;
+// tests fake it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/common/result.h"
+#include "agent/engine/types.h"
+
+namespace nvmeadapt::collect {
+
+inline constexpr size_t kHistBuckets = 32;  // == NA_HIST_BUCKETS: bucket i counts intervals in [2^i, 2^(i+1)) ns
+
+enum class Source : uint8_t { kKernelNvme = 1, kBlock = 2, kUvnvme = 3, kSpdk = 4 };
+std::string_view SourceName(Source source);  // "kernel", "block", "uvnvme", "spdk"
+
+struct QueueKey {
+  Source source = Source::kKernelNvme;
+  uint32_t ctrl = 0;  // kernel: nvme instance; block: dev_t; uvnvme: controller index; spdk: 0
+  uint32_t qid = 0;   // NVMe queue id (block: hctx + 1); spdk: low 32 bits of the qpair pointer
+  uint32_t pid = 0;   // userspace driver process; 0 for kernel queues
+  auto operator<=>(const QueueKey&) const = default;
+  std::string ToString() const;  // "kernel:nvme0:q1", "uvnvme:1234:c0:q2"
+};
+
+struct QueueKeyHash {
+  size_t operator()(const QueueKey& k) const noexcept;
+};
+
+struct WindowEvent {
+  QueueKey key;
+  engine::ReapMode mode = engine::ReapMode::kInterrupt;
+  uint32_t completions = 0;
+  engine::Nanos start = 0;
+  engine::Nanos end = 0;
+  uint64_t bytes = 0;
+  uint32_t generation = 0;  // QueueControl generation the window ran under
+  std::optional<engine::PaceMiss> pace_miss;
+};
+
+// What the agent tells the BPF side about a managed queue, so it can restart windows at mode changes and
+// check the pace of polling windows per completion.
+struct QueueControl {
+  engine::ReapMode mode = engine::ReapMode::kInterrupt;
+  uint32_t generation = 0;
+  engine::Nanos mode_since = 0;
+  engine::Nanos baseline_span = 0;
+  uint32_t baseline_completions = 0;  // 0: no pace check
+  uint32_t window_completions = 8192;
+  engine::Nanos pace_slack = 20'000;
+};
+
+struct QueueCounters {
+  uint64_t completions = 0;
+  uint64_t bytes = 0;
+  uint64_t irq_completions = 0;
+  uint64_t poll_completions = 0;
+  engine::WindowProgress progress;  // the window in flight
+  engine::Nanos last_completion = 0;
+  std::array<uint64_t, kHistBuckets> interval_histogram{};
+};
+
+struct ProgramStats {
+  std::string name;       // e.g. "tp_btf/block_rq_complete"
+  uint64_t run_count = 0;
+  uint64_t run_time_ns = 0;  // needs kernel.bpf_stats_enabled=1, else 0
+};
+
+struct CollectorStats {
+  uint64_t ringbuf_drops = 0;
+  uint64_t records = 0;
+  std::vector<ProgramStats> programs;
+};
+
+class Collector {
+ public:
+  virtual ~Collector() = default;
+
+  virtual std::string Name() const = 0;             // "bpf" or "procfs"
+  virtual bool ObserveOnly() const = 0;             // true: windows are too coarse to decide on
+  virtual std::vector<std::string> Hooks() const = 0;  // what is attached, e.g. "tp_btf/nvme_sq"
+
+  // Waits at most timeout_ms for records and hands each to `sink`. Returns how many were handed over.
+  virtual Result<int> Poll(int timeout_ms, const std::function<void(const WindowEvent&)>& sink) = 0;
+
+  virtual Status SetQueueControl(const QueueKey& key, const QueueControl& control) = 0;
+  virtual Status ForgetQueue(const QueueKey& key) = 0;
+  virtual Result<QueueCounters> ReadCounters(const QueueKey& key) const = 0;
+  virtual std::vector<QueueKey> ObservedQueues() const = 0;
+
+  // Userspace drivers: attach the uvnvme USDT probes (or the SPDK uprobes) to a running process.
+  virtual Status AttachProcess(pid_t pid, const std::string& binary_path) = 0;
+  virtual Status DetachProcess(pid_t pid) = 0;
+
+  virtual CollectorStats Stats() const = 0;
+};
+
+}  // namespace nvmeadapt::collect

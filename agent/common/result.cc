@@ -1,0 +1,47 @@
+#include "agent/common/result.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace nvmeadapt {
+
+std::string_view ErrorCodeName(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return "invalid_argument";
+    case ErrorCode::kNotFound: return "not_found";
+    case ErrorCode::kPermissionDenied: return "permission_denied";
+    case ErrorCode::kUnavailable: return "unavailable";
+    case ErrorCode::kFailedPrecondition: return "failed_precondition";
+    case ErrorCode::kUnsupported: return "unsupported";
+    case ErrorCode::kRefused: return "refused";
+    case ErrorCode::kIo: return "io";
+    case ErrorCode::kInternal: return "internal";
+  }
+  return "internal";
+}
+
+std::string Error::ToString() const { return message; }
+
+Error MakeError(ErrorCode code, std::string message) { return Error{code, std::move(message), 0}; }
+
+Error SysError(std::string_view what, std::string_view object, int err) {
+  ErrorCode code = ErrorCode::kIo;
+  switch (err) {
+    case ENOENT: case ENODEV: case ENXIO: case ESRCH: code = ErrorCode::kNotFound; break;
+    case EACCES: case EPERM: code = ErrorCode::kPermissionDenied; break;
+    case EAGAIN: case EBUSY: case EINTR: case ETIMEDOUT: case ECONNREFUSED: code = ErrorCode::kUnavailable; break;
+    case EINVAL: code = ErrorCode::kInvalidArgument; break;
+    case ENOTSUP: case ENOSYS: code = ErrorCode::kUnsupported; break;
+    default: break;
+  }
+  std::string message(what);
+  if (!object.empty()) {
+    message += ' ';
+    message += object;
+  }
+  message += ": ";
+  message += std::strerror(err);
+  return Error{code, std::move(message), err};
+}
+
+}  // namespace nvmeadapt

@@ -1,0 +1,107 @@
+#include "agent/config/policy_convert.h"
+
+#include <string>
+
+namespace nvmeadapt::config {
+
+Result<engine::ControllerMode> FromProto(v1::ControllerMode mode, std::string_view field_path) {
+  switch (mode) {
+    case v1::CONTROLLER_MODE_OFF: return engine::ControllerMode::kOff;
+    case v1::CONTROLLER_MODE_ADAPTIVE: return engine::ControllerMode::kAdaptive;
+    case v1::CONTROLLER_MODE_INTERRUPT: return engine::ControllerMode::kInterrupt;
+    case v1::CONTROLLER_MODE_POLL: return engine::ControllerMode::kPoll;
+    case v1::CONTROLLER_MODE_SHADOW: return engine::ControllerMode::kShadow;
+    default: break;
+  }
+  return MakeError(ErrorCode::kInvalidArgument, std::string(field_path) + ".mode: unknown controller mode " +
+                                                    std::to_string(static_cast<int>(mode)));
+}
+
+v1::ControllerMode ToProto(engine::ControllerMode mode) {
+  switch (mode) {
+    case engine::ControllerMode::kOff: return v1::CONTROLLER_MODE_OFF;
+    case engine::ControllerMode::kAdaptive: return v1::CONTROLLER_MODE_ADAPTIVE;
+    case engine::ControllerMode::kInterrupt: return v1::CONTROLLER_MODE_INTERRUPT;
+    case engine::ControllerMode::kPoll: return v1::CONTROLLER_MODE_POLL;
+    case engine::ControllerMode::kShadow: return v1::CONTROLLER_MODE_SHADOW;
+  }
+  return v1::CONTROLLER_MODE_UNSPECIFIED;
+}
+
+Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& layer, std::string_view field_path) {
+  engine::Policy p = base;
+  if (layer.has_window_completions()) p.window_completions = layer.window_completions();
+  if (layer.has_poll_threshold_ns()) p.poll_threshold = layer.poll_threshold_ns();
+  if (layer.has_pace_slack_ns()) p.pace_slack = layer.pace_slack_ns();
+  if (layer.has_max_failures()) p.max_failures = layer.max_failures();
+  if (layer.has_backoff_windows()) p.backoff_windows = layer.backoff_windows();
+  if (layer.has_max_poll_windows()) p.max_poll_windows = layer.max_poll_windows();
+  if (layer.has_timer_granularity_ns()) p.timer_granularity = layer.timer_granularity_ns();
+  if (layer.has_mode() && layer.mode() != v1::CONTROLLER_MODE_UNSPECIFIED) {
+    auto mode = FromProto(layer.mode(), field_path);
+    if (!mode) return mode.error();
+    p.mode = *mode;
+  }
+  const std::string prefix = std::string(field_path) + ".";
+  if (Status status = engine::ValidatePolicy(p, prefix); !status) return status.error();
+  return p;
+}
+
+v1::Policy ToProto(const engine::Policy& p) {
+  v1::Policy out;
+  out.set_window_completions(p.window_completions);
+  out.set_poll_threshold_ns(p.poll_threshold);
+  out.set_pace_slack_ns(p.pace_slack);
+  out.set_max_failures(p.max_failures);
+  out.set_backoff_windows(p.backoff_windows);
+  out.set_max_poll_windows(p.max_poll_windows);
+  out.set_timer_granularity_ns(p.timer_granularity);
+  out.set_mode(ToProto(p.mode));
+  return out;
+}
+
+Result<engine::Policy> EffectivePolicy(const v1::Config& config, std::string_view controller, uint32_t queue) {
+  auto policy = Overlay(engine::Policy{}, config.policy(), "policy");
+  if (!policy) return policy;
+  for (int i = 0; i < config.controllers_size(); ++i) {
+    const auto& c = config.controllers(i);
+    if (c.controller() != controller) continue;
+    policy = Overlay(*policy, c.policy(), "controllers[" + std::to_string(i) + "].policy");
+    if (!policy) return policy;
+  }
+  for (int i = 0; i < config.queues_size(); ++i) {
+    const auto& q = config.queues(i);
+    if (q.controller() != controller || q.queue() != queue) continue;
+    policy = Overlay(*policy, q.policy(), "queues[" + std::to_string(i) + "].policy");
+    if (!policy) return policy;
+  }
+  return policy;
+}
+
+Status ValidatePolicies(const v1::Config& config) {
+  auto global = Overlay(engine::Policy{}, config.policy(), "policy");
+  if (!global) return global.error();
+  for (int i = 0; i < config.controllers_size(); ++i) {
+    const std::string path = "controllers[" + std::to_string(i) + "]";
+    if (config.controllers(i).controller().empty()) {
+      return MakeError(ErrorCode::kInvalidArgument, path + ".controller: must name a controller");
+    }
+    auto merged = Overlay(*global, config.controllers(i).policy(), path + ".policy");
+    if (!merged) return merged.error();
+  }
+  for (int i = 0; i < config.queues_size(); ++i) {
+    const auto& q = config.queues(i);
+    const std::string path = "queues[" + std::to_string(i) + "]";
+    if (q.controller().empty()) {
+      return MakeError(ErrorCode::kInvalidArgument, path + ".controller: must name a controller");
+    }
+    if (q.queue() == 0) {
+      return MakeError(ErrorCode::kInvalidArgument, path + ".queue: must be an I/O queue id (>= 1)");
+    }
+    auto merged = EffectivePolicy(config, q.controller(), q.queue());
+    if (!merged) return merged.error();
+  }
+  return OkStatus();
+}
+
+}  // namespace nvmeadapt::config

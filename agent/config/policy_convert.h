@@ -1,0 +1,29 @@
+// From the protobuf Policy (every field optional, inherited level by level) to the engine's plain struct.
+#pragma once
+
+#include <string_view>
+
+#include "agent/common/result.h"
+#include "agent/engine/policy.h"
+#include "nvmeadapt/v1/config.pb.h"
+#include "nvmeadapt/v1/policy.pb.h"
+
+namespace nvmeadapt::config {
+
+// Lays the fields set in `layer` over `base` and validates the result. `field_path` names `layer` in
+// errors, e.g. "controllers[2].policy".
+Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& layer, std::string_view field_path);
+
+// The engine's policy as a fully populated protobuf Policy.
+v1::Policy ToProto(const engine::Policy& policy);
+
+Result<engine::ControllerMode> FromProto(v1::ControllerMode mode, std::string_view field_path);
+v1::ControllerMode ToProto(engine::ControllerMode mode);
+
+// The effective policy of a queue: built-in defaults <- config.policy <- its controller's <- its own.
+Result<engine::Policy> EffectivePolicy(const v1::Config& config, std::string_view controller, uint32_t queue);
+
+// Checks every policy in the config (each level alone and as inherited). Errors carry the field path.
+Status ValidatePolicies(const v1::Config& config);
+
+}  // namespace nvmeadapt::config

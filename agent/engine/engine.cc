@@ -1,0 +1,356 @@
+#include "agent/engine/engine.h"
+
+namespace nvmeadapt::engine {
+namespace {
+
+using Wide = __int128;  // products of spans and counts exceed 64 bits only in absurd policies; be exact
+
+// span / completions <= threshold, without division.
+bool AverageAtMost(Nanos span, uint32_t completions, Nanos threshold) {
+  return static_cast<Wide>(span) <= static_cast<Wide>(threshold) * completions;
+}
+
+// span_a / n_a < span_b / n_b, without division: the polling window must be strictly faster.
+bool StrictlyFaster(Nanos span_a, uint32_t n_a, Nanos span_b, uint32_t n_b) {
+  return static_cast<Wide>(span_a) * n_b < static_cast<Wide>(span_b) * n_a;
+}
+
+}  // namespace
+
+bool Engine::BehindPace(uint32_t k, Nanos elapsed, Nanos baseline_span, uint32_t baseline_completions,
+                        Nanos slack) {
+  if (baseline_completions == 0) return false;
+  return static_cast<Wide>(elapsed) * baseline_completions >
+         static_cast<Wide>(k) * baseline_span + static_cast<Wide>(slack) * baseline_completions;
+}
+
+Nanos Engine::PaceLimit(uint32_t k, Nanos baseline_span, uint32_t baseline_completions, Nanos slack) {
+  if (baseline_completions == 0) return 0;
+  return static_cast<Nanos>(static_cast<Wide>(k) * baseline_span / baseline_completions) + slack;
+}
+
+AddedQueue Engine::AddQueue(const QueueSetup& setup, Nanos now) {
+  QueueHandle handle;
+  if (!free_.empty()) {
+    handle = free_.back();
+    free_.pop_back();
+  } else {
+    handle = static_cast<QueueHandle>(queues_.size());
+    queues_.emplace_back();
+  }
+  Queue& q = queues_[handle];
+  q = Queue{};
+  q.live = true;
+  q.eligible = setup.eligible;
+  q.safe = setup.safe;
+  q.policy = setup.policy;
+  q.mode = setup.current;
+  ++live_count_;
+  Decision decision = Reset(q, handle, now, Reason::kModeChanged);
+  AddedQueue added{handle, std::nullopt};
+  if (decision.Switches()) added.decision = decision;
+  return added;
+}
+
+void Engine::RemoveQueue(QueueHandle queue) {
+  if (Queue* q = Find(queue)) {
+    q->live = false;
+    free_.push_back(queue);
+    --live_count_;
+  }
+}
+
+bool Engine::Contains(QueueHandle queue) const { return Find(queue) != nullptr; }
+
+Engine::Queue* Engine::Find(QueueHandle queue) {
+  if (queue >= queues_.size() || !queues_[queue].live) return nullptr;
+  return &queues_[queue];
+}
+
+const Engine::Queue* Engine::Find(QueueHandle queue) const {
+  if (queue >= queues_.size() || !queues_[queue].live) return nullptr;
+  return &queues_[queue];
+}
+
+Decision Engine::Make(const Queue& q, QueueHandle handle, Nanos at, ReapMode from, Reason reason) const {
+  Decision d;
+  d.queue = handle;
+  d.at = at;
+  d.from = from;
+  d.to = q.mode;
+  d.reason = reason;
+  d.state = q.state;
+  d.failures = q.failures;
+  return d;
+}
+
+Decision Engine::Reset(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
+  const ReapMode from = q.mode;
+  q.failures = 0;
+  q.poll_windows = 0;
+  q.backoff_left = 0;
+  q.baseline_span = 0;
+  q.baseline_completions = 0;
+  if (!q.eligible) {
+    q.state = QueueState::kObserving;  // never switched: keeps whatever mode it is in
+  } else if (q.has_override) {
+    q.state = QueueState::kForced;
+    q.mode = q.override_mode.mode;
+  } else {
+    switch (q.policy.mode) {
+      case ControllerMode::kOff:
+        q.state = QueueState::kObserving;
+        q.mode = q.safe;
+        break;
+      case ControllerMode::kAdaptive:
+        q.state = QueueState::kMeasuring;
+        q.mode = ReapMode::kInterrupt;
+        break;
+      case ControllerMode::kInterrupt:
+        q.state = QueueState::kForced;
+        q.mode = ReapMode::kInterrupt;
+        break;
+      case ControllerMode::kPoll:
+        q.state = QueueState::kForced;
+        q.mode = ReapMode::kPoll;
+        break;
+      case ControllerMode::kShadow:
+        q.state = QueueState::kShadow;
+        q.mode = q.safe;
+        break;
+    }
+  }
+  return Make(q, handle, at, from, reason);
+}
+
+Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
+  const ReapMode from = q.mode;
+  q.mode = ReapMode::kInterrupt;
+  q.poll_windows = 0;
+  ++q.failures;
+  bool backoff_started = false;
+  if (q.failures >= q.policy.max_failures) {
+    backoff_started = true;
+    q.backoff_left = q.policy.backoff_windows;
+    q.state = q.backoff_left > 0 ? QueueState::kBackoff : QueueState::kMeasuring;
+  } else {
+    q.state = QueueState::kMeasuring;
+  }
+  Decision d = Make(q, handle, at, from, reason);
+  d.backoff_started = backoff_started;
+  if (backoff_started) q.failures = 0;  // the decision reports the count that started the backoff
+  return d;
+}
+
+Decision Engine::OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record) {
+  const Nanos span = record.end - record.start;
+  const Nanos limit = q.policy.poll_threshold * record.completions;
+  const bool fast = AverageAtMost(span, record.completions, q.policy.poll_threshold);
+  if (q.state == QueueState::kShadow) {
+    Decision d = Make(q, handle, record.end, q.mode, fast ? Reason::kWindowFast : Reason::kWindowSlow);
+    if (fast) {
+      d.to = ReapMode::kPoll;
+      d.shadow = true;
+      ++q.shadow_would_poll;
+    }
+    d.measured = span;
+    d.limit = limit;
+    return d;
+  }
+  const ReapMode from = q.mode;
+  q.baseline_span = span;
+  q.baseline_completions = record.completions;
+  if (fast) {
+    q.state = QueueState::kPolling;
+    q.mode = ReapMode::kPoll;
+    q.poll_windows = 0;
+  }
+  Decision d = Make(q, handle, record.end, from, fast ? Reason::kWindowFast : Reason::kWindowSlow);
+  d.measured = span;
+  d.limit = limit;
+  return d;
+}
+
+Decision Engine::OnPolled(Queue& q, QueueHandle handle, const WindowRecord& record) {
+  const Nanos span = record.end - record.start;
+  const Nanos limit = static_cast<Nanos>(static_cast<Wide>(q.baseline_span) * record.completions /
+                                         q.baseline_completions);
+  if (!StrictlyFaster(span, record.completions, q.baseline_span, q.baseline_completions)) {
+    Decision d = Fail(q, handle, record.end, Reason::kNotFaster);
+    d.measured = span;
+    d.limit = limit;
+    return d;
+  }
+  const ReapMode from = q.mode;
+  q.failures = 0;
+  ++q.poll_windows;
+  Reason reason = Reason::kPollWindowFaster;
+  if (q.poll_windows >= q.policy.max_poll_windows) {
+    q.state = QueueState::kMeasuring;
+    q.mode = ReapMode::kInterrupt;
+    q.poll_windows = 0;
+    reason = Reason::kMaxPollWindows;
+  }
+  Decision d = Make(q, handle, record.end, from, reason);
+  d.measured = span;
+  d.limit = limit;
+  return d;
+}
+
+Decision Engine::OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecord& record) {
+  if (q.backoff_left > 0) --q.backoff_left;
+  if (q.backoff_left == 0) {
+    q.state = QueueState::kMeasuring;
+    return Make(q, handle, record.end, q.mode, Reason::kBackoffOver);
+  }
+  return Make(q, handle, record.end, q.mode, Reason::kBackingOff);
+}
+
+std::optional<Decision> Engine::OnWindow(const WindowRecord& record) {
+  Queue* q = Find(record.queue);
+  if (q == nullptr) return std::nullopt;
+  ++q->windows;
+  if (q->state == QueueState::kObserving || q->state == QueueState::kForced) return std::nullopt;
+  // A window in another mode than the engine's predates (or straddles) a switch: it measures nothing.
+  if (record.mode != q->mode) {
+    ++q->ignored_windows;
+    return std::nullopt;
+  }
+  if (record.pace_miss && q->state == QueueState::kPolling) {
+    const PaceMiss& miss = *record.pace_miss;
+    if (BehindPace(miss.completion_index, miss.elapsed, q->baseline_span, q->baseline_completions,
+                   q->policy.pace_slack)) {
+      Decision d = Fail(*q, record.queue, record.end, Reason::kBehindPace);
+      d.pace_index = miss.completion_index;
+      d.measured = miss.elapsed;
+      d.limit = PaceLimit(miss.completion_index, q->baseline_span, q->baseline_completions,
+                          q->policy.pace_slack);
+      return d;
+    }
+    ++q->rejected_pace_misses;
+  }
+  if (record.completions < q->policy.window_completions || record.end < record.start) {
+    ++q->ignored_windows;
+    return std::nullopt;
+  }
+  switch (q->state) {
+    case QueueState::kMeasuring:
+    case QueueState::kShadow:
+      if (record.mode != ReapMode::kInterrupt) break;
+      return OnMeasured(*q, record.queue, record);
+    case QueueState::kPolling:
+      return OnPolled(*q, record.queue, record);
+    case QueueState::kBackoff:
+      return OnBackoffWindow(*q, record.queue, record);
+    case QueueState::kObserving:
+    case QueueState::kForced:
+      break;
+  }
+  ++q->ignored_windows;
+  return std::nullopt;
+}
+
+bool Engine::NeedsTimer(QueueHandle queue) const {
+  const Queue* q = Find(queue);
+  if (q == nullptr) return false;
+  return q->state == QueueState::kPolling || (q->has_override && q->override_mode.expires_at != 0);
+}
+
+std::optional<Decision> Engine::OnTimer(QueueHandle queue, Nanos now, const WindowProgress& progress) {
+  Queue* q = Find(queue);
+  if (q == nullptr) return std::nullopt;
+  if (q->has_override && q->override_mode.expires_at != 0 && now >= q->override_mode.expires_at) {
+    q->has_override = false;
+    return Reset(*q, queue, now, Reason::kOverrideExpired);
+  }
+  if (q->state != QueueState::kPolling) return std::nullopt;
+  // With k completions in and none since, the (k+1)th can only arrive later than now: once now is past
+  // its pace limit, the window has failed even though no completion shows it.
+  const uint32_t next = progress.completions + 1;
+  const Nanos elapsed = now - progress.start;
+  if (!BehindPace(next, elapsed, q->baseline_span, q->baseline_completions, q->policy.pace_slack)) {
+    return std::nullopt;
+  }
+  Decision d = Fail(*q, queue, now, Reason::kStalled);
+  d.pace_index = next;
+  d.measured = elapsed;
+  d.limit = PaceLimit(next, q->baseline_span, q->baseline_completions, q->policy.pace_slack);
+  return d;
+}
+
+std::optional<Decision> Engine::SetPolicy(QueueHandle queue, const Policy& policy, Nanos now) {
+  Queue* q = Find(queue);
+  if (q == nullptr || q->policy == policy) return std::nullopt;
+  const Policy old = q->policy;
+  q->policy = policy;
+  if (policy.mode != old.mode) {
+    if (q->has_override || !q->eligible) return std::nullopt;  // the override rules until it ends
+    return Reset(*q, queue, now, Reason::kModeChanged);
+  }
+  const ReapMode from = q->mode;
+  if (q->state == QueueState::kBackoff && q->backoff_left > policy.backoff_windows) {
+    q->backoff_left = policy.backoff_windows;
+    if (q->backoff_left == 0) q->state = QueueState::kMeasuring;
+  }
+  if (q->state == QueueState::kPolling && q->poll_windows >= policy.max_poll_windows) {
+    q->state = QueueState::kMeasuring;
+    q->mode = ReapMode::kInterrupt;
+    q->poll_windows = 0;
+  }
+  return Make(*q, queue, now, from, Reason::kPolicyChanged);
+}
+
+std::optional<Decision> Engine::SetOverride(QueueHandle queue, std::optional<Override> override_mode,
+                                            Nanos now) {
+  Queue* q = Find(queue);
+  if (q == nullptr || !q->eligible) return std::nullopt;
+  q->has_override = override_mode.has_value();
+  if (override_mode) q->override_mode = *override_mode;
+  return Reset(*q, queue, now, Reason::kOverride);
+}
+
+std::optional<Decision> Engine::OnLeverResult(QueueHandle queue, ReapMode actual, Nanos now) {
+  Queue* q = Find(queue);
+  if (q == nullptr || q->mode == actual) return std::nullopt;
+  q->mode = actual;
+  switch (q->state) {
+    case QueueState::kMeasuring:
+    case QueueState::kPolling:
+    case QueueState::kBackoff:
+      if (actual == ReapMode::kInterrupt) {
+        if (q->state == QueueState::kPolling) q->state = QueueState::kMeasuring;
+      } else if (q->baseline_completions > 0) {
+        q->state = QueueState::kPolling;  // stuck polling: hold it to the baseline until it fails
+        q->poll_windows = 0;
+      }
+      break;
+    case QueueState::kObserving:
+    case QueueState::kForced:
+    case QueueState::kShadow:
+      break;
+  }
+  return Make(*q, queue, now, actual, Reason::kLeverFailed);
+}
+
+QueueView Engine::View(QueueHandle queue) const {
+  QueueView view;
+  const Queue* q = Find(queue);
+  if (q == nullptr) return view;
+  view.eligible = q->eligible;
+  view.policy = q->policy;
+  view.state = q->state;
+  view.mode = q->mode;
+  if (q->has_override) view.override_mode = q->override_mode;
+  view.baseline_span = q->baseline_span;
+  view.baseline_completions = q->baseline_completions;
+  view.failures = q->failures;
+  view.poll_windows = q->poll_windows;
+  view.backoff_left = q->backoff_left;
+  view.windows = q->windows;
+  view.ignored_windows = q->ignored_windows;
+  view.rejected_pace_misses = q->rejected_pace_misses;
+  view.shadow_would_poll = q->shadow_would_poll;
+  return view;
+}
+
+}  // namespace nvmeadapt::engine

@@ -1,0 +1,118 @@
+// The per-queue decision engine of DESIGN.md section 3. Pure: time comes in with each call, decisions go
+// out as values. One Engine holds many queues, each independent of the others.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "agent/engine/policy.h"
+#include "agent/engine/types.h"
+
+namespace nvmeadapt::engine {
+
+struct QueueSetup {
+  bool eligible = false;                   // dedicated MSI-X vector, not threaded, not admin/poll queue
+  Policy policy;                           // effective policy (its mode is the controller/queue mode)
+  ReapMode current = ReapMode::kInterrupt; // the reaping mode the queue is in when added
+  ReapMode safe = ReapMode::kInterrupt;    // where mode off (and shadow) leave the queue
+};
+
+struct AddedQueue {
+  QueueHandle handle = 0;
+  std::optional<Decision> decision;  // set when the policy wants the queue in another mode at once
+};
+
+struct Override {
+  ReapMode mode = ReapMode::kInterrupt;
+  Nanos expires_at = 0;  // 0: until cleared
+};
+
+// A read-only view of one queue's engine state (for status, metrics and tests).
+struct QueueView {
+  bool eligible = false;
+  Policy policy;
+  QueueState state = QueueState::kObserving;
+  ReapMode mode = ReapMode::kInterrupt;  // the mode the engine wants the queue in
+  std::optional<Override> override_mode;
+  Nanos baseline_span = 0;          // span of the measuring window polling is held to
+  uint32_t baseline_completions = 0;
+  uint32_t failures = 0;            // consecutive failed tries
+  uint32_t poll_windows = 0;        // successful polling windows in the current run
+  uint32_t backoff_left = 0;        // backoff windows still to sit out
+  uint64_t windows = 0;             // accepted windows
+  uint64_t ignored_windows = 0;     // partial, stale (other mode) or for a queue not managed now
+  uint64_t rejected_pace_misses = 0;  // BPF pace misses the engine's rule did not confirm
+  uint64_t shadow_would_poll = 0;   // shadow mode: windows that would have started a try
+};
+
+class Engine {
+ public:
+  AddedQueue AddQueue(const QueueSetup& setup, Nanos now);
+  void RemoveQueue(QueueHandle queue);
+  bool Contains(QueueHandle queue) const;
+  size_t Size() const { return live_count_; }
+
+  // A window from the collectors. Returns the decision it leads to, or nothing when the window is ignored.
+  std::optional<Decision> OnWindow(const WindowRecord& record);
+
+  // The agent timer, every policy.timer_granularity: fails a polling try whose queue is behind pace with no
+  // completion to show it, and ends expired overrides.
+  std::optional<Decision> OnTimer(QueueHandle queue, Nanos now, const WindowProgress& progress);
+  // True when OnTimer can decide something for this queue (polling, or an override with an expiry).
+  bool NeedsTimer(QueueHandle queue) const;
+
+  // A new effective policy (numbers and mode). Takes effect for the window in flight.
+  std::optional<Decision> SetPolicy(QueueHandle queue, const Policy& policy, Nanos now);
+  // Sets (mode) or clears (nullopt) an operator override. Ineligible queues are never switched.
+  std::optional<Decision> SetOverride(QueueHandle queue, std::optional<Override> override_mode, Nanos now);
+  // The lever's outcome: the queue is really in `actual`. When that is not what the engine decided, the
+  // engine follows reality (interrupt: measure again; poll: hold it to the baseline) and reports it.
+  std::optional<Decision> OnLeverResult(QueueHandle queue, ReapMode actual, Nanos now);
+
+  QueueView View(QueueHandle queue) const;
+
+  // Pace rule of DESIGN.md section 3: at completion k of a polling window, elapsed must stay
+  // <= k * baseline_span / baseline_completions + slack. Exact integer arithmetic.
+  static bool BehindPace(uint32_t k, Nanos elapsed, Nanos baseline_span, uint32_t baseline_completions,
+                         Nanos slack);
+  // The largest elapsed still on pace at completion k (rounded down).
+  static Nanos PaceLimit(uint32_t k, Nanos baseline_span, uint32_t baseline_completions, Nanos slack);
+
+ private:
+  struct Queue {
+    bool live = false;
+    bool eligible = false;
+    ReapMode safe = ReapMode::kInterrupt;
+    Policy policy;
+    QueueState state = QueueState::kObserving;
+    ReapMode mode = ReapMode::kInterrupt;
+    bool has_override = false;
+    Override override_mode;
+    Nanos baseline_span = 0;
+    uint32_t baseline_completions = 0;
+    uint32_t failures = 0;
+    uint32_t poll_windows = 0;
+    uint32_t backoff_left = 0;
+    uint64_t windows = 0;
+    uint64_t ignored_windows = 0;
+    uint64_t rejected_pace_misses = 0;
+    uint64_t shadow_would_poll = 0;
+  };
+
+  Queue* Find(QueueHandle queue);
+  const Queue* Find(QueueHandle queue) const;
+  Decision Make(const Queue& q, QueueHandle handle, Nanos at, ReapMode from, Reason reason) const;
+  // Puts the queue where its policy mode (or override) says, from scratch; returns the decision.
+  Decision Reset(Queue& q, QueueHandle handle, Nanos at, Reason reason);
+  Decision Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason);
+  Decision OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record);
+  Decision OnPolled(Queue& q, QueueHandle handle, const WindowRecord& record);
+  Decision OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecord& record);
+
+  std::vector<Queue> queues_;
+  std::vector<QueueHandle> free_;
+  size_t live_count_ = 0;
+};
+
+}  // namespace nvmeadapt::engine

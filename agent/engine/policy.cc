@@ -1,0 +1,41 @@
+#include "agent/engine/policy.h"
+
+#include <string>
+
+namespace nvmeadapt::engine {
+namespace {
+
+Error Bad(std::string_view prefix, std::string_view field, std::string_view rule, int64_t got) {
+  return MakeError(ErrorCode::kInvalidArgument, std::string(prefix) + std::string(field) + ": " +
+                                                    std::string(rule) + " (got " + std::to_string(got) + ")");
+}
+
+}  // namespace
+
+Status ValidatePolicy(const Policy& p, std::string_view prefix) {
+  if (p.window_completions < 1 || p.window_completions > kMaxWindowCompletions) {
+    return Bad(prefix, "window_completions", "must be in [1, 16777216]", p.window_completions);
+  }
+  if (p.poll_threshold <= 0 || p.poll_threshold > kMaxPollThreshold) {
+    return Bad(prefix, "poll_threshold_ns", "must be in (0, 1000000000]", p.poll_threshold);
+  }
+  if (p.pace_slack < 0 || p.pace_slack > kMaxPaceSlack) {
+    return Bad(prefix, "pace_slack_ns", "must be in [0, 10000000000]", p.pace_slack);
+  }
+  if (p.max_failures < 1) return Bad(prefix, "max_failures", "must be >= 1", p.max_failures);
+  if (p.max_poll_windows < 1) return Bad(prefix, "max_poll_windows", "must be >= 1", p.max_poll_windows);
+  if (p.timer_granularity < kMinTimerGranularity || p.timer_granularity > kMaxTimerGranularity) {
+    return Bad(prefix, "timer_granularity_ns", "must be in [10000, 1000000000]", p.timer_granularity);
+  }
+  switch (p.mode) {
+    case ControllerMode::kOff:
+    case ControllerMode::kAdaptive:
+    case ControllerMode::kInterrupt:
+    case ControllerMode::kPoll:
+    case ControllerMode::kShadow:
+      return OkStatus();
+  }
+  return Bad(prefix, "mode", "unknown controller mode", static_cast<int64_t>(p.mode));
+}
+
+}  // namespace nvmeadapt::engine

@@ -1,0 +1,33 @@
+// The policy numbers the engine runs on, as a plain struct, and their validation.
+#pragma once
+
+#include <cstdint>
+
+#include "agent/common/result.h"
+#include "agent/engine/types.h"
+
+namespace nvmeadapt::engine {
+
+struct Policy {
+  uint32_t window_completions = 8192;
+  Nanos poll_threshold = 10'000;
+  Nanos pace_slack = 20'000;
+  uint32_t max_failures = 3;
+  uint32_t backoff_windows = 64;
+  uint32_t max_poll_windows = 64;
+  Nanos timer_granularity = 1'000'000;
+  ControllerMode mode = ControllerMode::kOff;
+
+  bool operator==(const Policy&) const = default;
+};
+
+inline constexpr uint32_t kMaxWindowCompletions = 1u << 24;
+inline constexpr Nanos kMinTimerGranularity = 10'000;
+inline constexpr Nanos kMaxTimerGranularity = 1'000'000'000;
+inline constexpr Nanos kMaxPollThreshold = 1'000'000'000;  // 1 s per completion: beyond any device
+inline constexpr Nanos kMaxPaceSlack = 10'000'000'000;
+
+// Checks every field; the error names the first bad one, prefixed by `field_prefix` ("policy.").
+Status ValidatePolicy(const Policy& policy, std::string_view field_prefix = "policy.");
+
+}  // namespace nvmeadapt::engine

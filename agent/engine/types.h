@@ -1,0 +1,93 @@
+// Vocabulary of the decision engine: what goes in (window records, timer ticks, policy and mode changes)
+// and what comes out (decisions with their reason). No I/O, no libbpf, no gRPC here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace nvmeadapt::engine {
+
+using Nanos = int64_t;       // CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns)
+using QueueHandle = uint32_t;  // dense index handed out by Engine::AddQueue
+
+enum class ReapMode : uint8_t { kInterrupt = 0, kPoll = 1 };
+
+enum class ControllerMode : uint8_t { kOff = 0, kAdaptive, kInterrupt, kPoll, kShadow };
+
+// Where a queue is in the rules of DESIGN.md section 3.
+enum class QueueState : uint8_t {
+  kObserving,  // mode off, or not eligible: counted and reported, never switched
+  kMeasuring,  // interrupt mode, collecting a baseline window
+  kPolling,    // trying or keeping polling; each window must beat the baseline
+  kBackoff,    // after max_failures failures in a row: interrupt mode, windows counted down
+  kForced,     // controller mode interrupt/poll, or an operator override
+  kShadow,     // engine runs on interrupt-mode windows and reports what it would do
+};
+
+enum class Reason : uint8_t {
+  kWindowFast,          // measured window averaged <= poll_threshold: try polling
+  kWindowSlow,          // measured window too slow: stay in interrupt mode
+  kPollWindowFaster,    // polling window strictly faster than the baseline: keep polling
+  kBehindPace,          // polling fell behind pace at completion k
+  kNotFaster,           // polling window not strictly faster than the baseline at its end
+  kStalled,             // completions stopped while polling; the agent timer found the queue behind pace
+  kMaxPollWindows,      // polling kept max_poll_windows windows: re-measure in interrupt mode
+  kBackingOff,          // a window spent in backoff
+  kBackoffOver,         // backoff done: measure again
+  kOverride,            // operator override set or cleared
+  kOverrideExpired,     // operator override reached its expiry: the policy rules again
+  kModeChanged,         // controller mode changed (off/adaptive/interrupt/poll/shadow)
+  kPolicyChanged,       // policy numbers changed
+  kLeverFailed,         // the lever did not apply the decided mode; the engine follows the real mode
+};
+
+std::string_view ReapModeName(ReapMode mode);
+std::string_view ControllerModeName(ControllerMode mode);
+std::string_view QueueStateName(QueueState state);
+std::string_view ReasonName(Reason reason);
+std::optional<ReapMode> ParseReapMode(std::string_view name);
+std::optional<ControllerMode> ParseControllerMode(std::string_view name);
+
+// The BPF side's early signal: at completion k (1-based) of a polling window, elapsed since the window
+// start exceeded the pace. The engine re-checks it with its own rule before acting.
+struct PaceMiss {
+  uint32_t completion_index = 0;
+  Nanos elapsed = 0;
+};
+
+// One measurement window of one queue, as the collectors report it.
+struct WindowRecord {
+  QueueHandle queue = 0;
+  ReapMode mode = ReapMode::kInterrupt;  // the reaping mode in effect during the whole window
+  uint32_t completions = 0;
+  Nanos start = 0;  // end of the previous window (or when the current mode took effect)
+  Nanos end = 0;    // time of the last completion of this window
+  std::optional<PaceMiss> pace_miss;
+};
+
+// How far the current, unfinished window of a queue has come; read by the agent timer.
+struct WindowProgress {
+  Nanos start = 0;
+  uint32_t completions = 0;
+};
+
+struct Decision {
+  QueueHandle queue = 0;
+  Nanos at = 0;
+  ReapMode from = ReapMode::kInterrupt;
+  ReapMode to = ReapMode::kInterrupt;
+  Reason reason = Reason::kWindowSlow;
+  QueueState state = QueueState::kObserving;  // the queue's state after the decision
+  bool shadow = false;        // what the engine would do; nothing is to be applied
+  bool backoff_started = false;
+  uint32_t failures = 0;      // consecutive failed tries after this decision
+  uint32_t pace_index = 0;    // k, for kBehindPace / kStalled
+  Nanos measured = 0;         // window span, or elapsed at k
+  Nanos limit = 0;            // what it was compared against (0 where no comparison was made)
+
+  // True when the queue's reaping mode must change.
+  bool Switches() const { return from != to && !shadow; }
+};
+
+}  // namespace nvmeadapt::engine

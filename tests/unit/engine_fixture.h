@@ -1,0 +1,56 @@
+// Drives one Engine with windows laid end to end on a fake clock.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "agent/engine/engine.h"
+
+namespace nvmeadapt::engine::testing {
+
+inline constexpr uint32_t kWindow = 8192;
+inline constexpr Nanos kUs = 1000;
+
+inline Policy Adaptive() {
+  Policy p;
+  p.mode = ControllerMode::kAdaptive;
+  return p;
+}
+
+class EngineFixture : public ::testing::Test {
+ protected:
+  QueueHandle Add(const Policy& policy = Adaptive(), bool eligible = true,
+                  ReapMode current = ReapMode::kInterrupt, ReapMode safe = ReapMode::kInterrupt) {
+    return engine_.AddQueue(QueueSetup{eligible, policy, current, safe}, now_).handle;
+  }
+
+  // A window of `n` completions spanning `span` ns, starting where the clock stands.
+  std::optional<Decision> Window(QueueHandle q, ReapMode mode, Nanos span, uint32_t n = kWindow) {
+    WindowRecord r{q, mode, n, now_, now_ + span, std::nullopt};
+    now_ += span;
+    return engine_.OnWindow(r);
+  }
+  std::optional<Decision> Interrupt(QueueHandle q, Nanos span, uint32_t n = kWindow) {
+    return Window(q, ReapMode::kInterrupt, span, n);
+  }
+  std::optional<Decision> Poll(QueueHandle q, Nanos span, uint32_t n = kWindow) {
+    return Window(q, ReapMode::kPoll, span, n);
+  }
+  // The BPF side's early record: behind pace at completion k, `elapsed` after the window start.
+  std::optional<Decision> Miss(QueueHandle q, uint32_t k, Nanos elapsed) {
+    WindowRecord r{q, ReapMode::kPoll, k, now_, now_ + elapsed, PaceMiss{k, elapsed}};
+    now_ += elapsed;
+    return engine_.OnWindow(r);
+  }
+  // A measuring window averaging `avg` per completion, which must start a try.
+  void StartTry(QueueHandle q, Nanos avg = 5 * kUs) {
+    auto d = Interrupt(q, avg * kWindow);
+    ASSERT_TRUE(d);
+    ASSERT_TRUE(d->Switches());
+    ASSERT_EQ(d->reason, Reason::kWindowFast);
+  }
+
+  Engine engine_;
+  Nanos now_ = 1'000'000'000;
+};
+
+}  // namespace nvmeadapt::engine::testing
