@@ -1,12 +1,8 @@
 #include "agent/config/config_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-
 #include <google/protobuf/util/json_util.h>
 
+#include "agent/common/files.h"
 #include "agent/common/log.h"
 #include "agent/config/policy_convert.h"
 
@@ -47,27 +43,9 @@ Result<v1::Config> ParseConfigJson(std::string_view json) {
 }
 
 Result<v1::Config> LoadConfigFile(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return SysError("open", path, errno);
-  std::string text;
-  char buffer[8192];
-  for (;;) {
-    const ssize_t n = read(fd, buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      close(fd);
-      return SysError("read", path, err);
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-    if (text.size() > kMaxConfigBytes) {
-      close(fd);
-      return MakeError(ErrorCode::kInvalidArgument, path + ": larger than 1 MiB");
-    }
-  }
-  close(fd);
-  auto config = ParseConfigJson(text);
+  auto text = ReadWholeFile(path, kMaxConfigBytes);
+  if (!text) return text.error();
+  auto config = ParseConfigJson(*text);
   if (!config) return MakeError(config.error().code, path + ": " + config.error().message);
   return config;
 }

@@ -1,0 +1,112 @@
+#include "agent/common/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+namespace nvmeadapt {
+namespace {
+
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser() {
+    if (fd_ >= 0) close(fd_);
+  }
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+Result<std::string> ReadWholeFile(const std::string& path, size_t max_bytes) {
+  FdCloser fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return SysError("open", path, errno);
+  std::string text;
+  char buffer[16384];
+  for (;;) {
+    const ssize_t n = read(fd.get(), buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return SysError("read", path, errno);
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+    if (text.size() > max_bytes) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       path + ": larger than " + std::to_string(max_bytes) + " bytes");
+    }
+  }
+  return text;
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode) {
+  const std::string temp = path + ".tmp." + std::to_string(getpid());
+  {
+    FdCloser fd(open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+    if (fd.get() < 0) return SysError("create", temp, errno);
+    size_t written = 0;
+    while (written < contents.size()) {
+      const ssize_t n = write(fd.get(), contents.data() + written, contents.size() - written);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const int err = errno;
+        unlink(temp.c_str());
+        return SysError("write", temp, err);
+      }
+      written += static_cast<size_t>(n);
+    }
+    if (fsync(fd.get()) != 0) {
+      const int err = errno;
+      unlink(temp.c_str());
+      return SysError("fsync", temp, err);
+    }
+    if (close(fd.release()) != 0) {
+      const int err = errno;
+      unlink(temp.c_str());
+      return SysError("close", temp, err);
+    }
+  }
+  if (rename(temp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    unlink(temp.c_str());
+    return SysError("rename", temp + " -> " + path, err);
+  }
+  const std::string dir = DirectoryOf(path);
+  FdCloser dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) return SysError("open", dir, errno);
+  if (fsync(dir_fd.get()) != 0) return SysError("fsync", dir, errno);
+  return OkStatus();
+}
+
+Status MakeDirectories(const std::string& path, mode_t mode) {
+  if (path.empty()) return MakeError(ErrorCode::kInvalidArgument, "mkdir: empty path");
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    const std::string prefix = path.substr(0, pos);
+    if (prefix.empty()) continue;
+    if (mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST) return SysError("mkdir", prefix, errno);
+  }
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0) return SysError("stat", path, errno);
+  if (!S_ISDIR(st.st_mode)) return MakeError(ErrorCode::kInvalidArgument, path + ": not a directory");
+  return OkStatus();
+}
+
+}  // namespace nvmeadapt

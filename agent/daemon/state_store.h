@@ -1,0 +1,37 @@
+// The agent's persisted state under --state-dir: the policy set over gRPC (policy.json) and the journal
+// of device changes (journal.json). Every write is atomic (write, fsync, rename, fsync dir).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "agent/common/result.h"
+#include "nvmeadapt/v1/config.pb.h"
+#include "nvmeadapt/v1/state.pb.h"
+
+namespace nvmeadapt::daemon {
+
+class StateStore {
+ public:
+  explicit StateStore(std::string dir) : dir_(std::move(dir)) {}
+
+  // Creates the directory (mode 0750) if needed.
+  Status Open() const;
+  const std::string& dir() const { return dir_; }
+
+  // nullopt when no policy was ever persisted.
+  Result<std::optional<v1::PolicySet>> LoadPolicy() const;
+  Status SavePolicy(const v1::PolicySet& policy) const;
+
+  // An empty journal when none exists.
+  Result<v1::Journal> LoadJournal() const;
+  Status SaveJournal(const v1::Journal& journal) const;
+
+  std::string PolicyPath() const { return dir_ + "/policy.json"; }
+  std::string JournalPath() const { return dir_ + "/journal.json"; }
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace nvmeadapt::daemon
