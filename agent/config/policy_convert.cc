@@ -60,17 +60,25 @@ v1::Policy ToProto(const engine::Policy& p) {
   return out;
 }
 
-Result<engine::Policy> EffectivePolicy(const v1::Config& config, std::string_view controller, uint32_t queue) {
-  auto policy = Overlay(engine::Policy{}, config.policy(), "policy");
+v1::PolicySet PoliciesOf(const v1::Config& config) {
+  v1::PolicySet set;
+  *set.mutable_policy() = config.policy();
+  *set.mutable_controllers() = config.controllers();
+  *set.mutable_queues() = config.queues();
+  return set;
+}
+
+Result<engine::Policy> EffectivePolicy(const v1::PolicySet& set, std::string_view controller, uint32_t queue) {
+  auto policy = Overlay(engine::Policy{}, set.policy(), "policy");
   if (!policy) return policy;
-  for (int i = 0; i < config.controllers_size(); ++i) {
-    const auto& c = config.controllers(i);
+  for (int i = 0; i < set.controllers_size(); ++i) {
+    const auto& c = set.controllers(i);
     if (c.controller() != controller) continue;
     policy = Overlay(*policy, c.policy(), "controllers[" + std::to_string(i) + "].policy");
     if (!policy) return policy;
   }
-  for (int i = 0; i < config.queues_size(); ++i) {
-    const auto& q = config.queues(i);
+  for (int i = 0; i < set.queues_size(); ++i) {
+    const auto& q = set.queues(i);
     if (q.controller() != controller || q.queue() != queue) continue;
     policy = Overlay(*policy, q.policy(), "queues[" + std::to_string(i) + "].policy");
     if (!policy) return policy;
@@ -78,19 +86,23 @@ Result<engine::Policy> EffectivePolicy(const v1::Config& config, std::string_vie
   return policy;
 }
 
-Status ValidatePolicies(const v1::Config& config) {
-  auto global = Overlay(engine::Policy{}, config.policy(), "policy");
+Result<engine::Policy> EffectivePolicy(const v1::Config& config, std::string_view controller, uint32_t queue) {
+  return EffectivePolicy(PoliciesOf(config), controller, queue);
+}
+
+Status ValidatePolicies(const v1::PolicySet& set) {
+  auto global = Overlay(engine::Policy{}, set.policy(), "policy");
   if (!global) return global.error();
-  for (int i = 0; i < config.controllers_size(); ++i) {
+  for (int i = 0; i < set.controllers_size(); ++i) {
     const std::string path = "controllers[" + std::to_string(i) + "]";
-    if (config.controllers(i).controller().empty()) {
+    if (set.controllers(i).controller().empty()) {
       return MakeError(ErrorCode::kInvalidArgument, path + ".controller: must name a controller");
     }
-    auto merged = Overlay(*global, config.controllers(i).policy(), path + ".policy");
+    auto merged = Overlay(*global, set.controllers(i).policy(), path + ".policy");
     if (!merged) return merged.error();
   }
-  for (int i = 0; i < config.queues_size(); ++i) {
-    const auto& q = config.queues(i);
+  for (int i = 0; i < set.queues_size(); ++i) {
+    const auto& q = set.queues(i);
     const std::string path = "queues[" + std::to_string(i) + "]";
     if (q.controller().empty()) {
       return MakeError(ErrorCode::kInvalidArgument, path + ".controller: must name a controller");
@@ -98,10 +110,12 @@ Status ValidatePolicies(const v1::Config& config) {
     if (q.queue() == 0) {
       return MakeError(ErrorCode::kInvalidArgument, path + ".queue: must be an I/O queue id (>= 1)");
     }
-    auto merged = EffectivePolicy(config, q.controller(), q.queue());
+    auto merged = EffectivePolicy(set, q.controller(), q.queue());
     if (!merged) return merged.error();
   }
   return OkStatus();
 }
+
+Status ValidatePolicies(const v1::Config& config) { return ValidatePolicies(PoliciesOf(config)); }
 
 }  // namespace nvmeadapt::config

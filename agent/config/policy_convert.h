@@ -20,10 +20,15 @@ v1::Policy ToProto(const engine::Policy& policy);
 Result<engine::ControllerMode> FromProto(v1::ControllerMode mode, std::string_view field_path);
 v1::ControllerMode ToProto(engine::ControllerMode mode);
 
-// The effective policy of a queue: built-in defaults <- config.policy <- its controller's <- its own.
+// The policy levels of a config.
+v1::PolicySet PoliciesOf(const v1::Config& config);
+
+// The effective policy of a queue: built-in defaults <- global <- its controller's <- its own.
+Result<engine::Policy> EffectivePolicy(const v1::PolicySet& policies, std::string_view controller, uint32_t queue);
 Result<engine::Policy> EffectivePolicy(const v1::Config& config, std::string_view controller, uint32_t queue);
 
-// Checks every policy in the config (each level alone and as inherited). Errors carry the field path.
+// Checks every level (alone and as inherited). Errors carry the field path ("controllers[1].policy.mode").
+Status ValidatePolicies(const v1::PolicySet& policies);
 Status ValidatePolicies(const v1::Config& config);
 
 }  // namespace nvmeadapt::config

@@ -3,7 +3,6 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "agent/common/files.h"
-#include "agent/config/config_file.h"
 #include "agent/config/policy_convert.h"
 
 namespace nvmeadapt::daemon {
@@ -48,11 +47,7 @@ Result<std::optional<v1::PolicySet>> StateStore::LoadPolicy() const {
   auto found = FromJsonFile(PolicyPath(), &policy);
   if (!found) return found.error();
   if (!*found) return std::optional<v1::PolicySet>();
-  v1::Config as_config;
-  *as_config.mutable_policy() = policy.policy();
-  *as_config.mutable_controllers() = policy.controllers();
-  *as_config.mutable_queues() = policy.queues();
-  if (Status valid = config::ValidatePolicies(as_config); !valid) {
+  if (Status valid = config::ValidatePolicies(policy); !valid) {
     return MakeError(ErrorCode::kInvalidArgument, PolicyPath() + ": " + valid.error().message);
   }
   return std::optional<v1::PolicySet>(std::move(policy));

@@ -1,0 +1,68 @@
+#include "agent/daemon/policy_book.h"
+
+#include "agent/config/policy_convert.h"
+
+namespace nvmeadapt::daemon {
+namespace {
+
+Error Invalid(std::string message) { return MakeError(ErrorCode::kInvalidArgument, std::move(message)); }
+
+void Apply(v1::Policy& layer, const v1::Policy& change, bool replace) {
+  if (replace) {
+    layer = change;
+  } else {
+    layer.MergeFrom(change);  // proto3 optional: only fields set in `change` are copied
+  }
+}
+
+}  // namespace
+
+Result<PolicyBook> PolicyBook::Create(v1::PolicySet policies) {
+  if (Status valid = config::ValidatePolicies(policies); !valid) return valid.error();
+  return PolicyBook(std::move(policies));
+}
+
+engine::Policy PolicyBook::Effective(std::string_view controller, uint32_t queue) const {
+  auto policy = config::EffectivePolicy(policies_, controller, queue);
+  return policy ? *policy : engine::Policy{};
+}
+
+Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request) const {
+  if (request.queue() != 0 && request.controller().empty()) {
+    return Invalid("controller: must be set when queue is set");
+  }
+  // The requested layer over the level it inherits from, checked with the request's own field path.
+  const engine::Policy parent =
+      request.controller().empty() ? engine::Policy{}
+      : request.queue() == 0       ? EffectiveGlobal()
+                                   : Effective(request.controller(), 0);
+  v1::PolicySet next = policies_;
+  v1::Policy* layer = nullptr;
+  if (request.controller().empty()) {
+    layer = next.mutable_policy();
+  } else if (request.queue() == 0) {
+    for (auto& c : *next.mutable_controllers()) {
+      if (c.controller() == request.controller()) layer = c.mutable_policy();
+    }
+    if (layer == nullptr) {
+      auto* added = next.add_controllers();
+      added->set_controller(request.controller());
+      layer = added->mutable_policy();
+    }
+  } else {
+    for (auto& q : *next.mutable_queues()) {
+      if (q.controller() == request.controller() && q.queue() == request.queue()) layer = q.mutable_policy();
+    }
+    if (layer == nullptr) {
+      auto* added = next.add_queues();
+      added->set_controller(request.controller());
+      added->set_queue(request.queue());
+      layer = added->mutable_policy();
+    }
+  }
+  Apply(*layer, request.policy(), request.replace());
+  if (auto checked = config::Overlay(parent, *layer, "policy"); !checked) return checked.error();
+  return Create(std::move(next));
+}
+
+}  // namespace nvmeadapt::daemon

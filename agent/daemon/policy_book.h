@@ -1,0 +1,32 @@
+// The policy levels in force (global, per controller, per queue) and the rules for changing them.
+#pragma once
+
+#include <string_view>
+
+#include "agent/common/result.h"
+#include "agent/engine/policy.h"
+#include "nvmeadapt/v1/agent.pb.h"
+#include "nvmeadapt/v1/config.pb.h"
+
+namespace nvmeadapt::daemon {
+
+class PolicyBook {
+ public:
+  // Validates every level; the error names the field.
+  static Result<PolicyBook> Create(v1::PolicySet policies);
+
+  const v1::PolicySet& policies() const { return policies_; }
+  // The effective policy of a queue. Never fails: the book only ever holds validated levels.
+  engine::Policy Effective(std::string_view controller, uint32_t queue) const;
+  engine::Policy EffectiveGlobal() const { return Effective("", 0); }
+
+  // The book as it would be after `request` (merge of the fields set, or replace). The book itself is
+  // unchanged. Errors name the request's field ("policy.pace_slack_ns: must be ...", "queue: ...").
+  Result<PolicyBook> With(const v1::SetPolicyRequest& request) const;
+
+ private:
+  explicit PolicyBook(v1::PolicySet policies) : policies_(std::move(policies)) {}
+  v1::PolicySet policies_;
+};
+
+}  // namespace nvmeadapt::daemon
