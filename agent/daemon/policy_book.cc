@@ -27,6 +27,17 @@ engine::Policy PolicyBook::Effective(std::string_view controller, uint32_t queue
   return policy ? *policy : engine::Policy{};
 }
 
+bool PolicyBook::ModeSetBelowGlobal(std::string_view controller, uint32_t queue) const {
+  auto sets_mode = [](const v1::Policy& p) { return p.has_mode() && p.mode() != v1::CONTROLLER_MODE_UNSPECIFIED; };
+  for (const auto& c : policies_.controllers()) {
+    if (c.controller() == controller && sets_mode(c.policy())) return true;
+  }
+  for (const auto& q : policies_.queues()) {
+    if (q.controller() == controller && q.queue() == queue && sets_mode(q.policy())) return true;
+  }
+  return false;
+}
+
 Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request) const {
   if (request.queue() != 0 && request.controller().empty()) {
     return Invalid("controller: must be set when queue is set");

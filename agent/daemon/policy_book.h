@@ -19,6 +19,9 @@ class PolicyBook {
   // The effective policy of a queue. Never fails: the book only ever holds validated levels.
   engine::Policy Effective(std::string_view controller, uint32_t queue) const;
   engine::Policy EffectiveGlobal() const { return Effective("", 0); }
+  // True when the controller's or the queue's own level sets a mode. Otherwise the controller keeps the
+  // global default mode it was given when discovered: a later global mode only reaches new controllers.
+  bool ModeSetBelowGlobal(std::string_view controller, uint32_t queue) const;
 
   // The book as it would be after `request` (merge of the fields set, or replace). The book itself is
   // unchanged. Errors name the request's field ("policy.pace_slack_ns: must be ...", "queue: ...").

@@ -1,0 +1,266 @@
+#include "agent/daemon/agent.h"
+
+#include <algorithm>
+#include <set>
+
+#include "agent/common/clock.h"
+#include "agent/common/log.h"
+#include "agent/engine/trace.h"
+
+namespace nvmeadapt::daemon {
+namespace {
+
+int64_t WallNanos() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options, AgentDeps deps)
+    : options_(std::move(options)), deps_(std::move(deps)), store_(options_.state_dir), journal_(store_) {
+  if (!deps_.monotonic) deps_.monotonic = MonotonicNanos;
+  if (!deps_.wall) deps_.wall = WallNanos;
+}
+
+Agent::~Agent() { bus_.CancelAll(); }
+
+Status Agent::Start() {
+  const engine::Nanos now = deps_.monotonic();
+  started_at_ = now;
+  if (Status opened = store_.Open(); !opened) return opened;
+  if (Status loaded = journal_.Load(); !loaded) {
+    return MakeError(loaded.error().code, "journal unreadable, refusing to start (inspect or remove it): " +
+                                              loaded.error().message);
+  }
+  if (!journal_.empty()) {
+    NA_INFO("journal: putting " << journal_.entries().entries_size()
+                                << " changed setting(s) back to their safe values before anything else");
+    Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) {
+      Status status = deps_.levers->Restore(entry);
+      if (status) {
+        NA_INFO("journal: restored " << QueueName(entry.controller(), entry.queue()) << " " << entry.lever()
+                                     << " " << entry.target() << " = " << entry.safe_value());
+      }
+      return status;
+    });
+    if (!restored) NA_WARN("journal: could not restore everything: " << restored.error().message);
+  }
+  auto persisted = store_.LoadPolicy();
+  std::optional<PolicyBook> book;
+  if (!persisted) {
+    NA_WARN("persisted policy ignored, using the config's: " << persisted.error().message);
+  } else if (persisted->has_value()) {
+    auto from_state = PolicyBook::Create(**persisted);
+    if (from_state) {
+      NA_INFO("policy: using the policy persisted in " << store_.PolicyPath() << " (it wins over the config file)");
+      book = std::move(*from_state);
+    }
+  }
+  if (!book) {
+    auto from_config = PolicyBook::Create(options_.config_policies);
+    if (!from_config) return from_config.error();
+    book = std::move(*from_config);
+  }
+  policy_ = std::move(book);
+  if (!options_.record_windows_path.empty()) {
+    trace_.open(options_.record_windows_path, std::ios::trunc);
+    decision_log_.open(options_.record_windows_path + ".decisions", std::ios::trunc);
+    if (!trace_ || !decision_log_) {
+      return MakeError(ErrorCode::kIo, "cannot write window trace " + options_.record_windows_path);
+    }
+  }
+  Rediscover(now);
+  return OkStatus();
+}
+
+void Agent::Run() {
+  {
+    std::lock_guard lock(commands_mutex_);
+    loop_thread_ = std::this_thread::get_id();
+    loop_running_ = true;
+  }
+  while (!stop_.load()) RunOnce();
+  std::deque<std::function<void()>> left;
+  {
+    std::lock_guard lock(commands_mutex_);
+    loop_running_ = false;
+    left.swap(commands_);
+  }
+  for (auto& command : left) command();
+}
+
+void Agent::Stop() { stop_.store(true); }
+
+void Agent::RunOnce() {
+  RunCommands();
+  engine::Nanos now = deps_.monotonic();
+  RunTimers(now);
+  RetryLevers(now);
+  if (now >= next_discovery_) Rediscover(now);
+  if (now >= next_counters_) RefreshCounters();
+  PollWindows(NextWaitMs(deps_.monotonic()));
+}
+
+void Agent::RunCommands() {
+  std::deque<std::function<void()>> batch;
+  {
+    std::lock_guard lock(commands_mutex_);
+    batch.swap(commands_);
+  }
+  for (auto& command : batch) command();
+}
+
+int Agent::NextWaitMs(engine::Nanos now) {
+  engine::Nanos due = now + options_.idle_wait;
+  {
+    std::lock_guard lock(commands_mutex_);
+    if (!commands_.empty()) return 0;
+  }
+  due = std::min(due, next_discovery_);
+  for (ManagedQueue* q : queues_.All()) {
+    if (engine_.NeedsTimer(q->handle)) due = std::min(due, q->next_timer);
+    if (q->retry_mode) due = std::min(due, q->retry_at);
+  }
+  if (due <= now) return 0;
+  return static_cast<int>((due - now + 999'999) / 1'000'000);
+}
+
+void Agent::PollWindows(int timeout_ms) {
+  auto polled = deps_.collector->Poll(timeout_ms, [&](const collect::WindowEvent& event) { OnWindowEvent(event); });
+  if (!polled) {
+    if (collector_error_ != polled.error().message) NA_WARN("collector: " << polled.error().message);
+    collector_error_ = polled.error().message;
+  }
+}
+
+void Agent::OnWindowEvent(const collect::WindowEvent& event) {
+  ManagedQueue* q = queues_.ByKey(event.key);
+  if (q == nullptr) {
+    ++unknown_windows_;  // not (yet) discovered: the next discovery picks it up
+    return;
+  }
+  if (event.generation != q->generation) {
+    ++q->stale_windows;  // ran under a mode the agent has since changed
+    return;
+  }
+  ++q->windows;
+  q->last_window = event;
+  q->last_window_unix_ns = deps_.wall() - (deps_.monotonic() - event.end);
+  engine::WindowRecord record{q->handle, event.mode, event.completions, event.start, event.end, event.pace_miss};
+  Record(engine::FormatWindowLine(q->name, record));
+  if (auto decision = engine_.OnWindow(record)) HandleDecision(*q, *decision);
+}
+
+void Agent::RunTimers(engine::Nanos now) {
+  for (ManagedQueue* q : queues_.All()) {
+    if (!engine_.NeedsTimer(q->handle) || now < q->next_timer) continue;
+    q->next_timer = now + engine_.View(q->handle).policy.timer_granularity;
+    engine::WindowProgress progress{q->mode_since, 0};
+    if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) {
+      q->counters = *counters;
+      // A window that started before the last switch belongs to the old mode: the new one has no
+      // completion yet and started when the switch took effect.
+      if (counters->progress.start >= q->mode_since) progress = counters->progress;
+    }
+    if (auto decision = engine_.OnTimer(q->handle, now, progress)) {
+      Record(engine::FormatTimerLine(q->name, now, progress));
+      HandleDecision(*q, *decision);
+    }
+  }
+}
+
+void Agent::Rediscover(engine::Nanos now) {
+  next_discovery_ = now + options_.discovery_interval;
+  auto scan = deps_.discovery->Scan();
+  if (!scan) {
+    NA_WARN("discovery: " << scan.error().message);
+    return;
+  }
+  std::set<std::string> present;
+  for (const DiscoveredQueue& found : *scan) {
+    const std::string name = QueueName(found.controller, found.qid);
+    present.insert(name);
+    ManagedQueue* known = queues_.ByName(name);
+    if (known != nullptr && (known->desc.key != found.key || known->desc.irq != found.irq ||
+                             known->desc.ineligible_reason != found.ineligible_reason)) {
+      RemoveQueue(*known, "changed");  // e.g. a controller reset moved it to another vector
+      known = nullptr;
+    }
+    if (known == nullptr) AddQueue(found, now);
+    if (found.pid != 0 && !attached_processes_.count(found.pid)) {
+      Status attached = deps_.collector->AttachProcess(found.pid, found.binary);
+      if (!attached) NA_WARN("collector: cannot attach to pid " << found.pid << ": " << attached.error().message);
+      attached_processes_[found.pid] = found.binary;  // tried once per process
+    }
+  }
+  for (ManagedQueue* q : queues_.All()) {
+    if (!present.count(q->name)) RemoveQueue(*q, "vanished");
+  }
+  for (auto it = attached_processes_.begin(); it != attached_processes_.end();) {
+    const bool alive = std::any_of(scan->begin(), scan->end(), [&](const auto& f) { return f.pid == it->first; });
+    if (alive) {
+      ++it;
+      continue;
+    }
+    (void)deps_.collector->DetachProcess(it->first);
+    it = attached_processes_.erase(it);
+  }
+}
+
+void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
+  if (queues_.size() >= options_.max_queues) {
+    if (queues_over_cap_++ == 0) NA_WARN("more than " << options_.max_queues << " queues: the rest are not tracked");
+    return;
+  }
+  controller_modes_.try_emplace(found.controller, policy_->EffectiveGlobal().mode);
+  ManagedQueue q;
+  q.desc = found;
+  q.name = QueueName(found.controller, found.qid);
+  q.lever = found.eligible ? deps_.levers->LeverFor(found) : "";
+  if (q.desc.eligible && deps_.collector->ObserveOnly()) {
+    q.desc.eligible = false;
+    q.desc.ineligible_reason = "observe-only collector (" + deps_.collector->Name() + ")";
+  } else if (q.desc.eligible && q.lever.empty()) {
+    q.desc.eligible = false;
+    q.desc.ineligible_reason = "no lever can switch this queue";
+  }
+  q.mode = found.mode;
+  q.mode_since = now;
+  const engine::QueueSetup setup{q.desc.eligible, PolicyFor(found.controller, found.qid), found.mode, found.mode};
+  engine::AddedQueue added = engine_.AddQueue(setup, now);
+  q.handle = added.handle;
+  ManagedQueue& inserted = queues_.Insert(std::move(q));
+  Record(engine::FormatQueueLine(inserted.name, setup));
+  NA_INFO("queue " << inserted.name << " found: "
+                   << (inserted.desc.eligible ? "eligible, lever " + inserted.lever
+                                              : "not eligible (" + inserted.desc.ineligible_reason + ")")
+                   << ", " << engine::ReapModeName(inserted.mode) << ", mode "
+                   << engine::ControllerModeName(setup.policy.mode));
+  Publish(v1::EVENT_KIND_QUEUE_ADDED, &inserted, "queue " + inserted.name + " added");
+  PushControl(inserted);
+  if (added.decision) HandleDecision(inserted, *added.decision);
+}
+
+void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
+  NA_INFO("queue " << queue.name << " " << why << ": dropped");
+  Publish(v1::EVENT_KIND_QUEUE_REMOVED, &queue, "queue " + queue.name + " " + why);
+  Record("remove " + queue.name);
+  engine_.RemoveQueue(queue.handle);
+  (void)deps_.collector->ForgetQueue(queue.desc.key);
+  queues_.Erase(queue.name);
+}
+
+void Agent::RefreshCounters() {
+  next_counters_ = deps_.monotonic() + options_.counters_interval;
+  for (ManagedQueue* q : queues_.All()) {
+    if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) q->counters = *counters;
+  }
+}
+
+void Agent::Record(const std::string& line) {
+  if (trace_.is_open()) trace_ << line << '\n' << std::flush;
+}
+
+}  // namespace nvmeadapt::daemon

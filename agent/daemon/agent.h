@@ -1,0 +1,156 @@
+// The closed loop: collectors' windows into the engine, the engine's decisions out through the levers,
+// with discovery, timers, the journal and the persisted policy around it. One loop thread owns all of it;
+// gRPC threads reach it through AgentControl, whose calls run as commands on the loop thread.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "agent/api/agent_control.h"
+#include "agent/collect/collector.h"
+#include "agent/daemon/journal.h"
+#include "agent/daemon/policy_book.h"
+#include "agent/daemon/ports.h"
+#include "agent/daemon/queue_table.h"
+#include "agent/daemon/state_store.h"
+#include "agent/engine/engine.h"
+
+namespace nvmeadapt::daemon {
+
+struct AgentOptions {
+  std::string state_dir = "/var/lib/nvme-adapt";
+  v1::PolicySet config_policies;  // from the config file; a persisted policy wins over it
+  engine::Nanos discovery_interval = 2'000'000'000;
+  engine::Nanos counters_interval = 1'000'000'000;
+  engine::Nanos idle_wait = 50'000'000;  // longest loop wait when nothing is due
+  std::string record_windows_path;       // trace of the engine's inputs (replayable) and decisions
+  size_t max_queues = 4096;
+  std::string version;
+};
+
+struct AgentDeps {
+  collect::Collector* collector = nullptr;
+  Discovery* discovery = nullptr;
+  Levers* levers = nullptr;
+  std::function<engine::Nanos()> monotonic;  // defaults to CLOCK_MONOTONIC
+  std::function<int64_t()> wall;             // defaults to CLOCK_REALTIME ns
+};
+
+class Agent : public api::AgentControl {
+ public:
+  Agent(AgentOptions options, AgentDeps deps);
+  ~Agent() override;
+
+  // Restores what the journal says was changed (before anything else), loads the policy, discovers.
+  Status Start();
+  // One turn of the loop: commands, windows (waiting at most until the next timer), timers, discovery.
+  void RunOnce();
+  // Runs turns until Stop(); marks the loop thread so that AgentControl calls become commands.
+  void Run();
+  void Stop();
+  // Puts every changed queue back to its safe value. Call after Run() returned.
+  Status Shutdown();
+  // SIGHUP: the config file's policy levels. Used only while no policy was persisted over gRPC.
+  Status ReloadConfigPolicies(const v1::PolicySet& policies);
+
+  api::EventBus& events() { return bus_; }
+  const engine::Engine& engine() const { return engine_; }
+
+  // AgentControl (thread-safe: each runs on the loop thread).
+  v1::GetStatusResponse GetStatus() override;
+  Result<v1::ListQueuesResponse> ListQueues(const v1::ListQueuesRequest& request) override;
+  v1::GetPolicyResponse GetPolicy() override;
+  Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request) override;
+  Result<v1::SetQueueModeResponse> SetQueueMode(const v1::SetQueueModeRequest& request) override;
+  std::shared_ptr<api::Subscription> WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) override;
+
+ private:
+  // Runs `fn` on the loop thread (inline when no loop runs) and returns its result.
+  template <class Fn>
+  auto OnLoop(Fn fn) -> decltype(fn());
+
+  // agent.cc: the loop.
+  void RunCommands();
+  void PollWindows(int timeout_ms);
+  void OnWindowEvent(const collect::WindowEvent& event);
+  void RunTimers(engine::Nanos now);
+  void Rediscover(engine::Nanos now);
+  void AddQueue(const DiscoveredQueue& found, engine::Nanos now);
+  void RemoveQueue(ManagedQueue& queue, const char* why);
+  void RefreshCounters();
+  int NextWaitMs(engine::Nanos now);
+
+  // agent_decide.cc: decisions, levers, policy.
+  void HandleDecision(ManagedQueue& queue, const engine::Decision& decision);
+  bool ApplyMode(ManagedQueue& queue, engine::ReapMode mode, const char* why);
+  void RetryLevers(engine::Nanos now);
+  void PushControl(ManagedQueue& queue);
+  engine::Policy PolicyFor(const std::string& controller, uint32_t qid) const;
+  Status ApplyPolicyBook(PolicyBook book, engine::Nanos now);
+  void Publish(v1::EventKind kind, const ManagedQueue* queue, std::string message,
+               const v1::Decision* decision = nullptr);
+  v1::Decision ToProto(const engine::Decision& decision) const;
+  void Record(const std::string& line);
+
+  // agent_control.cc: proto views.
+  v1::QueueInfo Describe(ManagedQueue& queue) const;
+
+  AgentOptions options_;
+  AgentDeps deps_;
+  StateStore store_;
+  Journal journal_;
+  std::optional<PolicyBook> policy_;
+  std::map<std::string, engine::ControllerMode> controller_modes_;  // pinned at discovery
+  engine::Engine engine_;
+  QueueTable queues_;
+  api::EventBus bus_;
+  std::map<pid_t, std::string> attached_processes_;
+  std::ofstream trace_;
+  std::ofstream decision_log_;
+  engine::Nanos started_at_ = 0;
+  engine::Nanos next_discovery_ = 0;
+  engine::Nanos next_counters_ = 0;
+  struct LeverErrors {
+    uint64_t count = 0;
+    std::string last;
+    ErrorCode last_code = ErrorCode::kInternal;
+  };
+  std::map<std::string, LeverErrors> lever_errors_;
+  uint64_t unknown_windows_ = 0;
+  uint64_t queues_over_cap_ = 0;
+  std::string collector_error_;
+
+  std::mutex commands_mutex_;
+  std::deque<std::function<void()>> commands_;
+  bool loop_running_ = false;  // guarded by commands_mutex_
+  std::atomic<bool> stop_{false};
+  std::thread::id loop_thread_;
+};
+
+template <class Fn>
+auto Agent::OnLoop(Fn fn) -> decltype(fn()) {
+  using T = decltype(fn());
+  auto task = std::make_shared<std::packaged_task<T()>>(std::move(fn));
+  std::future<T> result = task->get_future();
+  {
+    std::unique_lock lock(commands_mutex_);
+    if (!loop_running_ || std::this_thread::get_id() == loop_thread_) {
+      lock.unlock();
+      (*task)();
+      return result.get();
+    }
+    commands_.push_back([task] { (*task)(); });
+  }
+  return result.get();
+}
+
+}  // namespace nvmeadapt::daemon

@@ -1,0 +1,212 @@
+// AgentControl: what gRPC callers see and change. Every call runs on the loop thread (OnLoop).
+#include <unistd.h>
+
+#include "agent/common/log.h"
+#include "agent/config/policy_convert.h"
+#include "agent/daemon/agent.h"
+#include "agent/engine/trace.h"
+
+namespace nvmeadapt::daemon {
+
+v1::QueueState ToProtoState(engine::QueueState state);  // agent_decide.cc
+
+namespace {
+
+v1::ReapMode ToProtoMode(engine::ReapMode mode) {
+  return mode == engine::ReapMode::kPoll ? v1::REAP_MODE_POLL : v1::REAP_MODE_INTERRUPT;
+}
+
+Error NotFound(std::string message) { return MakeError(ErrorCode::kNotFound, std::move(message)); }
+
+}  // namespace
+
+v1::QueueInfo Agent::Describe(ManagedQueue& q) const {
+  const engine::QueueView view = engine_.View(q.handle);
+  v1::QueueInfo info;
+  info.mutable_id()->set_controller(q.desc.controller);
+  info.mutable_id()->set_queue(q.desc.qid);
+  info.set_source(q.desc.source);
+  info.set_mode(ToProtoMode(q.mode));
+  info.set_state(ToProtoState(view.state));
+  info.set_eligible(q.desc.eligible);
+  info.set_ineligible_reason(q.desc.ineligible_reason);
+  info.set_controller_mode(config::ToProto(view.policy.mode));
+  info.set_lever(q.lever);
+  info.set_degraded(q.degraded);
+  info.set_degraded_reason(q.degraded_reason);
+  info.set_completions(q.counters.completions);
+  info.set_bytes(q.counters.bytes);
+  if (q.last_window) {
+    const collect::WindowEvent& w = *q.last_window;
+    auto* window = info.mutable_last_window();
+    window->set_completions(w.completions);
+    window->set_span_ns(w.end - w.start);
+    if (w.completions > 0) window->set_average_interval_ns(static_cast<double>(w.end - w.start) / w.completions);
+    window->set_mode(ToProtoMode(w.mode));
+    window->set_end_unix_ns(q.last_window_unix_ns);
+  }
+  if (q.last_decision) *info.mutable_last_decision() = *q.last_decision;
+  if (view.override_mode) {
+    info.mutable_override()->set_mode(ToProtoMode(view.override_mode->mode));
+    if (view.override_mode->expires_at != 0) {
+      info.mutable_override()->set_expires_unix_ns(deps_.wall() +
+                                                   (view.override_mode->expires_at - deps_.monotonic()));
+    }
+  }
+  info.set_failures(view.failures);
+  info.set_poll_windows(view.poll_windows);
+  info.set_backoff_windows_left(view.backoff_left);
+  info.set_mode_switches(q.switches);
+  for (uint32_t cpu : q.desc.cpus) info.add_cpus(cpu);
+  info.set_irq(q.desc.irq);
+  info.set_windows(q.windows);
+  return info;
+}
+
+v1::GetStatusResponse Agent::GetStatus() {
+  return OnLoop([&] {
+    v1::GetStatusResponse status;
+    status.set_version(options_.version);
+    status.set_uptime_ns(deps_.monotonic() - started_at_);
+    status.set_collector(deps_.collector->Name());
+    status.set_observe_only(deps_.collector->ObserveOnly());
+    for (const std::string& hook : deps_.collector->Hooks()) status.add_hooks(hook);
+    for (const auto& [lever, errors] : lever_errors_) {
+      auto* entry = status.add_levers();
+      entry->set_name(lever);
+      entry->set_available(true);
+      entry->set_errors(errors.count);
+      entry->set_last_error(errors.last);
+    }
+    uint32_t managed = 0, polling = 0;
+    for (ManagedQueue* q : queues_.All()) {
+      const engine::QueueView view = engine_.View(q->handle);
+      if (q->desc.eligible && view.policy.mode != engine::ControllerMode::kOff) ++managed;
+      if (q->mode == engine::ReapMode::kPoll) ++polling;
+      if (q->degraded) status.add_degraded("queue " + q->name + ": " + q->degraded_reason);
+    }
+    if (!collector_error_.empty()) status.add_degraded("collector: " + collector_error_);
+    if (!journal_.empty()) {
+      status.add_degraded("journal: " + std::to_string(journal_.entries().entries_size()) +
+                          " changed setting(s) to restore on shutdown");
+    }
+    if (queues_over_cap_ > 0) {
+      status.add_degraded(std::to_string(queues_over_cap_) + " queue(s) over the tracking cap");
+    }
+    status.set_queues(static_cast<uint32_t>(queues_.size()));
+    status.set_queues_managed(managed);
+    status.set_queues_polling(polling);
+    status.set_ringbuf_drops(deps_.collector->Stats().ringbuf_drops);
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) == 0) status.set_node(host);
+    return status;
+  });
+}
+
+Result<v1::ListQueuesResponse> Agent::ListQueues(const v1::ListQueuesRequest& request) {
+  return OnLoop([&]() -> Result<v1::ListQueuesResponse> {
+    if (!request.controller().empty() && !queues_.HasController(request.controller())) {
+      return NotFound("controller " + request.controller() + ": no such controller");
+    }
+    v1::ListQueuesResponse response;
+    for (ManagedQueue* q : queues_.All()) {
+      if (request.source() != v1::SOURCE_UNSPECIFIED && request.source() != q->desc.source) continue;
+      if (!request.controller().empty() && request.controller() != q->desc.controller) continue;
+      *response.add_queues() = Describe(*q);
+    }
+    return response;
+  });
+}
+
+v1::GetPolicyResponse Agent::GetPolicy() {
+  return OnLoop([&] {
+    v1::GetPolicyResponse response;
+    *response.mutable_policy() = policy_->policies();
+    *response.mutable_effective_global() = config::ToProto(policy_->EffectiveGlobal());
+    return response;
+  });
+}
+
+Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& request) {
+  return OnLoop([&]() -> Result<v1::SetPolicyResponse> {
+    if (!request.controller().empty() && !queues_.HasController(request.controller())) {
+      return NotFound("controller " + request.controller() + ": no such controller");
+    }
+    if (request.queue() != 0 && queues_.ByName(QueueName(request.controller(), request.queue())) == nullptr) {
+      return NotFound("queue " + QueueName(request.controller(), request.queue()) + ": no such queue");
+    }
+    auto next = policy_->With(request);
+    if (!next) return next.error();
+    if (Status applied = ApplyPolicyBook(std::move(*next), deps_.monotonic()); !applied) return applied.error();
+    const std::string scope = request.controller().empty() ? "global"
+                              : request.queue() == 0       ? request.controller()
+                                                           : QueueName(request.controller(), request.queue());
+    NA_INFO("policy: " << scope << " set to " << request.policy().ShortDebugString());
+    Publish(v1::EVENT_KIND_POLICY, nullptr, "policy " + scope + ": " + request.policy().ShortDebugString());
+    v1::SetPolicyResponse response;
+    *response.mutable_policy() = policy_->policies();
+    return response;
+  });
+}
+
+Result<v1::SetQueueModeResponse> Agent::SetQueueMode(const v1::SetQueueModeRequest& request) {
+  return OnLoop([&]() -> Result<v1::SetQueueModeResponse> {
+    const std::string name = QueueName(request.queue().controller(), request.queue().queue());
+    ManagedQueue* q = queues_.ByName(name);
+    if (q == nullptr) return NotFound("queue " + name + ": no such queue");
+    if (!q->desc.eligible) {
+      return MakeError(ErrorCode::kFailedPrecondition, "queue " + name + " is not eligible: " + q->desc.ineligible_reason);
+    }
+    if (request.duration_ns() < 0) {
+      return MakeError(ErrorCode::kInvalidArgument, "duration_ns: must be >= 0");
+    }
+    const engine::Nanos now = deps_.monotonic();
+    std::optional<engine::Override> override_mode;
+    if (request.mode() == v1::REAP_MODE_POLL || request.mode() == v1::REAP_MODE_INTERRUPT) {
+      override_mode = engine::Override{
+          request.mode() == v1::REAP_MODE_POLL ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt,
+          request.duration_ns() > 0 ? now + request.duration_ns() : 0};
+    } else if (request.mode() != v1::REAP_MODE_UNSPECIFIED) {
+      return MakeError(ErrorCode::kInvalidArgument, "mode: unknown reaping mode " + std::to_string(request.mode()));
+    }
+    Record(engine::FormatOverrideLine(name, now, override_mode));
+    const std::string what = override_mode ? std::string(engine::ReapModeName(override_mode->mode)) : "cleared";
+    NA_INFO("override: " << name << " " << what
+                         << (request.duration_ns() > 0 ? " for " + std::to_string(request.duration_ns() / 1'000'000) + " ms"
+                                                       : ""));
+    Publish(v1::EVENT_KIND_OVERRIDE, q, "override " + name + " " + what);
+    if (auto decision = engine_.SetOverride(q->handle, override_mode, now)) HandleDecision(*q, *decision);
+    v1::SetQueueModeResponse response;
+    *response.mutable_queue() = Describe(*q);
+    return response;
+  });
+}
+
+std::shared_ptr<api::Subscription> Agent::WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) {
+  return bus_.Subscribe(request, capacity);
+}
+
+Status Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
+  return OnLoop([&]() -> Status {
+    options_.config_policies = policies;
+    auto persisted = store_.LoadPolicy();
+    if (persisted && persisted->has_value()) {
+      NA_INFO("reload: the policy persisted in " << store_.PolicyPath() << " stays in force over the file's");
+      return OkStatus();
+    }
+    auto book = PolicyBook::Create(policies);
+    if (!book) return book.error();
+    policy_ = std::move(*book);
+    const engine::Nanos now = deps_.monotonic();
+    for (ManagedQueue* q : queues_.All()) {
+      const engine::Policy policy = PolicyFor(q->desc.controller, q->desc.qid);
+      if (engine_.View(q->handle).policy == policy) continue;
+      Record(engine::FormatPolicyLine(q->name, now, policy));
+      if (auto decision = engine_.SetPolicy(q->handle, policy, now)) HandleDecision(*q, *decision);
+      PushControl(*q);
+    }
+    return OkStatus();
+  });
+}
+
+}  // namespace nvmeadapt::daemon

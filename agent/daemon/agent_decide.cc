@@ -1,0 +1,210 @@
+// Decisions into actions: levers (journaled first), BPF pace control, policy changes, events.
+#include <algorithm>
+
+#include "agent/common/log.h"
+#include "agent/daemon/agent.h"
+#include "agent/engine/trace.h"
+
+namespace nvmeadapt::daemon {
+namespace {
+
+constexpr engine::Nanos kFirstRetryDelay = 1'000'000'000;
+constexpr engine::Nanos kMaxRetryDelay = 60'000'000'000;
+
+v1::ReapMode ToProto(engine::ReapMode mode) {
+  return mode == engine::ReapMode::kPoll ? v1::REAP_MODE_POLL : v1::REAP_MODE_INTERRUPT;
+}
+
+// Window-by-window outcomes that change nothing are not events: they would flood the stream and the log.
+bool Notable(const engine::Decision& d) {
+  if (d.Switches() || d.shadow || d.backoff_started) return true;
+  switch (d.reason) {
+    case engine::Reason::kWindowSlow:
+    case engine::Reason::kPollWindowFaster:
+    case engine::Reason::kBackingOff:
+    case engine::Reason::kPolicyChanged:
+    case engine::Reason::kModeChanged:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+v1::QueueState ToProtoState(engine::QueueState state) {
+  switch (state) {
+    case engine::QueueState::kObserving: return v1::QUEUE_STATE_OBSERVING;
+    case engine::QueueState::kMeasuring: return v1::QUEUE_STATE_MEASURING;
+    case engine::QueueState::kPolling: return v1::QUEUE_STATE_POLLING;
+    case engine::QueueState::kBackoff: return v1::QUEUE_STATE_BACKOFF;
+    case engine::QueueState::kForced: return v1::QUEUE_STATE_FORCED;
+    case engine::QueueState::kShadow: return v1::QUEUE_STATE_SHADOW;
+  }
+  return v1::QUEUE_STATE_UNSPECIFIED;
+}
+
+v1::Decision Agent::ToProto(const engine::Decision& d) const {
+  v1::Decision out;
+  out.set_time_unix_ns(deps_.wall() - (deps_.monotonic() - d.at));
+  out.set_from(daemon::ToProto(d.from));
+  out.set_to(daemon::ToProto(d.to));
+  out.set_reason(std::string(engine::ReasonName(d.reason)));
+  out.set_state(ToProtoState(d.state));
+  out.set_shadow(d.shadow);
+  out.set_backoff_started(d.backoff_started);
+  out.set_failures(d.failures);
+  out.set_pace_index(d.pace_index);
+  out.set_measured_ns(d.measured);
+  out.set_limit_ns(d.limit);
+  return out;
+}
+
+void Agent::HandleDecision(ManagedQueue& queue, const engine::Decision& decision) {
+  const std::string line = engine::FormatDecision(queue.name, decision);
+  if (decision_log_.is_open()) decision_log_ << line << '\n' << std::flush;
+  v1::Decision proto = ToProto(decision);
+  if (decision.Switches()) {
+    const bool applied = ApplyMode(queue, decision.to, engine::ReasonName(decision.reason).data());
+    proto.set_applied(applied);
+    if (!applied) proto.set_lever_error(queue.degraded_reason);
+  } else if (decision.reason != engine::Reason::kLeverFailed) {
+    PushControl(queue);  // a new baseline or window size for the BPF pace check
+  }
+  queue.last_decision = proto;
+  if (!Notable(decision)) return;
+  NA_INFO("decision " << line << (proto.lever_error().empty() ? "" : " lever_error=" + proto.lever_error()));
+  Publish(v1::EVENT_KIND_DECISION, &queue, line, &proto);
+}
+
+bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, const char* why) {
+  const engine::Nanos now = deps_.monotonic();
+  auto fail = [&](const Error& error) {
+    queue.degraded = true;
+    queue.degraded_reason = queue.lever + ": " + error.message;
+    ++lever_errors_[queue.lever].count;
+    lever_errors_[queue.lever].last = error.message;
+    lever_errors_[queue.lever].last_code = error.code;
+    NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << engine::ReapModeName(mode)
+                     << " (" << why << "): " << error.message);
+    Publish(v1::EVENT_KIND_LEVER_ERROR, &queue, queue.degraded_reason);
+    const engine::QueueState state = engine_.View(queue.handle).state;
+    if (state == engine::QueueState::kForced || state == engine::QueueState::kObserving ||
+        state == engine::QueueState::kShadow) {
+      // Nothing will decide again for a forced mode: retry it with backoff.
+      queue.retry_mode = mode;
+      queue.retry_delay = std::min(queue.retry_delay ? queue.retry_delay * 2 : kFirstRetryDelay, kMaxRetryDelay);
+      queue.retry_at = now + queue.retry_delay;
+    } else if (auto followed = engine_.OnLeverResult(queue.handle, queue.mode, now)) {
+      // The engine follows the real mode and decides again on the next window.
+      Record(engine::FormatLeverLine(queue.name, now, queue.mode));
+      if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(queue.name, *followed) << '\n';
+    }
+    return false;
+  };
+  if (queue.lever.empty()) return fail(MakeError(ErrorCode::kUnsupported, "no lever"));
+  auto plan = deps_.levers->Plan(queue.desc, mode);
+  if (!plan) return fail(plan.error());
+  v1::JournalEntry entry;
+  entry.set_controller(queue.desc.controller);
+  entry.set_queue(queue.desc.qid);
+  entry.set_lever(plan->lever);
+  entry.set_target(plan->target);
+  entry.set_safe_value(plan->safe_value);
+  entry.set_applied_value(plan->applied_value);
+  entry.set_time_unix_ns(deps_.wall());
+  if (Status journaled = journal_.WillChange(entry); !journaled) {
+    return fail(MakeError(journaled.error().code, "not changed: cannot journal it: " + journaled.error().message));
+  }
+  if (Status applied = deps_.levers->Apply(*plan); !applied) return fail(applied.error());
+  queue.mode = mode;
+  ++queue.generation;
+  queue.mode_since = deps_.monotonic();
+  ++queue.switches;
+  queue.degraded = false;
+  queue.degraded_reason.clear();
+  queue.retry_mode.reset();
+  queue.retry_delay = 0;
+  PushControl(queue);
+  return true;
+}
+
+void Agent::RetryLevers(engine::Nanos now) {
+  for (ManagedQueue* q : queues_.All()) {
+    if (!q->retry_mode || now < q->retry_at) continue;
+    const engine::ReapMode wanted = *q->retry_mode;
+    if (engine_.View(q->handle).mode != wanted || q->mode == wanted) {
+      q->retry_mode.reset();  // no longer wanted, or already there
+      continue;
+    }
+    ApplyMode(*q, wanted, "retry");
+  }
+}
+
+void Agent::PushControl(ManagedQueue& queue) {
+  const engine::QueueView view = engine_.View(queue.handle);
+  collect::QueueControl control;
+  control.mode = queue.mode;
+  control.generation = queue.generation;
+  control.mode_since = queue.mode_since;
+  if (queue.mode == engine::ReapMode::kPoll && view.state == engine::QueueState::kPolling) {
+    control.baseline_span = view.baseline_span;
+    control.baseline_completions = view.baseline_completions;
+  }
+  control.window_completions = view.policy.window_completions;
+  control.pace_slack = view.policy.pace_slack;
+  if (Status set = deps_.collector->SetQueueControl(queue.desc.key, control); !set) {
+    NA_DEBUG("collector: control of " << queue.name << ": " << set.error().message);
+  }
+}
+
+engine::Policy Agent::PolicyFor(const std::string& controller, uint32_t qid) const {
+  engine::Policy policy = policy_->Effective(controller, qid);
+  if (!policy_->ModeSetBelowGlobal(controller, qid)) {
+    if (auto pinned = controller_modes_.find(controller); pinned != controller_modes_.end()) {
+      policy.mode = pinned->second;
+    }
+  }
+  return policy;
+}
+
+Status Agent::ApplyPolicyBook(PolicyBook book, engine::Nanos now) {
+  if (Status saved = store_.SavePolicy(book.policies()); !saved) return saved;
+  policy_ = std::move(book);
+  for (ManagedQueue* q : queues_.All()) {
+    const engine::Policy policy = PolicyFor(q->desc.controller, q->desc.qid);
+    if (engine_.View(q->handle).policy == policy) continue;
+    Record(engine::FormatPolicyLine(q->name, now, policy));
+    auto decision = engine_.SetPolicy(q->handle, policy, now);
+    if (decision) {
+      HandleDecision(*q, *decision);
+    } else {
+      PushControl(*q);
+    }
+  }
+  return OkStatus();
+}
+
+void Agent::Publish(v1::EventKind kind, const ManagedQueue* queue, std::string message,
+                    const v1::Decision* decision) {
+  v1::Event event;
+  event.set_time_unix_ns(deps_.wall());
+  event.set_kind(kind);
+  if (queue != nullptr) {
+    event.mutable_queue()->set_controller(queue->desc.controller);
+    event.mutable_queue()->set_queue(queue->desc.qid);
+    event.set_source(queue->desc.source);
+  }
+  if (decision != nullptr) *event.mutable_decision() = *decision;
+  event.set_message(std::move(message));
+  bus_.Publish(std::move(event));
+}
+
+Status Agent::Shutdown() {
+  bus_.CancelAll();
+  if (journal_.empty()) return OkStatus();
+  NA_INFO("shutdown: putting " << journal_.entries().entries_size() << " changed setting(s) back");
+  return journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); });
+}
+
+}  // namespace nvmeadapt::daemon

@@ -1,0 +1,64 @@
+// The agent's view of discovery and levers: small interfaces the closed loop is written against, with
+// adapters over agent/discover and agent/actuate, and fakes in tests.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agent/collect/collector.h"
+#include "agent/common/result.h"
+#include "agent/engine/types.h"
+#include "nvmeadapt/v1/agent.pb.h"
+#include "nvmeadapt/v1/state.pb.h"
+
+namespace nvmeadapt::daemon {
+
+struct DiscoveredQueue {
+  std::string controller;  // "nvme0", "uvnvme:1234:0"
+  uint32_t qid = 0;
+  v1::Source source = v1::SOURCE_UNSPECIFIED;
+  collect::QueueKey key;   // how the collectors name it
+  bool eligible = false;
+  std::string ineligible_reason;
+  engine::ReapMode mode = engine::ReapMode::kInterrupt;  // as found
+  std::vector<uint32_t> cpus;
+  int irq = -1;
+  pid_t pid = 0;           // userspace driver process, for USDT attachment
+  std::string binary;      // its executable
+};
+
+// "nvme0:q1", "uvnvme:1234:0:q2": how operators name a queue.
+std::string QueueName(const std::string& controller, uint32_t qid);
+
+class Discovery {
+ public:
+  virtual ~Discovery() = default;
+  // Every queue present now. Errors are for a scan that could not run at all; a controller that vanished
+  // mid-scan is simply absent.
+  virtual Result<std::vector<DiscoveredQueue>> Scan() = 0;
+};
+
+// A change a lever is about to make: enough to make it, journal it, and undo it.
+struct LeverPlan {
+  std::string lever;          // the lever's name
+  std::string target;         // what it writes (path, socket + queue, device + vector)
+  std::string safe_value;     // the value there now (what a restore puts back)
+  std::string applied_value;  // the value that gives the requested mode
+};
+
+class Levers {
+ public:
+  virtual ~Levers() = default;
+  // The lever serving this queue ("" when none can: the queue is then observed only).
+  virtual std::string LeverFor(const DiscoveredQueue& queue) const = 0;
+  // Reads the current value and says what would be written to put the queue in `mode`.
+  virtual Result<LeverPlan> Plan(const DiscoveredQueue& queue, engine::ReapMode mode) = 0;
+  virtual Status Apply(const LeverPlan& plan) = 0;
+  // Writes a journal entry's safe value back. kNotFound when the target is gone.
+  virtual Status Restore(const v1::JournalEntry& entry) = 0;
+};
+
+}  // namespace nvmeadapt::daemon

@@ -1,0 +1,60 @@
+#include "agent/daemon/queue_table.h"
+
+#include <algorithm>
+
+namespace nvmeadapt::daemon {
+
+std::string QueueName(const std::string& controller, uint32_t qid) {
+  return controller + ":q" + std::to_string(qid);
+}
+
+ManagedQueue& QueueTable::Insert(ManagedQueue queue) {
+  auto owned = std::make_unique<ManagedQueue>(std::move(queue));
+  ManagedQueue* raw = owned.get();
+  Erase(raw->name);
+  by_key_[raw->desc.key] = raw;
+  by_handle_[raw->handle] = raw;
+  by_name_[raw->name] = std::move(owned);
+  return *raw;
+}
+
+void QueueTable::Erase(const std::string& name) {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return;
+  by_key_.erase(it->second->desc.key);
+  by_handle_.erase(it->second->handle);
+  by_name_.erase(it);
+}
+
+ManagedQueue* QueueTable::ByName(const std::string& name) {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second.get();
+}
+
+ManagedQueue* QueueTable::ByKey(const collect::QueueKey& key) {
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : it->second;
+}
+
+ManagedQueue* QueueTable::ByHandle(engine::QueueHandle handle) {
+  auto it = by_handle_.find(handle);
+  return it == by_handle_.end() ? nullptr : it->second;
+}
+
+bool QueueTable::HasController(const std::string& controller) const {
+  return std::any_of(by_name_.begin(), by_name_.end(),
+                     [&](const auto& entry) { return entry.second->desc.controller == controller; });
+}
+
+std::vector<ManagedQueue*> QueueTable::All() {
+  std::vector<ManagedQueue*> all;
+  all.reserve(by_name_.size());
+  for (auto& [name, queue] : by_name_) all.push_back(queue.get());
+  std::sort(all.begin(), all.end(), [](const ManagedQueue* a, const ManagedQueue* b) {
+    if (a->desc.controller != b->desc.controller) return a->desc.controller < b->desc.controller;
+    return a->desc.qid < b->desc.qid;
+  });
+  return all;
+}
+
+}  // namespace nvmeadapt::daemon

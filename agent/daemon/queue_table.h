@@ -1,0 +1,61 @@
+// Every queue the agent knows, with what the loop needs beside the engine's state: how the collectors
+// and levers name it, the last window and decision, lever health, and retry state.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "agent/collect/collector.h"
+#include "agent/daemon/ports.h"
+#include "agent/engine/types.h"
+#include "nvmeadapt/v1/agent.pb.h"
+
+namespace nvmeadapt::daemon {
+
+struct ManagedQueue {
+  DiscoveredQueue desc;
+  std::string name;  // QueueName(controller, qid)
+  engine::QueueHandle handle = 0;
+  std::string lever;  // "" when no lever serves it
+  engine::ReapMode mode = engine::ReapMode::kInterrupt;  // the real mode, as the levers left it
+  uint32_t generation = 0;         // bumped at each applied switch; windows of older generations are stale
+  engine::Nanos mode_since = 0;
+  engine::Nanos next_timer = 0;
+  std::optional<collect::WindowEvent> last_window;
+  int64_t last_window_unix_ns = 0;
+  std::optional<v1::Decision> last_decision;
+  uint64_t windows = 0;
+  uint64_t stale_windows = 0;
+  uint64_t switches = 0;
+  collect::QueueCounters counters;  // last read from the collector
+  bool degraded = false;
+  std::string degraded_reason;
+  std::optional<engine::ReapMode> retry_mode;  // a forced mode the lever refused, retried with backoff
+  engine::Nanos retry_at = 0;
+  engine::Nanos retry_delay = 0;
+};
+
+class QueueTable {
+ public:
+  ManagedQueue& Insert(ManagedQueue queue);
+  void Erase(const std::string& name);
+
+  ManagedQueue* ByName(const std::string& name);
+  ManagedQueue* ByKey(const collect::QueueKey& key);
+  ManagedQueue* ByHandle(engine::QueueHandle handle);
+  bool HasController(const std::string& controller) const;
+
+  size_t size() const { return by_name_.size(); }
+  // Stable order (by name) for listings.
+  std::vector<ManagedQueue*> All();
+
+ private:
+  std::unordered_map<std::string, std::unique_ptr<ManagedQueue>> by_name_;
+  std::unordered_map<collect::QueueKey, ManagedQueue*, collect::QueueKeyHash> by_key_;
+  std::unordered_map<engine::QueueHandle, ManagedQueue*> by_handle_;
+};
+
+}  // namespace nvmeadapt::daemon

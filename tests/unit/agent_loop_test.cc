@@ -1,0 +1,339 @@
+// The closed loop with fake collector, discovery and levers: windows in, levers out, journal, policy.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "agent/daemon/agent.h"
+#include "agent/engine/trace.h"
+#include "tests/unit/agent_fakes.h"
+
+namespace nvmeadapt::daemon::testing {
+namespace {
+
+constexpr uint32_t kWindow = 16;
+constexpr engine::Nanos kUs = 1000;
+
+class AgentLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    state_dir_ = ::testing::TempDir() + "/agent_loop_" + std::to_string(getpid()) + "_" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ASSERT_EQ(system(("rm -rf '" + state_dir_ + "'").c_str()), 0);
+    policies_.mutable_policy()->set_mode(v1::CONTROLLER_MODE_ADAPTIVE);
+    policies_.mutable_policy()->set_window_completions(kWindow);
+    discovery_.queues = {UvnvmeQueue(1), UvnvmeQueue(2)};
+  }
+
+  std::unique_ptr<Agent> MakeAgent() {
+    AgentOptions options;
+    options.state_dir = state_dir_;
+    options.config_policies = policies_;
+    options.discovery_interval = 1'000'000'000'000;  // rescans only when a test asks
+    options.record_windows_path = state_dir_ + ".trace";
+    options.version = "test";
+    AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_; }, [this] { return now_ + 1; }};
+    return std::make_unique<Agent>(options, deps);
+  }
+
+  void Start() {
+    agent_ = MakeAgent();
+    Status started = agent_->Start();
+    ASSERT_TRUE(started) << started.error().message;
+  }
+
+  // One window of queue `qid` averaging `avg` per completion, in `mode`, under the queue's generation.
+  void Window(uint32_t qid, engine::ReapMode mode, engine::Nanos avg, uint32_t generation) {
+    collect::WindowEvent event;
+    event.key = UvnvmeQueue(qid).key;
+    event.mode = mode;
+    event.completions = kWindow;
+    event.start = now_;
+    now_ += avg * kWindow;
+    event.end = now_;
+    event.generation = generation;
+    collector_.pending.push_back(event);
+    collector_.counters[event.key.ToString()].progress = {now_, 0};  // the next window starts here
+    agent_->RunOnce();
+  }
+
+  v1::QueueInfo Queue(uint32_t qid) {
+    v1::ListQueuesRequest request;
+    auto list = agent_->ListQueues(request);
+    EXPECT_TRUE(list);
+    for (const auto& q : list->queues()) {
+      if (q.id().queue() == qid) return q;
+    }
+    ADD_FAILURE() << "no queue " << qid;
+    return {};
+  }
+
+  std::string state_dir_;
+  v1::PolicySet policies_;
+  FakeCollector collector_;
+  FakeDiscovery discovery_;
+  FakeLevers levers_;
+  engine::Nanos now_ = 1'000'000'000;
+  std::unique_ptr<Agent> agent_;
+};
+
+TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
+  Start();
+  auto watch = agent_->WatchEvents({}, 64);
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  EXPECT_EQ(levers_.values["uvnvme:7:0:q1"], "poll");
+  const v1::QueueInfo q1 = Queue(1);
+  EXPECT_EQ(q1.mode(), v1::REAP_MODE_POLL);
+  EXPECT_EQ(q1.state(), v1::QUEUE_STATE_POLLING);
+  EXPECT_EQ(q1.last_decision().reason(), "window_fast");
+  EXPECT_TRUE(q1.last_decision().applied());
+  EXPECT_EQ(q1.mode_switches(), 1u);
+  const collect::QueueControl& control = collector_.controls[UvnvmeQueue(1).key.ToString()];
+  EXPECT_EQ(control.mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(control.generation, 1u);
+  EXPECT_EQ(control.baseline_span, 5 * kUs * kWindow);
+  EXPECT_EQ(control.baseline_completions, kWindow);
+  EXPECT_EQ(control.window_completions, kWindow);
+  EXPECT_EQ(Queue(2).mode(), v1::REAP_MODE_INTERRUPT);
+  // The decision reached the event stream after the two queue arrivals.
+  bool saw_decision = false;
+  while (auto event = watch->Next(std::chrono::milliseconds(1))) {
+    if (event->kind() == v1::EVENT_KIND_DECISION) {
+      saw_decision = true;
+      EXPECT_EQ(event->queue().queue(), 1u);
+      EXPECT_EQ(event->decision().to(), v1::REAP_MODE_POLL);
+    }
+  }
+  EXPECT_TRUE(saw_decision);
+}
+
+TEST_F(AgentLoop, WindowsOfAnOlderGenerationAreStale) {
+  Start();
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  // Still generation 0: recorded before the switch took effect. It must not fail the try.
+  Window(1, engine::ReapMode::kPoll, 1, 0);
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  Window(1, engine::ReapMode::kPoll, 50 * kUs, 1);
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_EQ(Queue(1).last_decision().reason(), "not_faster");
+}
+
+TEST_F(AgentLoop, ARefusingLeverDegradesTheQueueAndTheEngineFollowsTheRealMode) {
+  Start();
+  auto watch = agent_->WatchEvents({}, 64);
+  levers_.refuse = 1;
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  v1::QueueInfo q1 = Queue(1);
+  EXPECT_EQ(q1.mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_EQ(q1.state(), v1::QUEUE_STATE_MEASURING);
+  EXPECT_TRUE(q1.degraded());
+  EXPECT_NE(q1.degraded_reason().find("0x410e"), std::string::npos);
+  EXPECT_FALSE(q1.last_decision().applied());
+  bool saw_lever_error = false;
+  while (auto event = watch->Next(std::chrono::milliseconds(1))) {
+    saw_lever_error |= event->kind() == v1::EVENT_KIND_LEVER_ERROR;
+  }
+  EXPECT_TRUE(saw_lever_error);
+  EXPECT_EQ(agent_->GetStatus().levers(0).errors(), 1u);
+  // The next fast window tries again, and this time the lever works.
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  q1 = Queue(1);
+  EXPECT_EQ(q1.mode(), v1::REAP_MODE_POLL);
+  EXPECT_FALSE(q1.degraded());
+}
+
+TEST_F(AgentLoop, AForcedModeTheLeverRefusesIsRetriedWithBackoff) {
+  policies_.mutable_policy()->set_mode(v1::CONTROLLER_MODE_POLL);
+  levers_.refuse = 2;
+  Start();
+  EXPECT_EQ(levers_.applies, 2);  // both queues tried at discovery
+  EXPECT_TRUE(Queue(1).degraded());
+  now_ += 999'000'000;
+  agent_->RunOnce();
+  EXPECT_EQ(levers_.applies, 2);  // not yet: first retry after 1 s
+  now_ += 1'000'000;
+  agent_->RunOnce();
+  EXPECT_EQ(levers_.applies, 4);
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  EXPECT_FALSE(Queue(1).degraded());
+}
+
+TEST_F(AgentLoop, ShutdownPutsEveryChangedQueueBack) {
+  Start();
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  Window(2, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  ASSERT_EQ(levers_.values["uvnvme:7:0:q2"], "poll");
+  ASSERT_TRUE(agent_->Shutdown());
+  EXPECT_EQ(levers_.values["uvnvme:7:0:q1"], "interrupt");
+  EXPECT_EQ(levers_.values["uvnvme:7:0:q2"], "interrupt");
+  StateStore store(state_dir_);
+  EXPECT_EQ(store.LoadJournal()->entries_size(), 0);
+}
+
+TEST_F(AgentLoop, AfterACrashTheJournalRestoresBeforeAnythingElse) {
+  Start();
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  ASSERT_EQ(levers_.values["uvnvme:7:0:q1"], "poll");
+  agent_.reset();  // a crash: no Shutdown
+  levers_.log.clear();
+  discovery_.on_scan = [&] { levers_.log.push_back("scan"); };
+  Start();
+  ASSERT_GE(levers_.log.size(), 2u);
+  EXPECT_EQ(levers_.log[0], "restore uvnvme:7:0:q1=interrupt");
+  EXPECT_EQ(levers_.log[1], "scan");
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+}
+
+TEST_F(AgentLoop, SetPolicyIsValidatedPersistedAndWinsOnRestart) {
+  Start();
+  v1::SetPolicyRequest request;
+  request.mutable_policy()->set_pace_slack_ns(-1);
+  auto bad = agent_->SetPolicy(request);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.error().message.find("policy.pace_slack_ns"), std::string::npos);
+  request.set_controller("nvme9");
+  request.mutable_policy()->set_pace_slack_ns(7);
+  auto unknown = agent_->SetPolicy(request);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
+  request.set_controller("uvnvme:7:0");
+  request.set_queue(9);
+  EXPECT_EQ(agent_->SetPolicy(request).error().code, ErrorCode::kNotFound);
+  request.set_queue(2);
+  auto ok = agent_->SetPolicy(request);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(collector_.controls[UvnvmeQueue(2).key.ToString()].pace_slack, 7);
+  EXPECT_EQ(collector_.controls[UvnvmeQueue(1).key.ToString()].pace_slack, 20000);
+  agent_.reset();
+  Start();
+  auto policy = agent_->GetPolicy();
+  ASSERT_EQ(policy.policy().queues_size(), 1);
+  EXPECT_EQ(policy.policy().queues(0).policy().pace_slack_ns(), 7);
+}
+
+TEST_F(AgentLoop, ANewGlobalDefaultModeReachesOnlyControllersDiscoveredLater) {
+  Start();
+  v1::SetPolicyRequest request;
+  request.mutable_policy()->set_mode(v1::CONTROLLER_MODE_POLL);
+  ASSERT_TRUE(agent_->SetPolicy(request));
+  EXPECT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_ADAPTIVE);
+  discovery_.queues.push_back(UvnvmeQueue(1, "uvnvme:7:1"));
+  now_ += 1'000'000'000'000;
+  agent_->RunOnce();
+  v1::ListQueuesRequest list;
+  list.set_controller("uvnvme:7:1");
+  auto queues = agent_->ListQueues(list);
+  ASSERT_TRUE(queues);
+  ASSERT_EQ(queues->queues_size(), 1);
+  EXPECT_EQ(queues->queues(0).controller_mode(), v1::CONTROLLER_MODE_POLL);
+  EXPECT_EQ(queues->queues(0).mode(), v1::REAP_MODE_POLL);
+  // A controller-level mode does reach an existing controller.
+  v1::SetPolicyRequest controller;
+  controller.set_controller("uvnvme:7:0");
+  controller.mutable_policy()->set_mode(v1::CONTROLLER_MODE_SHADOW);
+  ASSERT_TRUE(agent_->SetPolicy(controller));
+  EXPECT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_SHADOW);
+}
+
+TEST_F(AgentLoop, AVanishedQueueIsDroppedCleanly) {
+  Start();
+  auto watch = agent_->WatchEvents({}, 64);
+  discovery_.queues.pop_back();
+  now_ += 1'000'000'000'000;
+  agent_->RunOnce();
+  v1::ListQueuesRequest list;
+  EXPECT_EQ(agent_->ListQueues(list)->queues_size(), 1);
+  EXPECT_EQ(collector_.forgotten, std::vector<std::string>{UvnvmeQueue(2).key.ToString()});
+  bool removed = false;
+  while (auto event = watch->Next(std::chrono::milliseconds(1))) {
+    removed |= event->kind() == v1::EVENT_KIND_QUEUE_REMOVED && event->queue().queue() == 2;
+  }
+  EXPECT_TRUE(removed);
+  // A window for it afterwards is ignored, not a crash.
+  collect::WindowEvent late;
+  late.key = UvnvmeQueue(2).key;
+  late.completions = kWindow;
+  collector_.pending.push_back(late);
+  agent_->RunOnce();
+}
+
+TEST_F(AgentLoop, OverridesAreCheckedAndExpire) {
+  discovery_.queues.push_back(UvnvmeQueue(3));
+  discovery_.queues.back().eligible = false;
+  discovery_.queues.back().ineligible_reason = "admin queue";
+  Start();
+  v1::SetQueueModeRequest request;
+  request.mutable_queue()->set_controller("uvnvme:7:0");
+  request.mutable_queue()->set_queue(9);
+  request.set_mode(v1::REAP_MODE_POLL);
+  EXPECT_EQ(agent_->SetQueueMode(request).error().code, ErrorCode::kNotFound);
+  request.mutable_queue()->set_queue(3);
+  auto ineligible = agent_->SetQueueMode(request);
+  EXPECT_EQ(ineligible.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(ineligible.error().message.find("admin queue"), std::string::npos);
+  request.mutable_queue()->set_queue(1);
+  request.set_duration_ns(5'000'000'000);
+  auto set = agent_->SetQueueMode(request);
+  ASSERT_TRUE(set) << set.error().message;
+  EXPECT_EQ(set->queue().mode(), v1::REAP_MODE_POLL);
+  EXPECT_EQ(set->queue().state(), v1::QUEUE_STATE_FORCED);
+  EXPECT_NE(set->queue().override().expires_unix_ns(), 0);
+  now_ += 5'000'000'000;
+  agent_->RunOnce();
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_EQ(Queue(1).last_decision().reason(), "override_expired");
+}
+
+TEST_F(AgentLoop, CompletionsStoppingWhilePollingFailTheTryOnTheTimer) {
+  policies_.mutable_policy()->set_timer_granularity_ns(10 * kUs);
+  Start();
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  // No completion since the switch; the counters still show the old window.
+  collector_.counters[UvnvmeQueue(1).key.ToString()].progress = {now_ - 100 * kUs, 3};
+  now_ += 24 * kUs;
+  agent_->RunOnce();
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  now_ += 2 * kUs;  // past 1 x 5 us + 20 us slack, but the timer is not due yet
+  agent_->RunOnce();
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  now_ += 9 * kUs;
+  agent_->RunOnce();
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_EQ(Queue(1).last_decision().reason(), "stalled");
+}
+
+TEST_F(AgentLoop, AnObserveOnlyCollectorManagesNothing) {
+  collector_.observe_only = true;
+  Start();
+  EXPECT_FALSE(Queue(1).eligible());
+  EXPECT_NE(Queue(1).ineligible_reason().find("observe-only"), std::string::npos);
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  EXPECT_EQ(levers_.applies, 0);
+  EXPECT_TRUE(agent_->GetStatus().observe_only());
+}
+
+TEST_F(AgentLoop, TheRecordedTraceReplaysToTheSameDecisions) {
+  Start();
+  for (int i = 0; i < 3; ++i) {
+    Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 2 * i);
+    Window(1, engine::ReapMode::kPoll, 6 * kUs, 2 * i + 1);
+  }
+  Window(2, engine::ReapMode::kInterrupt, 20 * kUs, 0);
+  agent_.reset();
+  std::ifstream trace(state_dir_ + ".trace"), decisions(state_dir_ + ".trace.decisions");
+  std::stringstream trace_text, decision_text;
+  trace_text << trace.rdbuf();
+  decision_text << decisions.rdbuf();
+  auto replayed = engine::ReplayTrace(trace_text.str());
+  ASSERT_TRUE(replayed) << replayed.error().message;
+  std::string joined;
+  for (const auto& line : *replayed) joined += line + "\n";
+  EXPECT_EQ(joined, decision_text.str());
+  EXPECT_NE(joined.find("backoff"), std::string::npos);  // three failures: the backoff started
+}
+
+}  // namespace
+}  // namespace nvmeadapt::daemon::testing
