@@ -1,0 +1,116 @@
+#include "agent/daemon/flags.h"
+
+#include <charconv>
+
+#include "agent/config/config_file.h"
+
+namespace nvmeadapt::daemon {
+namespace {
+
+Error Bad(const std::string& message) { return MakeError(ErrorCode::kInvalidArgument, message); }
+
+}  // namespace
+
+std::string DaemonUsage() {
+  return std::string(
+             "usage: nvme-adaptd [options]\n"
+             "\n"
+             "Watches NVMe completion queues with eBPF and switches each eligible queue between interrupt\n"
+             "and poll reaping by the rules of its policy. Runs until SIGTERM or SIGINT, then puts every\n"
+             "queue it changed back to its safe value; SIGHUP reloads the config file.\n"
+             "\n"
+             "options:\n"
+             "  --config PATH          JSON config (default ") +
+         std::string(config::kDefaultConfigPath) +
+         "; an absent default file means built-in defaults)\n"
+         "  --state-dir DIR        persisted policy and journal of changes (default /var/lib/nvme-adapt)\n"
+         "  --runtime-dir DIR      runtime directory; uvnvme sockets are under DIR/uvnvme (default /run)\n"
+         "  --log-level LEVEL      debug, info, warn or error (default info)\n"
+         "  --default-mode MODE    global default controller mode: off, adaptive, interrupt, poll, shadow\n"
+         "  --dry-run              levers record what they would write and change nothing\n"
+         "  --record-windows PATH  write every engine input to PATH (replayable with nvme-adapt-replay)\n"
+         "                         and every decision to PATH.decisions\n"
+         "  --api-socket PATH      gRPC Unix socket (default /run/nvme-adapt/agent.sock)\n"
+         "  --metrics-listen ADDR  Prometheus endpoint host:port (default 127.0.0.1:9464; 'off' disables)\n"
+         "  --sources LIST         queues to discover: kernel,uvnvme,block (default kernel,uvnvme)\n"
+         "  --exit-after SECONDS   stop by itself after this long (demos and tests)\n"
+         "  --help                 this text\n"
+         "  --version              version and build\n"
+         "\n"
+         "Exit status: 0 after a clean stop, 1 on a runtime failure, 2 for a bad flag or config.\n";
+}
+
+Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
+  DaemonFlags flags;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    std::optional<std::string> inline_value;
+    if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    auto value = [&]() -> Result<std::string> {
+      if (inline_value) return *inline_value;
+      if (i + 1 >= args.size()) return Bad(arg + ": needs a value");
+      return args[++i];
+    };
+    auto take = [&](std::optional<std::string>& field) -> Status {
+      auto v = value();
+      if (!v) return v.error();
+      if (v->empty()) return Bad(arg + ": must not be empty");
+      field = *v;
+      return OkStatus();
+    };
+    Status status;
+    if (arg == "--help" || arg == "-h") {
+      flags.help = true;
+    } else if (arg == "--version") {
+      flags.version = true;
+    } else if (arg == "--dry-run") {
+      flags.dry_run = true;
+    } else if (arg == "--config") {
+      auto v = value();
+      if (!v) return v.error();
+      flags.config_path = *v;
+      flags.config_explicit = true;
+    } else if (arg == "--state-dir") {
+      status = take(flags.state_dir);
+    } else if (arg == "--runtime-dir") {
+      status = take(flags.runtime_dir);
+    } else if (arg == "--log-level") {
+      status = take(flags.log_level);
+    } else if (arg == "--api-socket") {
+      status = take(flags.api_socket);
+    } else if (arg == "--metrics-listen") {
+      status = take(flags.metrics_listen);
+    } else if (arg == "--sources") {
+      status = take(flags.sources);
+    } else if (arg == "--record-windows") {
+      auto v = value();
+      if (!v) return v.error();
+      flags.record_windows = *v;
+    } else if (arg == "--default-mode") {
+      auto v = value();
+      if (!v) return v.error();
+      auto mode = engine::ParseControllerMode(*v);
+      if (!mode) return Bad("--default-mode: unknown mode '" + *v + "' (off, adaptive, interrupt, poll, shadow)");
+      flags.default_mode = *mode;
+    } else if (arg == "--exit-after") {
+      auto v = value();
+      if (!v) return v.error();
+      double seconds = 0;
+      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), seconds);
+      if (ec != std::errc() || end != v->data() + v->size() || seconds <= 0) {
+        return Bad("--exit-after: not a positive number of seconds: '" + *v + "'");
+      }
+      flags.exit_after_seconds = seconds;
+    } else {
+      return Bad("unknown argument '" + args[i] + "' (see --help)");
+    }
+    if (!status) return status.error();
+  }
+  if (flags.config_path.empty()) flags.config_path = std::string(config::kDefaultConfigPath);
+  return flags;
+}
+
+}  // namespace nvmeadapt::daemon

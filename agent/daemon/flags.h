@@ -1,0 +1,34 @@
+// nvme-adaptd's command line. Flags override the config file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/common/result.h"
+#include "agent/engine/types.h"
+
+namespace nvmeadapt::daemon {
+
+struct DaemonFlags {
+  bool help = false;
+  bool version = false;
+  std::string config_path;  // empty: the default path, which may be absent
+  bool config_explicit = false;
+  std::optional<std::string> state_dir;
+  std::optional<std::string> runtime_dir;
+  std::optional<std::string> log_level;
+  std::optional<engine::ControllerMode> default_mode;
+  bool dry_run = false;
+  std::string record_windows;
+  std::optional<std::string> api_socket;
+  std::optional<std::string> metrics_listen;
+  std::optional<std::string> sources;  // comma-separated: kernel,uvnvme,block
+  std::optional<double> exit_after_seconds;
+};
+
+// Errors are one line naming the flag.
+Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args);
+std::string DaemonUsage();
+
+}  // namespace nvmeadapt::daemon
