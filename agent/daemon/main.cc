@@ -1,0 +1,152 @@
+// nvme-adaptd: the node agent. Exceptions stop here; everything below returns typed results.
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "agent/common/clock.h"
+#include "agent/common/log.h"
+#include "agent/config/config_file.h"
+#include "agent/config/policy_convert.h"
+#include "agent/daemon/agent.h"
+#include "agent/daemon/flags.h"
+#include "agent/daemon/wiring.h"
+#include "nvme_adapt_version.h"
+
+namespace nvmeadapt::daemon {
+namespace {
+
+constexpr int kExitRuntime = 1;
+constexpr int kExitUsage = 2;
+
+// The config file, then flags over it. An absent default config file means built-in defaults.
+Result<v1::Config> LoadConfig(const DaemonFlags& flags) {
+  v1::Config config;
+  auto loaded = config::LoadConfigFile(flags.config_path);
+  if (loaded) {
+    config = std::move(*loaded);
+  } else if (flags.config_explicit || loaded.error().code != ErrorCode::kNotFound) {
+    return loaded.error();
+  }
+  if (flags.state_dir) config.set_state_dir(*flags.state_dir);
+  if (flags.runtime_dir) config.set_runtime_dir(*flags.runtime_dir);
+  if (flags.log_level) config.set_log_level(*flags.log_level);
+  if (flags.default_mode) config.mutable_policy()->set_mode(config::ToProto(*flags.default_mode));
+  if (config.state_dir().empty()) config.set_state_dir("/var/lib/nvme-adapt");
+  if (config.runtime_dir().empty()) config.set_runtime_dir("/run");
+  if (Status valid = config::ValidateConfig(config); !valid) return valid.error();
+  return config;
+}
+
+int Run(const DaemonFlags& flags) {
+  auto config = LoadConfig(flags);
+  if (!config) {
+    std::fprintf(stderr, "nvme-adaptd: %s\n", config.error().message.c_str());
+    return kExitUsage;
+  }
+  SetLogLevel(*ParseLogLevel(config->log_level()));
+
+  // Signals are read from a signalfd by a watcher thread, so no handler runs inside the loop.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+  if (pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) {
+    std::fprintf(stderr, "nvme-adaptd: cannot block signals\n");
+    return kExitRuntime;
+  }
+  const int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+  if (signal_fd < 0) {
+    NA_ERROR(SysError("signalfd", "", errno).message);
+    return kExitRuntime;
+  }
+
+  auto components = BuildComponents(*config, flags);
+  if (!components) {
+    NA_ERROR("cannot start: " << components.error().message);
+    return kExitRuntime;
+  }
+  AgentOptions options;
+  options.state_dir = config->state_dir();
+  options.config_policies = config::PoliciesOf(*config);
+  options.record_windows_path = flags.record_windows;
+  options.version = NVME_ADAPT_VERSION;
+  Agent agent(options, AgentDeps{components->collector.get(), components->discovery.get(),
+                                 components->levers.get(), nullptr, nullptr});
+  if (Status started = agent.Start(); !started) {
+    NA_ERROR("cannot start: " << started.error().message);
+    return kExitRuntime;
+  }
+  NA_INFO("nvme-adaptd " << NVME_ADAPT_VERSION << " running: collector " << components->collector->Name()
+                         << (components->collector->ObserveOnly() ? " (observe only)" : ""));
+
+  std::thread watcher([&] {
+    for (;;) {
+      signalfd_siginfo info{};
+      const ssize_t n = read(signal_fd, &info, sizeof info);
+      if (n != static_cast<ssize_t>(sizeof info)) {
+        if (n < 0 && errno == EINTR) continue;
+        break;
+      }
+      if (info.ssi_signo == SIGHUP) {
+        auto reloaded = LoadConfig(flags);
+        if (!reloaded) {
+          NA_ERROR("reload refused, keeping the running config: " << reloaded.error().message);
+          continue;
+        }
+        SetLogLevel(*ParseLogLevel(reloaded->log_level()));
+        if (Status applied = agent.ReloadConfigPolicies(config::PoliciesOf(*reloaded)); !applied) {
+          NA_ERROR("reload refused, keeping the running config: " << applied.error().message);
+          continue;
+        }
+        NA_INFO("reload: config " << flags.config_path << " applied");
+        continue;
+      }
+      NA_INFO("signal " << info.ssi_signo << ": stopping");
+      agent.Stop();
+      break;
+    }
+  });
+  std::thread timer;
+  if (flags.exit_after_seconds) {
+    timer = std::thread([&, deadline = MonotonicNanos() + static_cast<int64_t>(*flags.exit_after_seconds * 1e9)] {
+      while (MonotonicNanos() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      kill(getpid(), SIGTERM);
+    });
+  }
+  agent.Run();
+  Status restored = agent.Shutdown();
+  if (!restored) NA_ERROR("shutdown: not every change could be put back: " << restored.error().message);
+  watcher.join();
+  if (timer.joinable()) timer.join();
+  close(signal_fd);
+  NA_INFO("stopped");
+  return restored ? 0 : kExitRuntime;
+}
+
+}  // namespace
+}  // namespace nvmeadapt::daemon
+
+int main(int argc, char** argv) {
+  using namespace nvmeadapt::daemon;
+  auto flags = ParseDaemonFlags(std::vector<std::string>(argv + 1, argv + argc));
+  if (!flags) {
+    std::fprintf(stderr, "nvme-adaptd: %s\n", flags.error().message.c_str());
+    return 2;
+  }
+  if (flags->help) {
+    std::fputs(DaemonUsage().c_str(), stdout);
+    return 0;
+  }
+  if (flags->version) {
+    std::printf("nvme-adaptd %s (commit %s)\n", NVME_ADAPT_VERSION, NVME_ADAPT_COMMIT);
+    return 0;
+  }
+  try {
+    return Run(*flags);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nvme-adaptd: fatal: %s\n", e.what());
+    return 1;
+  }
+}
