@@ -168,30 +168,46 @@ LeverResult<std::vector<WriteRecord>> PlannedLever::Run(std::vector<Step>& steps
   return writes;
 }
 
-LeverResult<Applied> PlannedLever::Apply(const LeverTarget& target, engine::ReapMode mode) {
-  auto plan = MakePlan(target, mode);
-  if (!plan) return plan.error();
+LeverResult<Applied> PlannedLever::Prepare(const LeverTarget& target, engine::ReapMode mode, Plan& plan) {
+  auto made = MakePlan(target, mode);
+  if (!made) return made.error();
+  plan = std::move(*made);
   Applied applied;
   applied.mode = mode;
   applied.dry_run = dry_run_;
   applied.restore.lever = kind_;
   applied.restore.target = target;
-  for (const RestoreStep& found : plan->found) {
+  for (const RestoreStep& found : plan.found) {
     const auto original = originals_.find(found.object);
     applied.restore.steps.push_back(original != originals_.end() ? RestoreStep{found.object, original->second}
                                                                  : found);
   }
+  return applied;
+}
+
+LeverResult<Applied> PlannedLever::Preview(const LeverTarget& target, engine::ReapMode mode) {
+  Plan plan;
+  auto applied = Prepare(target, mode, plan);
+  if (!applied) return applied;
+  for (const Step& step : plan.steps) applied->writes.push_back(WriteRecord{step.object, step.value, false});
+  return applied;
+}
+
+LeverResult<Applied> PlannedLever::Apply(const LeverTarget& target, engine::ReapMode mode) {
+  Plan plan;
+  auto applied = Prepare(target, mode, plan);
+  if (!applied) return applied;
   if (!dry_run_) {
     // Before writing: a plan that fails half way has still changed what it wrote first.
-    for (const Step& step : plan->steps) {
-      for (const RestoreStep& found : plan->found) {
+    for (const Step& step : plan.steps) {
+      for (const RestoreStep& found : plan.found) {
         if (found.object == step.object) originals_.emplace(found.object, found.value);  // keeps the first
       }
     }
   }
-  auto writes = Run(plan->steps);
+  auto writes = Run(plan.steps);
   if (!writes) return writes.error();
-  applied.writes = std::move(*writes);
+  applied->writes = std::move(*writes);
   return applied;
 }
 

@@ -134,6 +134,9 @@ class Lever {
   virtual LeverResult<Applied> Apply(const LeverTarget& target, engine::ReapMode mode) = 0;
   // Writes a restore point back (in dry run: records it). Returns what was written.
   virtual LeverResult<std::vector<WriteRecord>> Restore(const RestorePoint& point) = 0;
+  // What Apply would do now, without doing or recording it: the writes (performed = false) and the restore
+  // point. The daemon journals the restore point before it calls Apply.
+  virtual LeverResult<Applied> Preview(const LeverTarget& target, engine::ReapMode mode) = 0;
 };
 
 // The base of every lever: a lever plans (reads the state and decides each write), this class performs the
@@ -148,6 +151,7 @@ class PlannedLever : public Lever {
   bool DryRun() const final { return dry_run_; }
   LeverResult<Applied> Apply(const LeverTarget& target, engine::ReapMode mode) final;
   LeverResult<std::vector<WriteRecord>> Restore(const RestorePoint& point) final;
+  LeverResult<Applied> Preview(const LeverTarget& target, engine::ReapMode mode) final;
 
   // Dry run: every write recorded so far, in order.
   const std::vector<WriteRecord>& Recorded() const { return recorded_; }
@@ -175,6 +179,8 @@ class PlannedLever : public Lever {
 
  private:
   LeverResult<std::vector<WriteRecord>> Run(std::vector<Step>& steps);
+  // The plan for `mode` and the restore point it implies (first values kept), performing nothing.
+  LeverResult<Applied> Prepare(const LeverTarget& target, engine::ReapMode mode, Plan& plan);
 
   LeverKind kind_;
   LeverScope scope_;

@@ -308,6 +308,24 @@ TEST_F(FileLevers, DryRunWritesNothing) {
   EXPECT_EQ(nvmeadapt::testing::TreeState(tmp_.path()), before) << "a dry run changed a file";
 }
 
+TEST_F(FileLevers, PreviewWritesNothingAndGivesTheRestorePointApplyWillUse) {
+  AdaptivePollLever lever(Adaptive());
+  const auto before = nvmeadapt::testing::TreeState(tmp_.path());
+  auto preview = lever.Preview(Nvme0(), ReapMode::kPoll);
+  ASSERT_TRUE(preview) << preview.error().ToString();
+  EXPECT_EQ(nvmeadapt::testing::TreeState(tmp_.path()), before) << "a preview changed a file";
+  EXPECT_EQ(preview->writes, (Writes{{lever.PathFor("nvme0"), "1", false}}));
+  EXPECT_TRUE(lever.Recorded().empty());
+  auto applied = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_TRUE(applied);
+  EXPECT_EQ(applied->restore, preview->restore);
+  // After a change the preview of the way back still names the original value.
+  auto back = lever.Preview(Nvme0(), ReapMode::kInterrupt);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->restore.steps, (Steps{{lever.PathFor("nvme0"), "0"}}));
+  EXPECT_EQ(ReadFile(attribute_), "1\n");
+}
+
 TEST(LeverErrno, KernelRefusalsAndMissingSupport) {
   EXPECT_EQ(LeverCodeForErrno(EINVAL), ErrorCode::kRefused);
   EXPECT_EQ(LeverCodeForErrno(ERANGE), ErrorCode::kRefused);
