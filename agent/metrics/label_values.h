@@ -16,6 +16,10 @@ namespace nvmeadapt::metrics {
 
 inline constexpr std::string_view kOtherLabelValue = "other";
 inline constexpr size_t kMaxLabelValueLength = 64;
+// Distinct values kept per free-form label.
+inline constexpr size_t kMaxLeverNames = 16;
+inline constexpr size_t kMaxGrpcMethods = 32;
+inline constexpr size_t kMaxBpfPrograms = 64;
 
 // How a polling try (one polling window, or the pace check inside it) ended.
 enum class PollTryResult : uint8_t { kSuccess, kBehindPace, kNotFaster, kStalled };

@@ -21,10 +21,6 @@
 
 namespace nvmeadapt::metrics {
 
-inline constexpr size_t kMaxLeverNames = 16;
-inline constexpr size_t kMaxGrpcMethods = 32;
-inline constexpr size_t kMaxBpfPrograms = 64;
-
 struct QueueSeries {
   std::string source;
   std::string controller;
