@@ -1,10 +1,18 @@
 #include "agent/metrics/agent_metrics.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <prometheus/exposer.h>
 #include <prometheus/text_serializer.h>
 
+#include <atomic>
+#include <chrono>
 #include <exception>
 #include <mutex>
+#include <thread>
 
 #include "agent/common/log.h"
 #include "agent/metrics/metrics_state.h"
@@ -15,18 +23,66 @@ namespace {
 constexpr double kSecondsPerNano = 1e-9;
 constexpr size_t kExposerThreads = 2;
 
+// An IPv4 listen address (validated) as a socket address; 0.0.0.0 becomes 127.0.0.1 when `to_reach` it.
+sockaddr_in SocketAddress(const std::string& listen_address, int port, bool to_reach) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, listen_address.substr(0, listen_address.rfind(':')).c_str(), &address.sin_addr);
+  if (to_reach && address.sin_addr.s_addr == htonl(INADDR_ANY)) address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return address;
+}
+
+// Connects to the listener and hangs up; errors do not matter (it may be gone already).
+void WakeListener(const sockaddr_in& address) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  (void)connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+  close(fd);
+}
+
+// civetweb says only "possible problem binding to port": binding the address ourselves finds out why.
+std::string WhyBindFails(const std::string& listen_address) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return SysError("socket", "AF_INET", errno).message;
+  const int yes = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // as civetweb does
+  const int port = std::stoi(listen_address.substr(listen_address.rfind(':') + 1));
+  const sockaddr_in address = SocketAddress(listen_address, port, false);
+  std::string why;
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    why = SysError("bind", listen_address, errno).message;
+  }
+  close(fd);
+  return why;
+}
+
 }  // namespace
 
 AgentMetrics::AgentMetrics(size_t max_tracked_queues, BuildInfo build)
     : state_(std::make_shared<MetricsState>(max_tracked_queues, std::move(build))) {}
 
-AgentMetrics::~AgentMetrics() = default;
+AgentMetrics::~AgentMetrics() {
+  if (!exposer_) return;
+  // civetweb's listener thread notices a stop only when its poll() returns, after up to 2 s; connections
+  // to it wake it up at once.
+  const sockaddr_in wake_address = SocketAddress(listen_address_, port_, true);
+  std::atomic<bool> stopped{false};
+  std::thread waker([&] {
+    while (!stopped.load()) {
+      WakeListener(wake_address);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  exposer_.reset();
+  stopped.store(true);
+  waker.join();
+}
 
 Status AgentMetrics::Start(const std::string& listen_address) {
   if (exposer_) return MakeError(ErrorCode::kFailedPrecondition, "metrics: already serving");
   if (Status valid = ValidateListenAddress(listen_address); !valid) return valid;
   try {
-    // civetweb reads "host:port" with brackets around IPv6 hosts, like our config.
     auto exposer = std::make_unique<prometheus::Exposer>(listen_address, kExposerThreads);
     exposer->RegisterCollectable(state_);
     const std::vector<int> ports = exposer->GetListeningPorts();
@@ -34,10 +90,12 @@ Status AgentMetrics::Start(const std::string& listen_address) {
       return MakeError(ErrorCode::kUnavailable, "metrics: " + listen_address + ": no listening port");
     }
     port_ = ports.front();
+    listen_address_ = listen_address;
     exposer_ = std::move(exposer);
   } catch (const std::exception& e) {
-    return MakeError(ErrorCode::kUnavailable,
-                     "metrics: cannot serve on " + listen_address + ": " + e.what());
+    const std::string why = WhyBindFails(listen_address);
+    return MakeError(ErrorCode::kUnavailable, "metrics: cannot serve on " + listen_address + ": " +
+                                                  (why.empty() ? std::string(e.what()) : why));
   }
   NA_INFO("metrics: serving /metrics on " << listen_address << " (port " << port_ << ")");
   return OkStatus();

@@ -47,7 +47,7 @@ class AgentMetrics {
   AgentMetrics(const AgentMetrics&) = delete;
   AgentMetrics& operator=(const AgentMetrics&) = delete;
 
-  // Serves /metrics on `listen_address` (host:port; port 0 picks a free one, see port()). Once only.
+  // Serves /metrics on `listen_address` (IPv4:port; port 0 picks a free one, see port()). Once only.
   Status Start(const std::string& listen_address);
   // The port /metrics is served on; 0 before Start.
   int port() const { return port_; }
@@ -87,6 +87,7 @@ class AgentMetrics {
   std::shared_ptr<MetricsState> state_;
   std::unique_ptr<prometheus::Exposer> exposer_;  // declared after state_: stops serving before it goes
   int port_ = 0;
+  std::string listen_address_;
 };
 
 }  // namespace nvmeadapt::metrics

@@ -1,23 +1,24 @@
 #include "agent/metrics/metrics_options.h"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 
 namespace nvmeadapt::metrics {
 
 Status ValidateListenAddress(std::string_view address) {
   auto invalid = [&](std::string_view why) {
-    return MakeError(ErrorCode::kInvalidArgument, "metrics.listen_address: '" + std::string(address) +
-                                                      "' " + std::string(why) + " (expected host:port)");
+    return MakeError(ErrorCode::kInvalidArgument, "metrics.listen_address: '" + std::string(address) + "' " +
+                                                      std::string(why) + " (expected IPV4:PORT, e.g. 127.0.0.1:9464)");
   };
   const size_t colon = address.rfind(':');
   if (colon == std::string_view::npos) return invalid("has no port");
-  const std::string_view host = address.substr(0, colon);
+  const std::string host(address.substr(0, colon));
   const std::string_view port = address.substr(colon + 1);
-  if (host.empty()) return invalid("has no host");
-  if (host.front() == '[') {
-    if (host.back() != ']' || host.size() < 3) return invalid("has an unclosed IPv6 bracket");
-  } else if (host.find(':') != std::string_view::npos) {
-    return invalid("needs brackets around an IPv6 address");
+  in_addr parsed{};
+  if (host.empty() || inet_pton(AF_INET, host.c_str(), &parsed) != 1) {
+    // civetweb as Debian builds it listens on IPv4 addresses only: no IPv6, no host names.
+    return invalid("has no IPv4 address");
   }
   unsigned value = 0;
   const auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), value);

@@ -20,7 +20,7 @@ struct MetricsOptions {
 
 // Empty fields take the defaults. Errors name the field: "metrics.listen_address: ...".
 Result<MetricsOptions> MetricsOptionsFromConfig(const v1::MetricsConfig& config);
-// "host:port" with an IPv4 address, a bracketed IPv6 address or a host name, and a port 0..65535.
+// "a.b.c.d:port" with a port 0..65535 (0: any free port). The HTTP server listens on IPv4 only.
 Status ValidateListenAddress(std::string_view address);
 
 }  // namespace nvmeadapt::metrics
