@@ -9,6 +9,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <exception>
 #include <mutex>
@@ -46,7 +47,7 @@ std::string WhyBindFails(const std::string& listen_address) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return SysError("socket", "AF_INET", errno).message;
   const int yes = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // as civetweb does
+  (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // as civetweb does; only a diagnosis
   const int port = std::stoi(listen_address.substr(listen_address.rfind(':') + 1));
   const sockaddr_in address = SocketAddress(listen_address, port, false);
   std::string why;
