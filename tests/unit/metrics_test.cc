@@ -2,9 +2,11 @@
 // conversion and the bounds on label values, read back from the text exposition.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <set>
+#include <thread>
 
 #include "agent/metrics/agent_metrics.h"
 #include "agent/metrics/interval_histogram.h"
@@ -156,6 +158,33 @@ TEST(AgentMetricsQueues, TimesAreExportedInSeconds) {
   const Exposition scrape = Scrape(metrics);
   EXPECT_DOUBLE_EQ(*scrape.Value("nvme_adapt_queue_poll_threshold_seconds", QueueMatch(1)), 10e-6);
   EXPECT_DOUBLE_EQ(*scrape.Value("nvme_adapt_queue_window_average_interval_seconds", QueueMatch(1)), 2.5e-6);
+}
+
+TEST(AgentMetricsThreads, CallsFromManyThreadsDuringScrapesLoseNothing) {
+  AgentMetrics metrics(4);
+  const QueueId id = metrics.AddQueue(Queue(1), true);
+  constexpr int kThreads = 4, kCalls = 20000;
+  std::atomic<bool> done{false};
+  std::thread scraper([&] {
+    while (!done.load()) EXPECT_FALSE(metrics.Render().empty());
+  });
+  std::vector<std::thread> callers;
+  for (int t = 0; t < kThreads; ++t) {
+    callers.emplace_back([&] {
+      for (int i = 0; i < kCalls; ++i) {
+        metrics.OnGrpcRequest("/nvmeadapt.v1.Agent/GetStatus", 0);
+        metrics.OnSwitch(id, engine::Reason::kWindowFast);
+      }
+    });
+  }
+  for (auto& caller : callers) caller.join();
+  done.store(true);
+  scraper.join();
+  const Exposition scrape = Scrape(metrics);
+  EXPECT_EQ(scrape.Value("nvme_adapt_grpc_requests_total", {{"code", "OK"}}), kThreads * kCalls);
+  auto switches = QueueMatch(1);
+  switches["reason"] = "window_fast";
+  EXPECT_EQ(scrape.Value("nvme_adapt_queue_switches_total", switches), kThreads * kCalls);
 }
 
 TEST(IntervalHistogram, BucketBoundsAreThePowersOfTwoNanosecondsInSeconds) {
