@@ -6,14 +6,10 @@
 //   - keeps serving until stdin closes (or the line "quit").
 // A queue whose completions come at most --poll-threshold-ns apart is switched to poll mode for the phase
 // (reason window_fast) and back to interrupt mode after it (not_faster), as the engine would.
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <string>
