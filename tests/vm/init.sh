@@ -58,7 +58,7 @@ until [ -e /sys/block/nvme0n1 ]; do
 done
 say "nvme0n1 ready ($(dmesg | grep -o '[0-9]*/[0-9]*/[0-9]* default/read/poll queues' | tail -1))"
 
-export HOME=/tmp TERM="${TERM:-linux}" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp TERM="${TERM:-linux}" PATH="$NVA_GUEST_PATH"
 if [ "$NVA_SHELL" = 1 ]; then
   say "shell in the host root (chroot); the guest script would be: bash $NVA_GUEST_SCRIPT; exit powers off"
   (exec setsid cttyhack chroot /host /bin/bash --noprofile --norc -i)
@@ -69,7 +69,7 @@ else
   status=$?
 fi
 echo "$status" > /results/guest-exit-status
-say "guest script exit status $status; powering off"
+say "exit status $status; powering off"
 sync
 umount "/host$NVA_RESULTS_DIR"
 poweroff -f

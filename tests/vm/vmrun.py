@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from vmkernel import VmSetupError, guest_kernel  # noqa: E402
 
@@ -33,6 +34,10 @@ SOURCE_DIR = VM_DIR.parents[1]
 QEMU = "qemu-system-x86_64"
 INIT_FATAL_MARK = "NVA-INIT-FATAL:"
 PR_SET_PDEATHSIG = 1
+# PATH of the guest script: the host's system directories only (no per-user shims such as pyenv).
+GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Host programs the harness runs, with the Debian package that provides each.
+HOST_TOOLS = {QEMU: "qemu-system-x86", "dpkg-deb": "dpkg", "depmod": "kmod", "cpio": "cpio"}
 # SeaBIOS and the guest clear the screen; keep the relayed console plain text.
 TERMINAL_CONTROL = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])")
 
@@ -45,7 +50,7 @@ class VmRunError(RuntimeError):
 class VmOptions:
     guest_script: Path
     build_dir: Path = SOURCE_DIR / "build"
-    results_dir: Path | None = None  # default: BUILD/vm-results/<guest script name>
+    results_dir: Path | None = None  # default: BUILD/vm-results/<guest script name, or shell>
     env: dict = field(default_factory=dict)
     timeout: float = 600.0
     shell: bool = False
@@ -73,6 +78,15 @@ class Clock:
 
     def log(self, message):
         print(f"[vm +{self.elapsed():6.1f}s] {message}", flush=True)
+
+
+def require_tools(tools, path=None):
+    """Raises VmSetupError naming every missing program of {program: Debian package}."""
+    missing = [f"{tool} (Debian package {package})" for tool, package in tools.items()
+               if shutil.which(tool, path=path) is None]
+    if missing:
+        raise VmSetupError(f"not found{' in ' + path if path else ''}: {', '.join(missing)}; "
+                           "install them (scripts/install-deps lists them)")
 
 
 def _qemu_command(opts, kernel, disk, results_dir):
@@ -105,6 +119,7 @@ def _write_guest_env(opts, results_dir, path):
         "NVA_NVME_PARAMS": opts.nvme_params,
         "NVA_NVME_WAIT": "30",
         "NVA_SHELL": "1" if opts.shell else "0",
+        "NVA_GUEST_PATH": GUEST_PATH,
         **opts.env,
     }
     path.write_text("".join(f"{k}={shlex.quote(str(v))}\n" for k, v in env.items()))
@@ -148,21 +163,34 @@ def _relay_console(proc, console, deadline, clock):
     return tail
 
 
+def _new_work_dir(parent):
+    """A fresh run-PID-* dir; those of runs that died without cleaning up (SIGKILL) are removed."""
+    parent.mkdir(exist_ok=True)
+    for stale in parent.glob("run-*-*"):
+        try:
+            os.kill(int(stale.name.split("-")[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(stale, ignore_errors=True)
+        except (ValueError, PermissionError):
+            pass
+    return Path(tempfile.mkdtemp(dir=parent, prefix=f"run-{os.getpid()}-"))
+
+
 def run_vm(opts, clock=None):
     """Boots the VM, runs opts.guest_script in it and returns its exit status; raises on setup or VM failure."""
     clock = clock or Clock()
-    if shutil.which(QEMU) is None:
-        raise VmSetupError(f"{QEMU} not found: install the Debian package qemu-system-x86")
+    require_tools(HOST_TOOLS)
     if not opts.guest_script.is_file():
         raise VmSetupError(f"guest script {opts.guest_script} does not exist")
     build_dir = opts.build_dir.resolve()
     kernel = guest_kernel(build_dir, VM_DIR / "init.sh", log=clock.log)
-    results_dir = (opts.results_dir or build_dir / "vm-results" / opts.guest_script.stem).resolve()
+    # A shell session gets its own results dir so that it does not wipe the last test run's results.
+    default_results = build_dir / "vm-results" / ("shell" if opts.shell else opts.guest_script.stem)
+    results_dir = (opts.results_dir or default_results).resolve()
     shutil.rmtree(results_dir, ignore_errors=True)
     results_dir.mkdir(parents=True)
     _write_guest_env(opts, results_dir, results_dir / "guest.env")
-    (build_dir / "vm-work").mkdir(exist_ok=True)
-    work = Path(tempfile.mkdtemp(dir=build_dir / "vm-work", prefix="run-"))
+    work = _new_work_dir(build_dir / "vm-work")
     console_log = results_dir / "console.log"
     proc = None
     try:
@@ -171,7 +199,7 @@ def run_vm(opts, clock=None):
             f.truncate(opts.disk_mib << 20)
         cmd = _qemu_command(opts, kernel, disk, results_dir)
         (work / "qemu-command").write_text(shlex.join(cmd) + "\n")
-        clock.log(f"booting {kernel.version} under TCG ({opts.smp} vCPUs); console in {console_log}")
+        clock.log(f"booting {kernel.version} under TCG ({opts.smp} vCPUs)")
         if opts.shell:
             clock.log("interactive: exit the shell to power off, or Ctrl-A X to kill QEMU")
             proc = subprocess.Popen(cmd, preexec_fn=_die_with_parent)
@@ -192,7 +220,7 @@ def run_vm(opts, clock=None):
             raise VmRunError(f"QEMU exited with status {proc.returncode} before the guest script finished; "
                              "last console lines:\n" + "\n".join(tail))
         status = int(status_file.read_text())
-        clock.log(f"VM powered off; guest script exit status {status}")
+        clock.log(f"VM powered off; guest exit status {status}; results in {results_dir}")
         return VmResult(status, results_dir, console_log, clock.elapsed())
     finally:
         if proc is not None:
@@ -204,7 +232,7 @@ def run_vm(opts, clock=None):
 def raise_on_sigterm():
     """Turns SIGTERM (CTest's timeout, a CI cancel) into KeyboardInterrupt so that cleanup runs."""
     def handler(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signum}")
+        raise KeyboardInterrupt(f"interrupted by signal {signum}; QEMU stopped")
     signal.signal(signal.SIGTERM, handler)
 
 
@@ -212,7 +240,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("guest_script", type=Path, help="bash script run in the guest (host path)")
     parser.add_argument("--build-dir", type=Path, default=SOURCE_DIR / "build")
-    parser.add_argument("--results-dir", type=Path, help="default: BUILD/vm-results/<script name>")
+    parser.add_argument("--results-dir", type=Path, help="default: BUILD/vm-results/<script name, or shell>")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before QEMU is killed")
     parser.add_argument("--shell", action="store_true", help="interactive shell in the guest instead of the script")
     parser.add_argument("--nvme-params", default="poll_queues=1", help="parameters of modprobe nvme")
@@ -229,7 +257,6 @@ def main(argv=None):
     except (VmSetupError, VmRunError, KeyboardInterrupt) as e:
         print(f"vmrun: FAILED: {e}", file=sys.stderr)
         return 2
-    print(f"vmrun: results in {result.results_dir}")
     return result.exit_status
 
 
