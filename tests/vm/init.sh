@@ -52,7 +52,8 @@ mount --bind /results "/host$NVA_RESULTS_DIR" || fatal "cannot bind the results 
 
 waited=0
 until [ -e /sys/block/nvme0n1 ]; do
-  [ "$waited" -ge "$((NVA_NVME_WAIT * 10))" ] && fatal "no nvme0n1 after ${NVA_NVME_WAIT}s (dmesg: $(dmesg | grep -i nvme | tail -3))"
+  [ "$waited" -ge "$((NVA_NVME_WAIT * 10))" ] &&
+    fatal "no nvme0n1 after ${NVA_NVME_WAIT}s (dmesg: $(dmesg | grep -i nvme | tail -3))"
   sleep 0.1
   waited=$((waited + 1))
 done

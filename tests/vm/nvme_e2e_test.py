@@ -12,6 +12,7 @@ A machine without QEMU or the kernel package fails the test with what is missing
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -130,14 +131,30 @@ def assert_results(results):
     return checks, summary
 
 
+def _feature_probe_facts(path):
+    """The lines of `bpftool feature probe kernel` that matter to the collectors' hook and map choice."""
+    probe = json.loads(path.read_text())
+    kprobe_helpers = set(probe["helpers"].get("kprobe_available_helpers", []))
+    return {
+        "program_types": {t: probe["program_types"].get(f"have_{t}_prog_type")
+                          for t in ("tracing", "raw_tracepoint", "tracepoint", "kprobe")},
+        "ringbuf_map": probe["map_types"].get("have_ringbuf_map_type"),
+        "kprobe_helpers": {h: h in kprobe_helpers for h in ("bpf_ringbuf_reserve", "bpf_get_func_ip",
+                                                             "bpf_get_attach_cookie", "bpf_loop")},
+        "bounded_loops": probe["misc"].get("have_bounded_loops"),
+    }
+
+
 def _bpf_hooks(checks, results, summary):
     attach = json.loads((results / "bpf" / "attach.json").read_text())
     hist = facts.hist_by_qid(results / "io" / "bpf-attached" / "hist-qid.txt")
     completions = sum(hist.values())
+    trace_types = (results / "bpf" / "nvme_core-trace-types.txt").read_text()
     summary["bpf"] = {"libbpf": attach["libbpf"], "hist_completions": completions, "hist_by_qid": hist,
                       "hooks": {p["section"]: {k: p.get(k) for k in ("loaded", "attached", "hits", "error")}
                                 for p in attach["programs"]},
-                      "module_btf_trace_types": (results / "bpf/nvme_core-trace-types.txt").read_text().count("TYPEDEF")}
+                      "nvme_core_btf_trace_types": re.findall(r"'(btf_trace_\w+)'", trace_types),
+                      "feature_probe": _feature_probe_facts(results / "bpf" / "feature-probe.json")}
     for p in attach["programs"]:
         print(f"        bpf {p['section']:34} loaded={p['loaded']!s:5} attached={p['attached']!s:5} "
               f"hits={p['hits']} {p.get('error') or ''}")

@@ -94,7 +94,7 @@ def _qemu_command(opts, kernel, disk, results_dir):
     return [
         QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(opts.smp), "-m", opts.memory,
         "-nographic", "-no-reboot", "-nic", "none",
-        "-kernel", str(kernel.vmlinuz), "-initrd", str(kernel.initramfs), "-append", append,
+        "-kernel", str(kernel.image), "-initrd", str(kernel.initramfs), "-append", append,
         "-drive", f"file={disk},if=none,id=nvm,format=raw,cache=none,aio=threads",
         "-device", "nvme,serial=deadbeef,drive=nvm,max_ioqpairs=4,msix_qsize=65",
         "-fsdev", "local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap",
@@ -155,7 +155,7 @@ def _relay_console(proc, console, deadline, clock):
         *lines, pending = pending.split(b"\n")
         for raw in lines:
             line = TERMINAL_CONTROL.sub("", raw.decode(errors="replace")).rstrip("\r")
-            print(f"  guest| {line}", flush=True)
+            print(f"[vm +{clock.elapsed():6.1f}s] guest| {line}", flush=True)
             tail = (tail + [line])[-40:]
             if line.startswith(INIT_FATAL_MARK):
                 clock.log(f"guest init failed: {line[len(INIT_FATAL_MARK):].strip()}")

@@ -24,7 +24,7 @@ io_run hipri --name=hipri --ioengine=io_uring --hipri=1 --iodepth=16
 step bpf
 d=$(results_subdir bpf)
 bpftool --version > "$d/bpftool-version.txt"
-bpftool -j feature probe kernel > "$d/feature-probe.json" 2> "$d/feature-probe.err" || echo "status $?" >> "$d/feature-probe.err"
+bpftool -j feature probe kernel > "$d/feature-probe.json" 2> "$d/feature-probe.err"
 say "bpftool feature probe done"
 bpftool btf list > "$d/btf-list.txt"
 bpftool btf dump file /sys/kernel/btf/nvme_core -B /sys/kernel/btf/vmlinux |
