@@ -36,6 +36,8 @@ INIT_FATAL_MARK = "NVA-INIT-FATAL:"
 PR_SET_PDEATHSIG = 1
 # PATH of the guest script: the host's system directories only (no per-user shims such as pyenv).
 GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Directories of the host root that the guest covers with its own mounts (see init.sh).
+GUEST_OWN_DIRS = ("/tmp", "/run", "/dev", "/proc", "/sys")
 # Host programs the harness runs, with the Debian package that provides each.
 HOST_TOOLS = {QEMU: "qemu-system-x86", "dpkg-deb": "dpkg", "depmod": "kmod", "cpio": "cpio"}
 # SeaBIOS and the guest clear the screen; keep the relayed console plain text.
@@ -183,10 +185,15 @@ def run_vm(opts, clock=None):
     if not opts.guest_script.is_file():
         raise VmSetupError(f"guest script {opts.guest_script} does not exist")
     build_dir = opts.build_dir.resolve()
-    kernel = guest_kernel(build_dir, VM_DIR / "init.sh", log=clock.log)
     # A shell session gets its own results dir so that it does not wipe the last test run's results.
     default_results = build_dir / "vm-results" / ("shell" if opts.shell else opts.guest_script.stem)
     results_dir = (opts.results_dir or default_results).resolve()
+    for path in (build_dir, results_dir, opts.guest_script.resolve()):
+        hidden = next((d for d in GUEST_OWN_DIRS if path.is_relative_to(d)), None)
+        if hidden:
+            raise VmSetupError(f"{path} is under {hidden}, which the guest mounts its own file system over; "
+                               "use a build dir (and script) elsewhere")
+    kernel = guest_kernel(build_dir, VM_DIR / "init.sh", log=clock.log)
     shutil.rmtree(results_dir, ignore_errors=True)
     results_dir.mkdir(parents=True)
     _write_guest_env(opts, results_dir, results_dir / "guest.env")
