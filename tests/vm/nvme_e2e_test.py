@@ -29,7 +29,7 @@ TOLERANCE = 0.01  # hist counts vs fio's completed I/Os, and stray completions, 
 # BPF hooks on nvme_complete_rq must count exactly what the tracefs hist counts; the others are reported.
 COUNTED_HOOKS = ("tp_btf/nvme_complete_rq", "raw_tp/nvme_complete_rq", "tracepoint/nvme/nvme_complete_rq")
 SET_FEATURES_NOT_CHANGEABLE = "0x410e"
-# Host programs the guest script runs (from the shared host root), and clang for the BPF probe object.
+# Host programs the guest script runs (from the shared host root), with their Debian packages.
 GUEST_TOOLS = {"fio": "fio", "nvme": "nvme-cli", "bpftool": "bpftool", "python3": "python3", "bash": "bash"}
 
 
@@ -82,15 +82,22 @@ def _routing(checks, results, run, expect_on, other, summary):
 
 
 def _queue_layout(checks, snapshot_dir, label, summary):
-    """Returns (irq qids, poll qids) of nvme0's I/O queues: a blk-mq hw queue without an MSI-X vector polls."""
+    """(irq qids, poll qids, kernel's default/read/poll split) of nvme0's I/O queues from a snapshot_queues dir.
+
+    A blk-mq hardware queue whose nvme queue has no vector in /proc/interrupts is a poll queue."""
     hw = facts.hardware_queues(snapshot_dir / "mq-cpu-list.txt")
     vectors = facts.nvme_vectors(snapshot_dir / "interrupts.txt")
     split = facts.last_queue_split(snapshot_dir / "dmesg-queues.txt")
+    modes = facts.msi_modes(snapshot_dir / "msi-irqs.txt")
     irq_qids = sorted(q for q in hw if q in vectors)
     poll_qids = sorted(q for q in hw if q not in vectors)
+    vector_modes = {q: modes.get(irq) for q, (irq, _) in vectors.items()}
     summary["queues"][label] = {"hw_queues_cpu_list": hw, "vectors": {q: v[0] for q, v in vectors.items()},
-                                "irq_qids": irq_qids, "poll_qids": poll_qids, "default_read_poll": split}
-    checks.check(f"{label}: admin queue has a vector", 0 in vectors, f"vectors {sorted(vectors)}")
+                                "vector_modes": vector_modes, "irq_qids": irq_qids, "poll_qids": poll_qids,
+                                "default_read_poll": split}
+    checks.check(f"{label}: admin and interrupt queues have MSI-X vectors",
+                 0 in vectors and all(vector_modes[q] == "msix" for q in [0, *irq_qids]),
+                 f"vector modes per qid {vector_modes}")
     return irq_qids, poll_qids, split
 
 
@@ -100,6 +107,10 @@ def assert_results(results):
     attrs = (results / "discovery" / "nvme0-attrs.txt").read_text()
     checks.check("nvme0 found and live", "state: live" in attrs and "transport: pcie" in attrs,
                  " ".join(line.strip() for line in attrs.splitlines() if line.startswith(("model", "state"))))
+
+    btf = (results / "discovery" / "btf.txt").read_text().split()
+    checks.check("module BTF /sys/kernel/btf/nvme_core present", "nvme_core" in btf and "vmlinux" in btf,
+                 f"/sys/kernel/btf: {' '.join(btf)}")
 
     irq_qids, poll_qids, split = _queue_layout(checks, results / "discovery", "poll_queues=1", summary)
     checks.check("poll_queues=1: q1, q2 have MSI-X vectors, q3 has none (poll)",

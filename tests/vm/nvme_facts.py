@@ -38,6 +38,15 @@ def hardware_queues(path):
     return queues
 
 
+def msi_modes(path):
+    """{irq: "msi" or "msix"} from `irq mode` lines of the PCI device's msi_irqs directory."""
+    modes = {}
+    for line in Path(path).read_text().splitlines():
+        irq, _, mode = line.partition(" ")
+        modes[int(irq)] = mode.strip()
+    return modes
+
+
 def last_queue_split(path):
     """(default, read, poll) from the last 'N/N/N default/read/poll queues' kernel message, or None."""
     found = QUEUE_SPLIT.findall(Path(path).read_text())

@@ -60,6 +60,9 @@ snapshot_queues() {
   for h in /sys/block/"$NVME_NS"/mq/*; do
     echo "${h##*/} $(cat "$h/cpu_list")"
   done > "$dir/mq-cpu-list.txt"
+  for h in "$NVME_CTRL"/device/msi_irqs/*; do
+    echo "${h##*/} $(cat "$h")"
+  done > "$dir/msi-irqs.txt"
   cat "$NVME_CTRL/state" > "$dir/state.txt"
   dmesg | grep -E 'nvme.*(default/read/poll queues|reset)' > "$dir/dmesg-queues.txt" || true
 }
