@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""End-to-end test of the real Linux nvme driver (Debian 6.1) against QEMU's emulated NVMe controller.
+
+Boots the VM with tests/vm/guest/nvme_e2e.sh as the guest script, then asserts here, on the host, on the
+files it recorded: queue layout (interrupt vs poll queues), where libaio and io_uring-hipri completions land
+(tracefs hist per qid against fio's counts), the poll_queues + reset_controller lever, NVMe Set Features
+FID 08h on QEMU, and which BPF hooks load and count on this kernel. Writes RESULTS/summary.json.
+A machine without QEMU or the kernel package fails the test with what is missing.
+
+  tests/vm/nvme_e2e_test.py [--build-dir build]
+"""
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nvme_facts as facts  # noqa: E402
+from vmkernel import VmSetupError  # noqa: E402
+from vmrun import (GUEST_PATH, SOURCE_DIR, VM_DIR, Clock, VmOptions, VmRunError, raise_on_sigterm,  # noqa: E402
+                   require_tools, run_vm)
+
+TOLERANCE = 0.01  # hist counts vs fio's completed I/Os, and stray completions, as a fraction
+# BPF hooks on nvme_complete_rq must count exactly what the tracefs hist counts; the others are reported.
+COUNTED_HOOKS = ("tp_btf/nvme_complete_rq", "raw_tp/nvme_complete_rq", "tracepoint/nvme/nvme_complete_rq")
+SET_FEATURES_NOT_CHANGEABLE = "0x410e"
+# Host programs the guest script runs (from the shared host root), with their Debian packages.
+GUEST_TOOLS = {"fio": "fio", "nvme": "nvme-cli", "bpftool": "bpftool", "python3": "python3", "bash": "bash"}
+
+
+class Checks:
+    def __init__(self):
+        self.rows = []
+
+    def check(self, name, ok, detail):
+        self.rows.append({"check": name, "ok": bool(ok), "detail": detail})
+        print(f"  {'PASS' if ok else 'FAIL'}  {name}: {detail}", flush=True)
+
+    def failed(self):
+        return [r["check"] for r in self.rows if not r["ok"]]
+
+
+def _compile_bpf_probe(build_dir):
+    require_tools({"clang": "clang"})
+    clang = shutil.which("clang")
+    out = build_dir / "vm-work" / "attach_probe.bpf.o"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([clang, "-O2", "-g", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/include/x86_64-linux-gnu",
+                    "-c", str(VM_DIR / "guest" / "attach_probe.bpf.c"), "-o", str(out)], check=True)
+    return out
+
+
+def _within(a, b):
+    return abs(a - b) <= TOLERANCE * max(a, b, 1)
+
+
+def _routing(checks, results, run, expect_on, other, summary):
+    """Checks that run's completions match fio's count and landed on the `expect_on` qids, not on `other`."""
+    fio_ios, errors = facts.fio_reads(results / "io" / run / "fio.json")
+    per_qid = facts.hist_by_qid(results / "io" / run / "hist-qid.txt")
+    io_total = sum(n for q, n in per_qid.items() if q > 0)
+    on_expected = sum(per_qid.get(q, 0) for q in expect_on)
+    stray = sum(per_qid.get(q, 0) for q in other)
+    before = facts.nvme_vectors(results / "io" / run / "interrupts.before")
+    after = facts.nvme_vectors(results / "io" / run / "interrupts.after")
+    interrupts = {q: after[q][1] - before.get(q, (0, 0))[1] for q in after if q > 0}
+    summary["io"][run] = {"fio_completed": fio_ios, "fio_errors": errors, "hist_by_qid": per_qid,
+                          "interrupts_by_qid": interrupts}
+    checks.check(f"{run}: fio ran", fio_ios > 0 and not any(errors), f"{fio_ios} reads completed, errors {errors}")
+    checks.check(f"{run}: hist count matches fio within 1 %", _within(io_total, fio_ios),
+                 f"hist {io_total} vs fio {fio_ios}")
+    checks.check(f"{run}: completions on qids {sorted(expect_on)}",
+                 _within(on_expected, io_total) and stray <= TOLERANCE * io_total,
+                 f"per qid {dict(sorted(per_qid.items()))}; on {sorted(expect_on)}: {on_expected}, "
+                 f"on {sorted(other)}: {stray}")
+    return interrupts
+
+
+def _queue_layout(checks, snapshot_dir, label, summary):
+    """(irq qids, poll qids, kernel's default/read/poll split) of nvme0's I/O queues from a snapshot_queues dir.
+
+    A blk-mq hardware queue whose nvme queue has no vector in /proc/interrupts is a poll queue."""
+    hw = facts.hardware_queues(snapshot_dir / "mq-cpu-list.txt")
+    vectors = facts.nvme_vectors(snapshot_dir / "interrupts.txt")
+    split = facts.last_queue_split(snapshot_dir / "dmesg-queues.txt")
+    modes = facts.msi_modes(snapshot_dir / "msi-irqs.txt")
+    irq_qids = sorted(q for q in hw if q in vectors)
+    poll_qids = sorted(q for q in hw if q not in vectors)
+    vector_modes = {q: modes.get(irq) for q, (irq, _) in vectors.items()}
+    summary["queues"][label] = {"hw_queues_cpu_list": hw, "vectors": {q: v[0] for q, v in vectors.items()},
+                                "vector_modes": vector_modes, "irq_qids": irq_qids, "poll_qids": poll_qids,
+                                "default_read_poll": split}
+    checks.check(f"{label}: admin and interrupt queues have MSI-X vectors",
+                 0 in vectors and all(vector_modes[q] == "msix" for q in [0, *irq_qids]),
+                 f"vector modes per qid {vector_modes}")
+    return irq_qids, poll_qids, split
+
+
+def assert_results(results):
+    checks = Checks()
+    summary = {"queues": {}, "io": {}}
+    attrs = (results / "discovery" / "nvme0-attrs.txt").read_text()
+    checks.check("nvme0 found and live", "state: live" in attrs and "transport: pcie" in attrs,
+                 " ".join(line.strip() for line in attrs.splitlines() if line.startswith(("model", "state"))))
+
+    btf = (results / "discovery" / "btf.txt").read_text().split()
+    checks.check("module BTF /sys/kernel/btf/nvme_core present", "nvme_core" in btf and "vmlinux" in btf,
+                 f"/sys/kernel/btf: {' '.join(btf)}")
+
+    irq_qids, poll_qids, split = _queue_layout(checks, results / "discovery", "poll_queues=1", summary)
+    checks.check("poll_queues=1: q1, q2 have MSI-X vectors, q3 has none (poll)",
+                 irq_qids == [1, 2] and poll_qids == [3] and split == (2, 0, 1),
+                 f"irq qids {irq_qids}, poll qids {poll_qids}, kernel says default/read/poll {split}")
+
+    interrupts = _routing(checks, results, "libaio", irq_qids, poll_qids, summary)
+    checks.check("libaio: the I/O queues' vectors fired", sum(interrupts.values()) > 0,
+                 f"interrupts per qid {interrupts}")
+    _routing(checks, results, "hipri", poll_qids, irq_qids, summary)
+
+    fid8 = (results / "set-features" / "set-fid8.txt").read_text().strip()
+    fid8_status = int((results / "set-features" / "set-fid8.status").read_text())
+    checks.check(f"Set Features FID 08h answered Feature Not Changeable ({SET_FEATURES_NOT_CHANGEABLE})",
+                 fid8_status != 0 and SET_FEATURES_NOT_CHANGEABLE in fid8, f"status {fid8_status}: {fid8}")
+    summary["set_features_fid8"] = {"status": fid8_status, "output": fid8,
+                                    "get": (results / "set-features" / "get-fid8.txt").read_text().strip()}
+
+    after_irq, after_poll, after_split = _queue_layout(checks, results / "lever", "after poll_queues=0 reset", summary)
+    start, end = map(float, (results / "lever" / "reset-uptime.txt").read_text().split())
+    summary["queues"]["reset_seconds"] = round(end - start, 2)
+    checks.check("poll_queues=0 + reset_controller: no poll queue remains",
+                 not after_poll and after_irq and after_split is not None and after_split[2] == 0,
+                 f"irq qids {after_irq}, poll qids {after_poll}, default/read/poll {after_split}, "
+                 f"reset took {end - start:.2f} s")
+    _routing(checks, results, "hipri-no-poll-queue", after_irq, poll_qids, summary)
+
+    _bpf_hooks(checks, results, summary)
+    return checks, summary
+
+
+def _feature_probe_facts(path):
+    """The lines of `bpftool feature probe kernel` that matter to the collectors' hook and map choice."""
+    probe = json.loads(path.read_text())
+    kprobe_helpers = set(probe["helpers"].get("kprobe_available_helpers", []))
+    return {
+        "program_types": {t: probe["program_types"].get(f"have_{t}_prog_type")
+                          for t in ("tracing", "raw_tracepoint", "tracepoint", "kprobe")},
+        "ringbuf_map": probe["map_types"].get("have_ringbuf_map_type"),
+        "kprobe_helpers": {h: h in kprobe_helpers for h in ("bpf_ringbuf_reserve", "bpf_get_func_ip",
+                                                             "bpf_get_attach_cookie", "bpf_loop")},
+        "bounded_loops": probe["misc"].get("have_bounded_loops"),
+    }
+
+
+def _bpf_hooks(checks, results, summary):
+    attach = json.loads((results / "bpf" / "attach.json").read_text())
+    hist = facts.hist_by_qid(results / "io" / "bpf-attached" / "hist-qid.txt")
+    completions = sum(hist.values())
+    trace_types = (results / "bpf" / "nvme_core-trace-types.txt").read_text()
+    summary["bpf"] = {"libbpf": attach["libbpf"], "hist_completions": completions, "hist_by_qid": hist,
+                      "hooks": {p["section"]: {k: p.get(k) for k in ("loaded", "attached", "hits", "error")}
+                                for p in attach["programs"]},
+                      "nvme_core_btf_trace_types": re.findall(r"'(btf_trace_\w+)'", trace_types),
+                      "feature_probe": _feature_probe_facts(results / "bpf" / "feature-probe.json")}
+    for p in attach["programs"]:
+        print(f"        bpf {p['section']:34} loaded={p['loaded']!s:5} attached={p['attached']!s:5} "
+              f"hits={p['hits']} {p.get('error') or ''}")
+    for hook in COUNTED_HOOKS:
+        p = summary["bpf"]["hooks"].get(hook, {})
+        checks.check(f"BPF {hook} counts every completion", p.get("attached") and _within(p.get("hits") or 0,
+                     completions), f"hits {p.get('hits')} vs hist {completions} {p.get('error') or ''}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build-dir", type=Path, default=SOURCE_DIR / "build")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds before QEMU is killed")
+    args = parser.parse_args(argv)
+    build_dir = args.build_dir.resolve()
+    clock = Clock()
+    raise_on_sigterm()
+    try:
+        require_tools(GUEST_TOOLS, path=GUEST_PATH)
+        probe = _compile_bpf_probe(build_dir)
+        vm = run_vm(VmOptions(guest_script=VM_DIR / "guest" / "nvme_e2e.sh", build_dir=build_dir,
+                              env={"NVA_BPF_PROBE_OBJ": str(probe)}, timeout=args.timeout), clock)
+    except (VmSetupError, VmRunError, subprocess.CalledProcessError, KeyboardInterrupt) as e:
+        print(f"vm_nvme_e2e: FAILED: {e}", file=sys.stderr)
+        return 1
+    results = vm.results_dir
+    steps = facts.steps(results / "steps.tsv")
+    clock.log("guest steps: " + ", ".join(f"{n} {s:.1f}s{'' if st == 'ok' else ' FAILED ' + st}"
+                                           for n, s, st in steps))
+    if vm.exit_status != 0:
+        print(f"vm_nvme_e2e: FAILED: the guest script exited with status {vm.exit_status}; "
+              f"see {vm.console_log}", file=sys.stderr)
+        return 1
+    clock.log(f"checking the results in {results}")
+    try:
+        checks, summary = assert_results(results)
+    except (OSError, KeyError, ValueError) as e:
+        print(f"vm_nvme_e2e: FAILED: results incomplete or malformed: {e!r}", file=sys.stderr)
+        return 1
+    summary.update({"checks": checks.rows, "steps": steps, "vm_seconds": round(vm.seconds, 1),
+                    "nvme_ready_uptime": facts.nvme_ready_uptime(vm.console_log),
+                    "total_seconds": round(clock.elapsed(), 1)})
+    (results / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    failed = checks.failed()
+    clock.log(f"{len(checks.rows) - len(failed)}/{len(checks.rows)} checks passed; summary in "
+              f"{results / 'summary.json'}")
+    if failed:
+        print(f"vm_nvme_e2e: FAILED: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

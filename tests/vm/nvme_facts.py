@@ -1,0 +1,77 @@
+"""Parsers for the raw facts the guest scripts record (tracefs hists, /proc/interrupts, blk-mq, fio, steps)."""
+
+import json
+import re
+from pathlib import Path
+
+HIST_ENTRY = re.compile(r"^\{\s*qid:\s*(\d+)\s*\}\s*hitcount:\s*(\d+)", re.M)
+NVME_VECTOR = re.compile(r"^nvme(\d+)q(\d+)$")
+QUEUE_SPLIT = re.compile(r"(\d+)/(\d+)/(\d+) default/read/poll queues")
+INIT_READY = re.compile(r"\[init \+([\d.]+)s\] nvme0n1 ready")
+
+
+def hist_by_qid(path):
+    """{qid: completions} from a `hist:keys=qid` file."""
+    return {int(q): int(n) for q, n in HIST_ENTRY.findall(Path(path).read_text())}
+
+
+def nvme_vectors(path, controller=0):
+    """{qid: (irq, interrupts summed over CPUs)} for the controller's vectors in a /proc/interrupts copy."""
+    lines = Path(path).read_text().splitlines()
+    ncpu = len(lines[0].split())
+    vectors = {}
+    for line in lines[1:]:
+        fields = line.split()
+        match = NVME_VECTOR.match(fields[-1]) if fields else None
+        if match and int(match.group(1)) == controller:
+            counts = [int(c) for c in fields[1:1 + ncpu]]
+            vectors[int(match.group(2))] = (int(fields[0].rstrip(":")), sum(counts))
+    return vectors
+
+
+def hardware_queues(path):
+    """{qid: cpu_list} from `hctx cpu_list` lines; nvme qid = blk-mq hctx index + 1."""
+    queues = {}
+    for line in Path(path).read_text().splitlines():
+        hctx, _, cpus = line.partition(" ")
+        queues[int(hctx) + 1] = cpus.strip()
+    return queues
+
+
+def msi_modes(path):
+    """{irq: "msi" or "msix"} from `irq mode` lines of the PCI device's msi_irqs directory."""
+    modes = {}
+    for line in Path(path).read_text().splitlines():
+        irq, _, mode = line.partition(" ")
+        modes[int(irq)] = mode.strip()
+    return modes
+
+
+def last_queue_split(path):
+    """(default, read, poll) from the last 'N/N/N default/read/poll queues' kernel message, or None."""
+    found = QUEUE_SPLIT.findall(Path(path).read_text())
+    return tuple(int(n) for n in found[-1]) if found else None
+
+
+def fio_reads(path):
+    """(completed read I/Os summed over jobs, [job errors]) from fio's JSON output."""
+    text = Path(path).read_text()
+    report = json.loads(text[text.index("{"):])  # fio may print notes before the JSON
+    jobs = report["jobs"]
+    return sum(j["read"]["total_ios"] for j in jobs), [j["error"] for j in jobs]
+
+
+def steps(path):
+    """[(name, seconds, status)] from steps.tsv."""
+    rows = []
+    if Path(path).exists():
+        for line in Path(path).read_text().splitlines():
+            name, start, end, status = line.split("\t")
+            rows.append((name, round(float(end) - float(start), 2), status))
+    return rows
+
+
+def nvme_ready_uptime(console_log):
+    """Guest uptime in seconds when nvme0n1 appeared, from the console log."""
+    match = INIT_READY.search(Path(console_log).read_text(errors="replace"))
+    return float(match.group(1)) if match else None

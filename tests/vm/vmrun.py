@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Boots Debian's 6.1 kernel under QEMU (TCG) with an emulated NVMe controller and runs a guest script in it.
+
+The guest sees the host root read-only over virtio-9p and chroots into it, so host binaries (fio, bpftool,
+nvme-cli, the project's build tree) run unchanged at the same absolute paths. The results dir is a second,
+writable 9p share mounted at its host path; the guest script writes files there and the host reads them
+after the VM has powered off. The guest script gets the environment of guest.env (NVA_BUILD_DIR,
+NVA_SOURCE_DIR, NVA_RESULTS_DIR, NVA_VM_DIR and any --env KEY=VALUE).
+
+  tests/vm/vmrun.py [--build-dir build] [--shell] GUEST_SCRIPT    (see tests/vm/README.md)
+"""
+
+import argparse
+import ctypes
+import os
+import re
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from vmkernel import VmSetupError, guest_kernel  # noqa: E402
+
+VM_DIR = Path(__file__).resolve().parent
+SOURCE_DIR = VM_DIR.parents[1]
+QEMU = "qemu-system-x86_64"
+INIT_FATAL_MARK = "NVA-INIT-FATAL:"
+PR_SET_PDEATHSIG = 1
+# PATH of the guest script: the host's system directories only (no per-user shims such as pyenv).
+GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Directories of the host root that the guest covers with its own mounts (see init.sh).
+GUEST_OWN_DIRS = ("/tmp", "/run", "/dev", "/proc", "/sys")
+# Host programs the harness runs, with the Debian package that provides each.
+HOST_TOOLS = {QEMU: "qemu-system-x86", "dpkg-deb": "dpkg", "depmod": "kmod", "cpio": "cpio"}
+# SeaBIOS and the guest clear the screen; keep the relayed console plain text.
+TERMINAL_CONTROL = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])")
+
+
+class VmRunError(RuntimeError):
+    """The VM did not run the guest script to its end (timeout, crash, init failure)."""
+
+
+@dataclass
+class VmOptions:
+    guest_script: Path
+    build_dir: Path = SOURCE_DIR / "build"
+    results_dir: Path | None = None  # default: BUILD/vm-results/<guest script name, or shell>
+    env: dict = field(default_factory=dict)
+    timeout: float = 600.0
+    shell: bool = False
+    nvme_params: str = "poll_queues=1"
+    disk_mib: int = 256
+    smp: int = 2
+    memory: str = "1G"
+    keep_work: bool = False
+
+
+@dataclass
+class VmResult:
+    exit_status: int
+    results_dir: Path
+    console_log: Path
+    seconds: float
+
+
+class Clock:
+    def __init__(self):
+        self.start = time.monotonic()
+
+    def elapsed(self):
+        return time.monotonic() - self.start
+
+    def log(self, message):
+        print(f"[vm +{self.elapsed():6.1f}s] {message}", flush=True)
+
+
+def require_tools(tools, path=None):
+    """Raises VmSetupError naming every missing program of {program: Debian package}."""
+    missing = [f"{tool} (Debian package {package})" for tool, package in tools.items()
+               if shutil.which(tool, path=path) is None]
+    if missing:
+        raise VmSetupError(f"not found{' in ' + path if path else ''}: {', '.join(missing)}; "
+                           "install them (scripts/install-deps lists them)")
+
+
+def _qemu_command(opts, kernel, disk, results_dir):
+    append = "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init"
+    return [
+        QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(opts.smp), "-m", opts.memory,
+        "-nographic", "-no-reboot", "-nic", "none",
+        "-kernel", str(kernel.image), "-initrd", str(kernel.initramfs), "-append", append,
+        "-drive", f"file={disk},if=none,id=nvm,format=raw,cache=none,aio=threads",
+        "-device", "nvme,serial=deadbeef,drive=nvm,max_ioqpairs=4,msix_qsize=65",
+        "-fsdev", "local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap",
+        "-device", "virtio-9p-pci,fsdev=hr,mount_tag=hostroot",
+        "-fsdev", f"local,id=res,path={results_dir},security_model=none",
+        "-device", "virtio-9p-pci,fsdev=res,mount_tag=results",
+    ]
+
+
+def _die_with_parent():
+    # QEMU must not outlive this script, even when CTest kills it on a timeout.
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _write_guest_env(opts, results_dir, path):
+    env = {
+        "NVA_GUEST_SCRIPT": str(opts.guest_script),
+        "NVA_RESULTS_DIR": str(results_dir),
+        "NVA_BUILD_DIR": str(opts.build_dir.resolve()),
+        "NVA_SOURCE_DIR": str(SOURCE_DIR),
+        "NVA_VM_DIR": str(VM_DIR),
+        "NVA_NVME_PARAMS": opts.nvme_params,
+        "NVA_NVME_WAIT": "30",
+        "NVA_SHELL": "1" if opts.shell else "0",
+        "NVA_GUEST_PATH": GUEST_PATH,
+        **opts.env,
+    }
+    path.write_text("".join(f"{k}={shlex.quote(str(v))}\n" for k, v in env.items()))
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _relay_console(proc, console, deadline, clock):
+    """Copies the serial console to the log and to stdout until QEMU exits; returns the last lines seen."""
+    tail, pending = [], b""
+    fd = proc.stdout.fileno()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise VmRunError("timed out")
+        ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+        if not ready:
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        console.write(chunk)
+        console.flush()
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for raw in lines:
+            line = TERMINAL_CONTROL.sub("", raw.decode(errors="replace")).rstrip("\r")
+            print(f"[vm +{clock.elapsed():6.1f}s] guest| {line}", flush=True)
+            tail = (tail + [line])[-40:]
+            if line.startswith(INIT_FATAL_MARK):
+                clock.log(f"guest init failed: {line[len(INIT_FATAL_MARK):].strip()}")
+    proc.wait()
+    return tail
+
+
+def _new_work_dir(parent):
+    """A fresh run-PID-* dir; those of runs that died without cleaning up (SIGKILL) are removed."""
+    parent.mkdir(exist_ok=True)
+    for stale in parent.glob("run-*-*"):
+        try:
+            os.kill(int(stale.name.split("-")[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(stale, ignore_errors=True)
+        except (ValueError, PermissionError):
+            pass
+    return Path(tempfile.mkdtemp(dir=parent, prefix=f"run-{os.getpid()}-"))
+
+
+def run_vm(opts, clock=None):
+    """Boots the VM, runs opts.guest_script in it and returns its exit status; raises on setup or VM failure."""
+    clock = clock or Clock()
+    require_tools(HOST_TOOLS)
+    if not opts.guest_script.is_file():
+        raise VmSetupError(f"guest script {opts.guest_script} does not exist")
+    build_dir = opts.build_dir.resolve()
+    # A shell session gets its own results dir so that it does not wipe the last test run's results.
+    default_results = build_dir / "vm-results" / ("shell" if opts.shell else opts.guest_script.stem)
+    results_dir = (opts.results_dir or default_results).resolve()
+    for path in (build_dir, results_dir, opts.guest_script.resolve()):
+        hidden = next((d for d in GUEST_OWN_DIRS if path.is_relative_to(d)), None)
+        if hidden:
+            raise VmSetupError(f"{path} is under {hidden}, which the guest mounts its own file system over; "
+                               "use a build dir (and script) elsewhere")
+    kernel = guest_kernel(build_dir, VM_DIR / "init.sh", log=clock.log)
+    shutil.rmtree(results_dir, ignore_errors=True)
+    results_dir.mkdir(parents=True)
+    _write_guest_env(opts, results_dir, results_dir / "guest.env")
+    work = _new_work_dir(build_dir / "vm-work")
+    console_log = results_dir / "console.log"
+    proc = None
+    try:
+        disk = work / "nvme.img"
+        with open(disk, "wb") as f:
+            f.truncate(opts.disk_mib << 20)
+        cmd = _qemu_command(opts, kernel, disk, results_dir)
+        (work / "qemu-command").write_text(shlex.join(cmd) + "\n")
+        clock.log(f"booting {kernel.version} under TCG ({opts.smp} vCPUs)")
+        if opts.shell:
+            clock.log("interactive: exit the shell to power off, or Ctrl-A X to kill QEMU")
+            proc = subprocess.Popen(cmd, preexec_fn=_die_with_parent)
+            proc.wait()
+            tail = []
+        else:
+            with open(console_log, "wb") as console:
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+                try:
+                    tail = _relay_console(proc, console, time.monotonic() + opts.timeout, clock)
+                except VmRunError as e:
+                    raise VmRunError(f"VM {e} after {opts.timeout:.0f}s; QEMU killed; console: {console_log}")
+        status_file = results_dir / "guest-exit-status"
+        if (results_dir / "init-error").exists():
+            raise VmRunError(f"guest init failed: {(results_dir / 'init-error').read_text().strip()}")
+        if not status_file.exists():
+            raise VmRunError(f"QEMU exited with status {proc.returncode} before the guest script finished; "
+                             "last console lines:\n" + "\n".join(tail))
+        status = int(status_file.read_text())
+        clock.log(f"VM powered off; guest exit status {status}; results in {results_dir}")
+        return VmResult(status, results_dir, console_log, clock.elapsed())
+    finally:
+        if proc is not None:
+            _stop(proc)
+        if not opts.keep_work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def raise_on_sigterm():
+    """Turns SIGTERM (CTest's timeout, a CI cancel) into KeyboardInterrupt so that cleanup runs."""
+    def handler(signum, _frame):
+        raise KeyboardInterrupt(f"interrupted by signal {signum}; QEMU stopped")
+    signal.signal(signal.SIGTERM, handler)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("guest_script", type=Path, help="bash script run in the guest (host path)")
+    parser.add_argument("--build-dir", type=Path, default=SOURCE_DIR / "build")
+    parser.add_argument("--results-dir", type=Path, help="default: BUILD/vm-results/<script name, or shell>")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds before QEMU is killed")
+    parser.add_argument("--shell", action="store_true", help="interactive shell in the guest instead of the script")
+    parser.add_argument("--nvme-params", default="poll_queues=1", help="parameters of modprobe nvme")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra guest variable")
+    parser.add_argument("--keep-work", action="store_true", help="keep the work dir (disk image) for debugging")
+    args = parser.parse_args(argv)
+    env = dict(kv.split("=", 1) for kv in args.env)
+    opts = VmOptions(guest_script=args.guest_script.resolve(), build_dir=args.build_dir,
+                     results_dir=args.results_dir, env=env, timeout=args.timeout, shell=args.shell,
+                     nvme_params=args.nvme_params, keep_work=args.keep_work)
+    raise_on_sigterm()
+    try:
+        result = run_vm(opts)
+    except (VmSetupError, VmRunError, KeyboardInterrupt) as e:
+        print(f"vmrun: FAILED: {e}", file=sys.stderr)
+        return 2
+    return result.exit_status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
