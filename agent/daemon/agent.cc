@@ -147,6 +147,9 @@ void Agent::OnWindowEvent(const collect::WindowEvent& event) {
   }
   ++q->windows;
   q->last_window = event;
+  if (deps_.metrics && q->metrics_id && event.completions > 0) {
+    deps_.metrics->OnWindow(*q->metrics_id, (event.end - event.start) / event.completions);
+  }
   q->last_window_unix_ns = deps_.wall() - (deps_.monotonic() - event.end);
   engine::WindowRecord record{q->handle, event.mode, event.completions, event.start, event.end, event.pace_miss};
   Record(engine::FormatWindowLine(q->name, record));
@@ -231,6 +234,12 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   const engine::QueueSetup setup{q.desc.eligible, PolicyFor(found), found.mode, found.mode};
   engine::AddedQueue added = engine_.AddQueue(setup, now);
   q.handle = added.handle;
+  if (deps_.metrics) {
+    q.metrics_id = deps_.metrics->AddQueue(
+        metrics::QueueLabels{std::string(collect::SourceName(found.key.source)), found.controller, found.qid},
+        q.desc.eligible);
+    deps_.metrics->SetPollThreshold(*q.metrics_id, setup.policy.poll_threshold);
+  }
   ManagedQueue& inserted = queues_.Insert(std::move(q));
   Record(engine::FormatQueueLine(inserted.name, setup));
   NA_INFO("queue " << inserted.name << " found: "
@@ -249,6 +258,7 @@ void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
   Record("remove " + queue.name);
   engine_.RemoveQueue(queue.handle);
   (void)deps_.collector->ForgetQueue(queue.desc.key);
+  if (deps_.metrics && queue.metrics_id) deps_.metrics->RemoveQueue(*queue.metrics_id);
   queues_.Erase(queue.name);
 }
 
@@ -256,7 +266,9 @@ void Agent::RefreshCounters() {
   next_counters_ = deps_.monotonic() + options_.counters_interval;
   for (ManagedQueue* q : queues_.All()) {
     if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) q->counters = *counters;
+    if (deps_.metrics && q->metrics_id) deps_.metrics->UpdateQueue(*q->metrics_id, q->counters, q->mode);
   }
+  if (deps_.metrics) deps_.metrics->SetCollector(deps_.collector->Name(), deps_.collector->Stats());
 }
 
 void Agent::Record(const std::string& line) {

@@ -23,6 +23,7 @@
 #include "agent/daemon/queue_table.h"
 #include "agent/daemon/state_store.h"
 #include "agent/engine/engine.h"
+#include "agent/metrics/agent_metrics.h"
 
 namespace nvmeadapt::daemon {
 
@@ -43,6 +44,7 @@ struct AgentDeps {
   Levers* levers = nullptr;
   std::function<engine::Nanos()> monotonic;  // defaults to CLOCK_MONOTONIC
   std::function<int64_t()> wall;             // defaults to CLOCK_REALTIME ns
+  metrics::AgentMetrics* metrics = nullptr;  // optional
 };
 
 class Agent : public api::AgentControl {
@@ -91,7 +93,7 @@ class Agent : public api::AgentControl {
 
   // agent_decide.cc: decisions, levers, policy.
   void HandleDecision(ManagedQueue& queue, const engine::Decision& decision);
-  bool ApplyMode(ManagedQueue& queue, engine::ReapMode mode, const char* why);
+  bool ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why);
   void RetryLevers(engine::Nanos now);
   void PushControl(ManagedQueue& queue);
   engine::Policy PolicyFor(const DiscoveredQueue& queue) const;

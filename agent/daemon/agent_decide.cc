@@ -65,19 +65,22 @@ void Agent::HandleDecision(ManagedQueue& queue, const engine::Decision& decision
   if (decision_log_.is_open()) decision_log_ << line << '\n' << std::flush;
   v1::Decision proto = ToProto(decision);
   if (decision.Switches()) {
-    const bool applied = ApplyMode(queue, decision.to, engine::ReasonName(decision.reason).data());
+    const bool applied = ApplyMode(queue, decision.to, decision.reason);
     proto.set_applied(applied);
     if (!applied) proto.set_lever_error(queue.degraded_reason);
   } else if (decision.reason != engine::Reason::kLeverFailed) {
     PushControl(queue);  // a new baseline or window size for the BPF pace check
   }
   queue.last_decision = proto;
+  if (deps_.metrics && queue.metrics_id) {
+    if (auto result = metrics::PollTryResultOf(decision)) deps_.metrics->OnPollTry(*queue.metrics_id, *result);
+  }
   if (!Notable(decision)) return;
   NA_INFO("decision " << line << (proto.lever_error().empty() ? "" : " lever_error=" + proto.lever_error()));
   Publish(v1::EVENT_KIND_DECISION, &queue, line, &proto);
 }
 
-bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, const char* why) {
+bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why) {
   const engine::Nanos now = deps_.monotonic();
   auto fail = [&](const Error& error) {
     queue.degraded = true;
@@ -86,13 +89,15 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, const char* wh
     lever_errors_[queue.lever].last = error.message;
     lever_errors_[queue.lever].last_code = error.code;
     NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << engine::ReapModeName(mode)
-                     << " (" << why << "): " << error.message);
+                     << " (" << engine::ReasonName(why) << "): " << error.message);
+    if (deps_.metrics) deps_.metrics->OnLeverError(queue.lever.empty() ? "none" : queue.lever, error.code);
     Publish(v1::EVENT_KIND_LEVER_ERROR, &queue, queue.degraded_reason);
     const engine::QueueState state = engine_.View(queue.handle).state;
     if (state == engine::QueueState::kForced || state == engine::QueueState::kObserving ||
         state == engine::QueueState::kShadow) {
       // Nothing will decide again for a forced mode: retry it with backoff.
       queue.retry_mode = mode;
+      queue.retry_reason = why;
       queue.retry_delay = std::min(queue.retry_delay ? queue.retry_delay * 2 : kFirstRetryDelay, kMaxRetryDelay);
       queue.retry_at = now + queue.retry_delay;
     } else if (auto followed = engine_.OnLeverResult(queue.handle, queue.mode, now)) {
@@ -126,6 +131,10 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, const char* wh
   queue.retry_mode.reset();
   queue.retry_delay = 0;
   PushControl(queue);
+  if (deps_.metrics && queue.metrics_id) {
+    deps_.metrics->OnSwitch(*queue.metrics_id, why);
+    deps_.metrics->UpdateQueue(*queue.metrics_id, queue.counters, queue.mode);
+  }
   return true;
 }
 
@@ -137,7 +146,7 @@ void Agent::RetryLevers(engine::Nanos now) {
       q->retry_mode.reset();  // no longer wanted, or already there
       continue;
     }
-    ApplyMode(*q, wanted, "retry");
+    ApplyMode(*q, wanted, q->retry_reason);
   }
 }
 
@@ -176,6 +185,7 @@ Status Agent::ApplyPolicyBook(PolicyBook book, engine::Nanos now) {
     const engine::Policy policy = PolicyFor(q->desc);
     if (engine_.View(q->handle).policy == policy) continue;
     Record(engine::FormatPolicyLine(q->name, now, policy));
+    if (deps_.metrics && q->metrics_id) deps_.metrics->SetPollThreshold(*q->metrics_id, policy.poll_threshold);
     auto decision = engine_.SetPolicy(q->handle, policy, now);
     if (decision) {
       HandleDecision(*q, *decision);

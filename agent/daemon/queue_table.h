@@ -11,6 +11,7 @@
 #include "agent/collect/collector.h"
 #include "agent/daemon/ports.h"
 #include "agent/engine/types.h"
+#include "agent/metrics/agent_metrics.h"
 #include "nvmeadapt/v1/agent.pb.h"
 
 namespace nvmeadapt::daemon {
@@ -33,7 +34,9 @@ struct ManagedQueue {
   collect::QueueCounters counters;  // last read from the collector
   bool degraded = false;
   std::string degraded_reason;
+  std::optional<metrics::QueueId> metrics_id;
   std::optional<engine::ReapMode> retry_mode;  // a forced mode the lever refused, retried with backoff
+  engine::Reason retry_reason = engine::Reason::kModeChanged;
   engine::Nanos retry_at = 0;
   engine::Nanos retry_delay = 0;
 };

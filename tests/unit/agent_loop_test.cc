@@ -33,7 +33,8 @@ class AgentLoop : public ::testing::Test {
     options.discovery_interval = 1'000'000'000'000;  // rescans only when a test asks
     options.record_windows_path = state_dir_ + ".trace";
     options.version = "test";
-    AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_; }, [this] { return now_ + 1; }};
+    AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_; }, [this] { return now_ + 1; },
+                   &metrics_};
     return std::make_unique<Agent>(options, deps);
   }
 
@@ -74,6 +75,7 @@ class AgentLoop : public ::testing::Test {
   FakeCollector collector_;
   FakeDiscovery discovery_;
   FakeLevers levers_;
+  metrics::AgentMetrics metrics_;
   engine::Nanos now_ = 1'000'000'000;
   std::unique_ptr<Agent> agent_;
 };
@@ -106,6 +108,14 @@ TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
     }
   }
   EXPECT_TRUE(saw_decision);
+  const std::string exposition = metrics_.Render();
+  EXPECT_NE(exposition.find("nvme_adapt_queue_switches_total{source=\"uvnvme\",controller=\"uvnvme:7:0\",queue=\"1\","
+                            "reason=\"window_fast\"} 1"),
+            std::string::npos)
+      << exposition;
+  EXPECT_NE(exposition.find("nvme_adapt_queue_mode{source=\"uvnvme\",controller=\"uvnvme:7:0\",queue=\"1\","
+                            "mode=\"poll\"} 1"),
+            std::string::npos);
 }
 
 TEST_F(AgentLoop, WindowsOfAnOlderGenerationAreStale) {
@@ -136,6 +146,8 @@ TEST_F(AgentLoop, ARefusingLeverDegradesTheQueueAndTheEngineFollowsTheRealMode) 
   }
   EXPECT_TRUE(saw_lever_error);
   EXPECT_EQ(agent_->GetStatus().levers(0).errors(), 1u);
+  EXPECT_NE(metrics_.Render().find("nvme_adapt_lever_errors_total{lever=\"fake\",error=\"refused\"} 1"),
+            std::string::npos);
   // The next fast window tries again, and this time the lever works.
   Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
   q1 = Queue(1);
@@ -246,6 +258,7 @@ TEST_F(AgentLoop, AVanishedQueueIsDroppedCleanly) {
   v1::ListQueuesRequest list;
   EXPECT_EQ(agent_->ListQueues(list)->queues_size(), 1);
   EXPECT_EQ(collector_.forgotten, std::vector<std::string>{UvnvmeQueue(2).key.ToString()});
+  EXPECT_EQ(metrics_.Render().find("queue=\"2\""), std::string::npos) << "series of a vanished queue remain";
   bool removed = false;
   while (auto event = watch->Next(std::chrono::milliseconds(1))) {
     removed |= event->kind() == v1::EVENT_KIND_QUEUE_REMOVED && event->queue().queue() == 2;
