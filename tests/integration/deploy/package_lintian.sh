@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lintian on the package: no error allowed; warnings and infos are printed (docs/operations.md lists them).
+# lintian on the package: no error allowed; warnings and infos are printed for the reader.
 # Usage: package_lintian.sh DEB
 set -uo pipefail
 deb=$1
