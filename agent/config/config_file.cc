@@ -4,6 +4,7 @@
 
 #include "agent/common/files.h"
 #include "agent/common/log.h"
+#include "agent/config/levers_config.h"
 #include "agent/config/policy_convert.h"
 
 namespace nvmeadapt::config {
@@ -13,6 +14,7 @@ constexpr size_t kMaxConfigBytes = 1 << 20;
 
 Status ValidateConfig(const v1::Config& config) {
   if (Status status = ValidatePolicies(config); !status) return status;
+  if (Status status = ValidateLevers(config); !status) return status;
   if (auto level = ParseLogLevel(config.log_level()); !level) return level.error();
   for (const auto* dir : {&config.state_dir(), &config.runtime_dir()}) {
     if (!dir->empty() && dir->front() != '/') {

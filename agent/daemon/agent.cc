@@ -228,7 +228,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   }
   q.mode = found.mode;
   q.mode_since = now;
-  const engine::QueueSetup setup{q.desc.eligible, PolicyFor(found.controller, found.qid), found.mode, found.mode};
+  const engine::QueueSetup setup{q.desc.eligible, PolicyFor(found), found.mode, found.mode};
   engine::AddedQueue added = engine_.AddQueue(setup, now);
   q.handle = added.handle;
   ManagedQueue& inserted = queues_.Insert(std::move(q));

@@ -94,7 +94,7 @@ class Agent : public api::AgentControl {
   bool ApplyMode(ManagedQueue& queue, engine::ReapMode mode, const char* why);
   void RetryLevers(engine::Nanos now);
   void PushControl(ManagedQueue& queue);
-  engine::Policy PolicyFor(const std::string& controller, uint32_t qid) const;
+  engine::Policy PolicyFor(const DiscoveredQueue& queue) const;
   Status ApplyPolicyBook(PolicyBook book, engine::Nanos now);
   void Publish(v1::EventKind kind, const ManagedQueue* queue, std::string message,
                const v1::Decision* decision = nullptr);

@@ -199,7 +199,7 @@ Status Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
     policy_ = std::move(*book);
     const engine::Nanos now = deps_.monotonic();
     for (ManagedQueue* q : queues_.All()) {
-      const engine::Policy policy = PolicyFor(q->desc.controller, q->desc.qid);
+      const engine::Policy policy = PolicyFor(q->desc);
       if (engine_.View(q->handle).policy == policy) continue;
       Record(engine::FormatPolicyLine(q->name, now, policy));
       if (auto decision = engine_.SetPolicy(q->handle, policy, now)) HandleDecision(*q, *decision);

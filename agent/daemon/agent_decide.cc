@@ -158,13 +158,14 @@ void Agent::PushControl(ManagedQueue& queue) {
   }
 }
 
-engine::Policy Agent::PolicyFor(const std::string& controller, uint32_t qid) const {
-  engine::Policy policy = policy_->Effective(controller, qid);
-  if (!policy_->ModeSetBelowGlobal(controller, qid)) {
-    if (auto pinned = controller_modes_.find(controller); pinned != controller_modes_.end()) {
+engine::Policy Agent::PolicyFor(const DiscoveredQueue& queue) const {
+  engine::Policy policy = policy_->Effective(queue.controller, queue.qid);
+  if (!policy_->ModeSetBelowGlobal(queue.controller, queue.qid)) {
+    if (auto pinned = controller_modes_.find(queue.controller); pinned != controller_modes_.end()) {
       policy.mode = pinned->second;
     }
   }
+  policy.mode = deps_.levers->ModeFor(queue, policy.mode);
   return policy;
 }
 
@@ -172,7 +173,7 @@ Status Agent::ApplyPolicyBook(PolicyBook book, engine::Nanos now) {
   if (Status saved = store_.SavePolicy(book.policies()); !saved) return saved;
   policy_ = std::move(book);
   for (ManagedQueue* q : queues_.All()) {
-    const engine::Policy policy = PolicyFor(q->desc.controller, q->desc.qid);
+    const engine::Policy policy = PolicyFor(q->desc);
     if (engine_.View(q->handle).policy == policy) continue;
     Record(engine::FormatPolicyLine(q->name, now, policy));
     auto decision = engine_.SetPolicy(q->handle, policy, now);

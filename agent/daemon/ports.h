@@ -54,6 +54,9 @@ class Levers {
   virtual ~Levers() = default;
   // The lever serving this queue ("" when none can: the queue is then observed only).
   virtual std::string LeverFor(const DiscoveredQueue& queue) const = 0;
+  // The controller mode the engine runs for this queue. A lever that acts on a whole controller cannot follow
+  // per-queue decisions: it maps `adaptive` to what it can do for the controller (see docs/levers.md).
+  virtual engine::ControllerMode ModeFor(const DiscoveredQueue&, engine::ControllerMode mode) const { return mode; }
   // Reads the current value and says what would be written to put the queue in `mode`.
   virtual Result<LeverPlan> Plan(const DiscoveredQueue& queue, engine::ReapMode mode) = 0;
   virtual Status Apply(const LeverPlan& plan) = 0;

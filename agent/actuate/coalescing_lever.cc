@@ -1,0 +1,155 @@
+#include "agent/actuate/coalescing_lever.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "agent/discover/fs.h"
+
+namespace nvmeadapt::actuate {
+namespace {
+
+std::string Hex(uint32_t value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", value);
+  return text;
+}
+
+bool ParseHex(const std::string& text, uint32_t* value) {
+  if (text.size() < 3 || text.compare(0, 2, "0x") != 0) return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long parsed = std::strtoul(text.c_str() + 2, &end, 16);
+  if (errno != 0 || *end != '\0' || parsed > UINT32_MAX) return false;
+  *value = static_cast<uint32_t>(parsed);
+  return true;
+}
+
+std::string FidName(uint8_t fid) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%02Xh", fid);
+  return text;
+}
+
+}  // namespace
+
+CoalescingLever::CoalescingLever(CoalescingOptions options)
+    : PlannedLever(LeverKind::kCoalescing, LeverScope::kVector, options.dry_run), options_(std::move(options)) {
+  if (!options_.opener) options_.opener = SystemAdminDeviceOpener();
+}
+
+std::string CoalescingLever::DevicePath(const std::string& controller) const {
+  return discover::JoinPath(options_.dev_root, controller);
+}
+
+std::string CoalescingLever::CoalescingObject(const std::string& device) { return device + " feature 08h"; }
+
+std::string CoalescingLever::VectorObject(const std::string& device, uint32_t vector) {
+  return device + " feature 09h vector " + std::to_string(vector);
+}
+
+LeverResult<std::shared_ptr<AdminDevice>> CoalescingLever::OpenDevice(const std::string& path) const {
+  auto device = options_.opener->Open(path);
+  if (!device) return Fail(path, device.error());
+  return std::shared_ptr<AdminDevice>(std::move(*device));
+}
+
+LeverResult<uint32_t> CoalescingLever::Run(AdminDevice& device, nvme_passthru_cmd cmd, const std::string& path,
+                                           const std::string& what) const {
+  const int ret = device.Submit(&cmd);
+  if (ret == 0) return cmd.result;
+  if (ret < 0) {
+    Error error = SysError(what + " on", path, -ret);
+    return Fail(path, error);
+  }
+  const NvmeStatus status = NvmeStatus::Decode(static_cast<uint16_t>(ret));
+  LeverError error = Fail(status.Code(), path, path + " " + what + ": " + status.ToString());
+  error.nvme_status = status.raw;
+  return error;
+}
+
+PlannedLever::Step CoalescingLever::SetStep(std::shared_ptr<AdminDevice> device, const std::string& path,
+                                            std::string object, uint8_t fid, uint32_t cdw11) const {
+  Step step;
+  step.object = std::move(object);
+  step.value = Hex(cdw11);
+  step.perform = [this, device = std::move(device), path, fid, cdw11]() -> LeverResult<void> {
+    auto done = Run(*device, SetFeaturesCommand(fid, cdw11, /*save=*/false, options_.timeout_ms), path,
+                    "Set Features " + FidName(fid));
+    if (!done) return done.error();
+    return {};
+  };
+  return step;
+}
+
+LeverResult<PlannedLever::Plan> CoalescingLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+  if (!target.vector || *target.vector == 0) {
+    // Vector 0 belongs to the admin queue, which coalescing never applies to.
+    return Fail(ErrorCode::kUnsupported, target.ToString(),
+                target.ToString() + " has no dedicated interrupt vector to coalesce");
+  }
+  const uint16_t iv = static_cast<uint16_t>(*target.vector);
+  const std::string path = DevicePath(target.controller);
+  auto device = OpenDevice(path);
+  if (!device) return device.error();
+
+  auto aggregation = Run(**device, GetFeaturesCommand(kFidInterruptCoalescing, 0, FeatureSelect::kCurrent,
+                                                      options_.timeout_ms),
+                         path, "Get Features 08h");
+  if (!aggregation) return aggregation.error();
+  auto vector_config = Run(**device, GetFeaturesCommand(kFidInterruptVectorConfig, VectorConfigCdw11(iv, false),
+                                                        FeatureSelect::kCurrent, options_.timeout_ms),
+                           path, "Get Features 09h");
+  if (!vector_config) return vector_config.error();
+
+  const uint32_t current_08 = *aggregation & 0xffffu;
+  const bool disabled = (*vector_config & kCoalescingDisableBit) != 0;
+  Plan plan;
+  plan.found.push_back({CoalescingObject(path), Hex(current_08)});
+  plan.found.push_back({VectorObject(path, iv), Hex(VectorConfigCdw11(iv, disabled))});
+  if (mode == engine::ReapMode::kPoll) {
+    const uint32_t wanted_08 =
+        CoalescingCdw11(options_.completions, static_cast<uint8_t>(options_.time_us / 100));
+    if (current_08 != wanted_08) {
+      plan.steps.push_back(SetStep(*device, path, CoalescingObject(path), kFidInterruptCoalescing, wanted_08));
+    }
+    if (disabled) {
+      plan.steps.push_back(
+          SetStep(*device, path, VectorObject(path, iv), kFidInterruptVectorConfig, VectorConfigCdw11(iv, false)));
+    }
+  } else if (!disabled) {
+    plan.steps.push_back(
+        SetStep(*device, path, VectorObject(path, iv), kFidInterruptVectorConfig, VectorConfigCdw11(iv, true)));
+  }
+  return plan;
+}
+
+LeverResult<std::vector<PlannedLever::Step>> CoalescingLever::MakeRestore(const RestorePoint& point) {
+  const std::string path = DevicePath(point.target.controller);
+  std::vector<std::pair<std::string, std::pair<uint8_t, uint32_t>>> commands;
+  for (const RestoreStep& step : point.steps) {
+    uint32_t cdw11 = 0;
+    if (!ParseHex(step.value, &cdw11)) {
+      return Fail(ErrorCode::kIo, step.object, "restore value '" + step.value + "' is not 0x-hex");
+    }
+    if (step.object == CoalescingObject(path)) {
+      commands.push_back({step.object, {kFidInterruptCoalescing, cdw11 & 0xffffu}});
+    } else if (point.target.vector && step.object == VectorObject(path, *point.target.vector)) {
+      commands.push_back({step.object, {kFidInterruptVectorConfig, cdw11 & 0x1ffffu}});
+    } else {
+      return Fail(ErrorCode::kIo, step.object,
+                  "restore point names " + step.object + ", not a feature of " + point.target.ToString());
+    }
+  }
+  std::vector<Step> steps;
+  if (commands.empty()) return steps;
+  auto device = OpenDevice(path);
+  if (!device) return device.error();
+  for (const auto& [object, command] : commands) {
+    steps.push_back(SetStep(*device, path, object, command.first, command.second));
+  }
+  return steps;
+}
+
+}  // namespace nvmeadapt::actuate

@@ -1,0 +1,46 @@
+// Interrupt coalescing through NVMe Set Features on /dev/nvmeN (stock kernels, real SSDs). Vector scope:
+// kPoll sets the controller's aggregation (FID 08h: THR, TIME) when it differs and enables coalescing on the
+// queue's vector (FID 09h, CD = 0); kInterrupt disables coalescing on the vector (CD = 1) and leaves 08h.
+// The restore point holds the 08h value and the vector's 09h value read (Get Features, current) before the
+// first change. Devices may refuse: QEMU answers Set Features 08h with Feature Not Changeable (kRefused).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "agent/actuate/lever.h"
+#include "agent/actuate/nvme_admin.h"
+
+namespace nvmeadapt::actuate {
+
+struct CoalescingOptions {
+  std::string dev_root = "/dev";
+  uint32_t completions = 8;  // per interrupt, 2..256 (THR is 0's based)
+  uint32_t time_us = 100;    // a multiple of 100, up to 25500 (TIME counts 100 us)
+  uint32_t timeout_ms = 5000;
+  bool dry_run = false;
+  std::shared_ptr<AdminDeviceOpener> opener;  // SystemAdminDeviceOpener() when empty
+};
+
+class CoalescingLever final : public PlannedLever {
+ public:
+  explicit CoalescingLever(CoalescingOptions options);
+  std::string DevicePath(const std::string& controller) const;
+  // Restore step objects: "<device> feature 08h" and "<device> feature 09h vector N"; values "0x%08x" (CDW11).
+  static std::string CoalescingObject(const std::string& device);
+  static std::string VectorObject(const std::string& device, uint32_t vector);
+
+ private:
+  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  LeverResult<std::shared_ptr<AdminDevice>> OpenDevice(const std::string& path) const;
+  // Runs one command; the completion's Dword 0 or a LeverError naming the device and the command.
+  LeverResult<uint32_t> Run(AdminDevice& device, nvme_passthru_cmd cmd, const std::string& path,
+                            const std::string& what) const;
+  Step SetStep(std::shared_ptr<AdminDevice> device, const std::string& path, std::string object, uint8_t fid,
+               uint32_t cdw11) const;
+
+  CoalescingOptions options_;
+};
+
+}  // namespace nvmeadapt::actuate

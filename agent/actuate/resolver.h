@@ -1,0 +1,62 @@
+// Which lever serves a controller (config `levers`, docs/levers.md), what this machine offers, and building the
+// levers from the settings.
+//
+// Order: a per-controller override; else the source's default (levers.kernel_lever / levers.uvnvme_lever);
+// else, for AUTO: uvnvme -> the control socket; kernel -> the adaptive-poll attribute if the kernel has it,
+// else GSIM if the kernel has it, else coalescing (Set Features 08h/09h). The poll_queues lever is never picked
+// by AUTO: it resets the controller. An explicit choice is kept even where the machine lacks the lever (Apply
+// then fails with kUnsupported, which the daemon reports). `levers.dry_run` makes every lever a dry run.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "agent/actuate/lever.h"
+#include "agent/actuate/nvme_admin.h"
+#include "agent/config/levers_config.h"
+#include "agent/discover/types.h"
+
+namespace nvmeadapt::actuate {
+
+// What the machine offers a controller, as far as resolving needs to know.
+struct LeverFacts {
+  bool adaptive_poll_attribute = false;  // the attribute of the kernel patch exists for this controller
+  bool gsim = false;                     // the kernel has GSIM (/proc/irq/soft_moderation)
+};
+
+struct LeverEnvironment {
+  std::string sysfs_root = "/sys";
+  std::string procfs_root = "/proc";
+  std::string dev_root = "/dev";
+  std::shared_ptr<AdminDeviceOpener> admin;  // SystemAdminDeviceOpener() when empty
+};
+
+LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover::Controller& controller,
+                           const LeverEnvironment& environment);
+
+struct LeverChoice {
+  LeverKind kind = LeverKind::kDryRun;  // never kAuto
+  bool dry_run = false;                 // the lever records instead of writing
+  std::string why;                      // e.g. "levers.controllers[1]", "kernel default: GSIM present"
+};
+
+// Pure.
+LeverChoice ResolveLever(const config::LeverSettings& settings, const discover::Controller& controller,
+                         const LeverFacts& facts);
+
+// A lever of `kind` (not kAuto) configured from the settings, in dry run when `dry_run`.
+std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const config::LeverSettings& settings,
+                                        const LeverEnvironment& environment);
+
+// The explicit dry-run lever: records "<controller> q<qid>" -> "interrupt"/"poll" and knows nothing else (its
+// restore points are empty). Used where dry run was chosen as the lever itself rather than as a mode of one.
+class DryRunLever final : public PlannedLever {
+ public:
+  DryRunLever() : PlannedLever(LeverKind::kDryRun, LeverScope::kAny, /*dry_run=*/true) {}
+
+ private:
+  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+};
+
+}  // namespace nvmeadapt::actuate

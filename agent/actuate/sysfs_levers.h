@@ -1,0 +1,97 @@
+// The levers that write kernel files: the adaptive-poll attribute of the kernel patch, GSIM, and the nvme
+// poll_queues module parameter with a controller reset. Paths are under configurable roots so that tests run
+// against temporary trees. See docs/levers.md for what each does to a queue.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "agent/actuate/lever.h"
+
+namespace nvmeadapt::actuate {
+
+// Shared by the file levers: reading a value with the right error when it is missing, and a write step.
+class FileLever : public PlannedLever {
+ protected:
+  using PlannedLever::PlannedLever;
+  // A missing file whose directory exists is kUnsupported ("<path>: <missing_what>"); a missing directory is
+  // kNotFound (the controller or IRQ is gone).
+  LeverResult<std::string> ReadValue(const std::string& path, const std::string& missing_what) const;
+  Step WriteStep(const std::string& path, const std::string& value) const;
+  // Restore steps may only name files this lever would write for the point's target.
+  LeverResult<std::vector<Step>> RestoreFiles(const RestorePoint& point,
+                                              const std::vector<std::string>& allowed) const;
+};
+
+// "{sysfs}/class/nvme/{ctrl}/adaptive_poll" with {sysfs} and {ctrl} replaced.
+std::string ExpandPathTemplate(const std::string& path_template, const std::string& sysfs_root,
+                               const std::string& controller);
+
+struct AdaptivePollOptions {
+  std::string sysfs_root = "/sys";
+  std::string path_template = "{sysfs}/class/nvme/{ctrl}/adaptive_poll";
+  std::string on_value = "1";
+  std::string off_value = "0";
+  bool dry_run = false;
+};
+
+// The attribute exists only on kernels carrying the adaptive interrupt polling patch. Controller scope: with it
+// the kernel decides per queue itself; kPoll writes on_value (the kernel's adaptive polling on), kInterrupt
+// writes off_value.
+class AdaptivePollLever final : public FileLever {
+ public:
+  explicit AdaptivePollLever(AdaptivePollOptions options);
+  std::string PathFor(const std::string& controller) const;
+
+ private:
+  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  AdaptivePollOptions options_;
+};
+
+struct GsimOptions {
+  std::string procfs_root = "/proc";
+  uint32_t delay_us = 100;  // written to /proc/irq/soft_moderation as delay_us=N in poll mode; 0: left alone
+  bool dry_run = false;
+};
+
+// GSIM (global software interrupt moderation, genirq): /proc/irq/N/soft_moderation takes "on"/"off" per IRQ and
+// reads back "on ..."/"off ..."; the moderation delay is global, "delay_us=N" in /proc/irq/soft_moderation.
+// Vector scope: kPoll moderates the queue's vector (and sets the delay), kInterrupt stops moderating it.
+class GsimLever final : public FileLever {
+ public:
+  explicit GsimLever(GsimOptions options);
+  std::string IrqPath(uint32_t irq) const;
+  std::string GlobalPath() const;
+
+ private:
+  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  LeverResult<std::string> ReadIrqState(const std::string& path) const;
+  LeverResult<std::string> ReadGlobalDelay() const;
+  GsimOptions options_;
+};
+
+struct PollQueuesOptions {
+  std::string sysfs_root = "/sys";
+  uint32_t poll_queues = 1;  // asked for in poll mode; interrupt mode asks for 0
+  bool dry_run = false;
+};
+
+// Stock kernels: nvme's poll_queues module parameter is read at controller reset only, so a switch writes it
+// and then resets the controller (about 1 s, I/O held meanwhile). The parameter is global: other controllers
+// take it at their next reset. Poll queues serve only io_uring IOPOLL I/O. Controller scope.
+class PollQueuesLever final : public FileLever {
+ public:
+  explicit PollQueuesLever(PollQueuesOptions options);
+  std::string ParameterPath() const;
+  std::string ResetPath(const std::string& controller) const;
+
+ private:
+  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  PollQueuesOptions options_;
+  std::map<std::string, std::string> reset_with_;  // controller -> poll_queues value it was last reset with
+};
+
+}  // namespace nvmeadapt::actuate

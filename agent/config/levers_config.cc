@@ -1,0 +1,160 @@
+#include "agent/config/levers_config.h"
+
+#include <set>
+
+namespace nvmeadapt::config {
+namespace {
+
+using actuate::LeverKind;
+
+Error Refuse(const std::string& field, const std::string& why) {
+  return MakeError(ErrorCode::kInvalidArgument, "levers." + field + ": " + why);
+}
+
+bool AllDigits(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// "nvme0" (kernel) or "uvnvme:PID:CTRL".
+enum class NameKind { kKernel, kUvnvme, kBad };
+NameKind ControllerNameKind(std::string_view name) {
+  if (name.substr(0, 4) == "nvme" && AllDigits(name.substr(4))) return NameKind::kKernel;
+  if (name.substr(0, 7) == "uvnvme:") {
+    const std::string_view rest = name.substr(7);
+    const size_t colon = rest.find(':');
+    if (colon != std::string_view::npos && AllDigits(rest.substr(0, colon)) && AllDigits(rest.substr(colon + 1))) {
+      return NameKind::kUvnvme;
+    }
+  }
+  return NameKind::kBad;
+}
+
+bool ServesKernel(LeverKind kind) { return kind != LeverKind::kUvnvmeSocket; }
+bool ServesUvnvme(LeverKind kind) {
+  return kind == LeverKind::kAuto || kind == LeverKind::kUvnvmeSocket || kind == LeverKind::kDryRun;
+}
+
+Status CheckRange(const std::string& field, uint32_t value, uint32_t low, uint32_t high) {
+  if (value < low || value > high) {
+    return Refuse(field, std::to_string(value) + " is outside " + std::to_string(low) + ".." + std::to_string(high));
+  }
+  return OkStatus();
+}
+
+Status CheckValue(const std::string& field, const std::string& value) {
+  if (value.find_first_of("\n\r") != std::string::npos) return Refuse(field, "must be one line");
+  return OkStatus();
+}
+
+Status CheckTemplate(const std::string& path_template) {
+  const std::string field = "adaptive_poll_path_template";
+  if (path_template.find("{ctrl}") == std::string::npos) return Refuse(field, "must contain {ctrl}");
+  if (path_template.rfind("{sysfs}", 0) != 0 && path_template.rfind('/', 0) != 0) {
+    return Refuse(field, "must start with {sysfs} or /");
+  }
+  for (size_t open = path_template.find('{'); open != std::string::npos; open = path_template.find('{', open + 1)) {
+    const size_t close = path_template.find('}', open);
+    const std::string placeholder = path_template.substr(open, close == std::string::npos ? close : close - open + 1);
+    if (placeholder != "{ctrl}" && placeholder != "{sysfs}") {
+      return Refuse(field, "unknown placeholder '" + placeholder + "' (known: {sysfs}, {ctrl})");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<LeverKind> FromProto(v1::LeverKind kind, std::string_view field_path) {
+  switch (kind) {
+    case v1::LEVER_KIND_AUTO: return LeverKind::kAuto;
+    case v1::LEVER_KIND_ADAPTIVE_POLL_SYSFS: return LeverKind::kAdaptivePollSysfs;
+    case v1::LEVER_KIND_GSIM: return LeverKind::kGsim;
+    case v1::LEVER_KIND_COALESCING: return LeverKind::kCoalescing;
+    case v1::LEVER_KIND_POLL_QUEUES_RESET: return LeverKind::kPollQueuesReset;
+    case v1::LEVER_KIND_UVNVME_SOCKET: return LeverKind::kUvnvmeSocket;
+    case v1::LEVER_KIND_DRY_RUN: return LeverKind::kDryRun;
+    default: break;
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   std::string(field_path) + ": unknown lever " + std::to_string(static_cast<int>(kind)));
+}
+
+Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config) {
+  const v1::LeversConfig& in = config.levers();
+  LeverSettings out;
+
+  auto kernel = FromProto(in.kernel_lever(), "levers.kernel_lever");
+  if (!kernel) return kernel.error();
+  if (!ServesKernel(*kernel)) return Refuse("kernel_lever", "uvnvme_socket serves uvnvme controllers only");
+  out.kernel_lever = *kernel;
+  auto uvnvme = FromProto(in.uvnvme_lever(), "levers.uvnvme_lever");
+  if (!uvnvme) return uvnvme.error();
+  if (!ServesUvnvme(*uvnvme)) {
+    return Refuse("uvnvme_lever", std::string(actuate::LeverKindName(*uvnvme)) + " serves kernel controllers only");
+  }
+  out.uvnvme_lever = *uvnvme;
+
+  std::set<std::string> seen;
+  for (int i = 0; i < in.controllers_size(); ++i) {
+    const auto& entry = in.controllers(i);
+    const std::string field = "controllers[" + std::to_string(i) + "]";
+    const NameKind name_kind = ControllerNameKind(entry.controller());
+    if (name_kind == NameKind::kBad) {
+      return Refuse(field + ".controller", "'" + entry.controller() + "' is neither nvmeN nor uvnvme:PID:CTRL");
+    }
+    if (!seen.insert(entry.controller()).second) return Refuse(field + ".controller", entry.controller() + " twice");
+    auto lever = FromProto(entry.lever(), "levers." + field + ".lever");
+    if (!lever) return lever.error();
+    if (name_kind == NameKind::kKernel ? !ServesKernel(*lever) : !ServesUvnvme(*lever)) {
+      return Refuse(field + ".lever", std::string(actuate::LeverKindName(*lever)) + " cannot serve " +
+                                          entry.controller());
+    }
+    out.controllers.push_back({entry.controller(), *lever});
+  }
+
+  if (!in.adaptive_poll_path_template().empty()) out.adaptive_poll_path_template = in.adaptive_poll_path_template();
+  if (Status s = CheckTemplate(out.adaptive_poll_path_template); !s) return s.error();
+  if (!in.adaptive_poll_on_value().empty()) out.adaptive_poll_on_value = in.adaptive_poll_on_value();
+  if (!in.adaptive_poll_off_value().empty()) out.adaptive_poll_off_value = in.adaptive_poll_off_value();
+  if (Status s = CheckValue("adaptive_poll_on_value", out.adaptive_poll_on_value); !s) return s.error();
+  if (Status s = CheckValue("adaptive_poll_off_value", out.adaptive_poll_off_value); !s) return s.error();
+  if (out.adaptive_poll_on_value == out.adaptive_poll_off_value) {
+    return Refuse("adaptive_poll_off_value", "equals adaptive_poll_on_value ('" + out.adaptive_poll_on_value + "')");
+  }
+
+  const struct {
+    bool set;
+    uint32_t value;
+    uint32_t* target;
+    const char* field;
+    uint32_t low;
+    uint32_t high;
+  } numbers[] = {
+      {in.has_gsim_delay_us(), in.gsim_delay_us(), &out.gsim_delay_us, "gsim_delay_us", 0, 500},
+      {in.has_coalescing_threshold(), in.coalescing_threshold(), &out.coalescing_threshold, "coalescing_threshold", 2,
+       256},
+      {in.has_coalescing_time_us(), in.coalescing_time_us(), &out.coalescing_time_us, "coalescing_time_us", 100,
+       25500},
+      {in.has_poll_queues(), in.poll_queues(), &out.poll_queues, "poll_queues", 1, 1024},
+      {in.has_admin_timeout_ms(), in.admin_timeout_ms(), &out.admin_timeout_ms, "admin_timeout_ms", 1, 600000},
+      {in.has_socket_timeout_ms(), in.socket_timeout_ms(), &out.socket_timeout_ms, "socket_timeout_ms", 1, 60000},
+  };
+  for (const auto& n : numbers) {
+    if (!n.set) continue;
+    if (Status s = CheckRange(n.field, n.value, n.low, n.high); !s) return s.error();
+    *n.target = n.value;
+  }
+  if (out.coalescing_time_us % 100 != 0) {
+    return Refuse("coalescing_time_us", std::to_string(out.coalescing_time_us) + " is not a multiple of 100");
+  }
+  out.dry_run = in.dry_run();
+  return out;
+}
+
+Status ValidateLevers(const v1::Config& config) {
+  auto settings = LeverSettingsFromConfig(config);
+  if (!settings) return settings.error();
+  return OkStatus();
+}
+
+}  // namespace nvmeadapt::config

@@ -1,0 +1,41 @@
+// The `levers` section of the config (config.proto LeversConfig) as plain settings with the defaults applied,
+// and its validation: a bad value is refused with the field named ("levers.coalescing_time_us: ...").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/actuate/lever_kind.h"
+#include "agent/common/result.h"
+#include "nvmeadapt/v1/config.pb.h"
+
+namespace nvmeadapt::config {
+
+struct ControllerLeverSetting {
+  std::string controller;
+  actuate::LeverKind lever = actuate::LeverKind::kAuto;
+};
+
+struct LeverSettings {
+  actuate::LeverKind kernel_lever = actuate::LeverKind::kAuto;
+  actuate::LeverKind uvnvme_lever = actuate::LeverKind::kAuto;
+  std::vector<ControllerLeverSetting> controllers;
+  std::string adaptive_poll_path_template = "{sysfs}/class/nvme/{ctrl}/adaptive_poll";
+  std::string adaptive_poll_on_value = "1";
+  std::string adaptive_poll_off_value = "0";
+  uint32_t gsim_delay_us = 100;
+  uint32_t coalescing_threshold = 8;
+  uint32_t coalescing_time_us = 100;
+  uint32_t poll_queues = 1;
+  uint32_t admin_timeout_ms = 5000;
+  uint32_t socket_timeout_ms = 2000;
+  bool dry_run = false;
+};
+
+// Validates config.levers and lays it over the defaults.
+Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config);
+Status ValidateLevers(const v1::Config& config);
+
+Result<actuate::LeverKind> FromProto(v1::LeverKind kind, std::string_view field_path);
+
+}  // namespace nvmeadapt::config

@@ -1,0 +1,157 @@
+#include "agent/daemon/real_ports.h"
+
+#include <unistd.h>
+
+#include <climits>
+
+#include "agent/common/log.h"
+
+namespace nvmeadapt::daemon {
+namespace {
+
+v1::Source ToProtoSource(collect::Source source) {
+  switch (source) {
+    case collect::Source::kKernelNvme: return v1::SOURCE_KERNEL;
+    case collect::Source::kBlock: return v1::SOURCE_BLOCK;
+    case collect::Source::kUvnvme: return v1::SOURCE_UVNVME;
+    case collect::Source::kSpdk: return v1::SOURCE_SPDK;
+  }
+  return v1::SOURCE_UNSPECIFIED;
+}
+
+std::string ExecutableOf(const std::string& procfs_root, pid_t pid) {
+  const std::string link = procfs_root + "/" + std::to_string(pid) + "/exe";
+  char target[PATH_MAX];
+  const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+  if (n <= 0) return "";
+  return std::string(target, static_cast<size_t>(n));
+}
+
+const discover::Queue* FindQueue(const discover::Controller& controller, uint32_t qid) {
+  for (const auto& q : controller.queues) {
+    if (q.qid == qid) return &q;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
+  snapshot_ = discover::Discover(options_);
+  for (const discover::Skipped& skipped : snapshot_.skipped) {
+    if (reported_skips_.insert(skipped.object + skipped.error.message).second) {
+      NA_WARN("discovery: skipped " << skipped.object << ": " << skipped.error.message);
+    }
+  }
+  std::vector<DiscoveredQueue> queues;
+  for (const discover::Controller& c : snapshot_.controllers) {
+    const std::string binary = c.pid != 0 ? ExecutableOf(options_.procfs_root, c.pid) : "";
+    for (const discover::Queue& q : c.queues) {
+      DiscoveredQueue found;
+      found.controller = c.name;
+      found.qid = q.qid;
+      found.source = ToProtoSource(c.source);
+      found.key = q.key;
+      found.eligible = q.eligible;
+      found.ineligible_reason = q.reason_text;
+      found.mode = q.mode;
+      found.cpus = q.cpus;
+      found.irq = q.vector && q.vector->kind != discover::VectorKind::kEventfd ? static_cast<int>(q.vector->irq) : -1;
+      found.pid = c.pid;
+      found.binary = binary;
+      queues.push_back(std::move(found));
+    }
+  }
+  return queues;
+}
+
+RealLevers::ControllerLever* RealLevers::For(const std::string& name) const {
+  const discover::Controller* controller = discovery_.snapshot().Find(name);
+  if (controller == nullptr) return nullptr;
+  auto it = levers_.find(name);
+  if (it != levers_.end() && it->second.identity == controller->Identity()) return &it->second;
+  const actuate::LeverFacts facts = actuate::ProbeLeverFacts(settings_, *controller, environment_);
+  ControllerLever resolved;
+  resolved.identity = controller->Identity();
+  resolved.choice = actuate::ResolveLever(settings_, *controller, facts);
+  resolved.lever = actuate::MakeLever(resolved.choice.kind, resolved.choice.dry_run, settings_, environment_);
+  NA_INFO("lever for " << name << ": " << actuate::LeverKindName(resolved.choice.kind)
+                       << (resolved.choice.dry_run ? " (dry run)" : "") << " (" << resolved.choice.why << ")");
+  return &(levers_[name] = std::move(resolved));
+}
+
+std::string RealLevers::LeverFor(const DiscoveredQueue& queue) const {
+  ControllerLever* lever = For(queue.controller);
+  if (lever == nullptr || !lever->lever) return "";
+  return std::string(actuate::LeverKindName(lever->choice.kind));
+}
+
+engine::ControllerMode RealLevers::ModeFor(const DiscoveredQueue& queue, engine::ControllerMode mode) const {
+  ControllerLever* lever = For(queue.controller);
+  if (lever == nullptr || !lever->lever || lever->lever->Scope() != actuate::LeverScope::kController ||
+      mode != engine::ControllerMode::kAdaptive) {
+    return mode;
+  }
+  // A controller-wide lever: with the patch's attribute the kernel adapts each queue itself once it is on;
+  // a controller reset (poll_queues) is never made by the engine on its own.
+  return lever->choice.kind == actuate::LeverKind::kAdaptivePollSysfs ? engine::ControllerMode::kPoll
+                                                                       : engine::ControllerMode::kOff;
+}
+
+Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMode mode) {
+  ControllerLever* lever = For(queue.controller);
+  const discover::Controller* controller = discovery_.snapshot().Find(queue.controller);
+  const discover::Queue* found = controller ? FindQueue(*controller, queue.qid) : nullptr;
+  if (lever == nullptr || !lever->lever || found == nullptr) {
+    return MakeError(ErrorCode::kNotFound, QueueName(queue.controller, queue.qid) + ": no longer present");
+  }
+  const actuate::LeverTarget target = actuate::TargetFor(*controller, *found);
+  auto preview = lever->lever->Preview(target, mode);
+  if (!preview) return preview.error().ToError();
+  LeverPlan plan;
+  plan.lever = std::string(actuate::LeverKindName(lever->choice.kind));
+  // One journal entry per thing changed: the controller for a controller-wide lever, else the queue.
+  plan.target = lever->lever->Scope() == actuate::LeverScope::kController ? queue.controller : target.ToString();
+  plan.safe_value = preview->restore.ToJson();
+  plan.applied_value = std::string(engine::ReapModeName(mode));
+  pending_[plan.target] = Pending{lever->lever.get(), target, mode};
+  return plan;
+}
+
+Status RealLevers::Apply(const LeverPlan& plan) {
+  auto it = pending_.find(plan.target);
+  if (it == pending_.end()) return MakeError(ErrorCode::kInternal, plan.target + ": applied without a plan");
+  const Pending pending = it->second;
+  pending_.erase(it);
+  auto applied = pending.lever->Apply(pending.target, pending.mode);
+  if (!applied) return applied.error().ToError();
+  for (const auto& write : applied->writes) {
+    NA_DEBUG("lever " << plan.lever << ": " << write.object << " <- " << write.value
+                      << (write.performed ? "" : " (dry run)"));
+  }
+  return OkStatus();
+}
+
+Status RealLevers::Restore(const v1::JournalEntry& entry) {
+  auto point = actuate::RestorePoint::FromJson(entry.safe_value());
+  if (!point) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "journal entry for " + entry.target() + " has no usable restore point: " + point.error().message);
+  }
+  // The controller's own lever when it is of that kind (it forgets its first values), else a fresh one.
+  actuate::PlannedLever* lever = nullptr;
+  if (ControllerLever* current = For(entry.controller()); current && current->lever &&
+                                                          current->lever->Kind() == point->lever) {
+    lever = current->lever.get();
+  }
+  std::unique_ptr<actuate::PlannedLever> fresh;
+  if (lever == nullptr) {
+    fresh = actuate::MakeLever(point->lever, settings_.dry_run, settings_, environment_);
+    lever = fresh.get();
+  }
+  auto restored = lever->Restore(*point);
+  if (!restored) return restored.error().ToError();
+  return OkStatus();
+}
+
+}  // namespace nvmeadapt::daemon

@@ -1,0 +1,93 @@
+// The agent's Prometheus metrics (docs/metrics.md lists every one). The daemon's loop thread feeds queue
+// and collector state, gRPC threads report requests, the exposer's threads read a copy at each scrape.
+// Every method is thread-safe: one mutex guards the state; a scrape copies it and formats outside the lock.
+//
+// Per-queue series exist for at most `max_tracked_queues` queues. Queues added beyond the cap still get an
+// id and take every update, but export nothing except their count in nvme_adapt_queues_untracked; when a
+// tracked queue is removed, the oldest untracked one takes its place.
+#pragma once
+
+#include <prometheus/metric_family.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/collect/collector.h"
+#include "agent/common/result.h"
+#include "agent/engine/types.h"
+#include "agent/metrics/build_info.h"
+#include "agent/metrics/label_values.h"
+#include "agent/metrics/metrics_options.h"
+
+namespace prometheus {
+class Exposer;
+}
+
+namespace nvmeadapt::metrics {
+
+enum class QueueId : uint64_t {};
+
+struct QueueLabels {
+  std::string source;      // collect::SourceName(): "kernel", "block", "uvnvme", "spdk"
+  std::string controller;  // "nvme0", "uvnvme:1234:c0", ...
+  uint32_t queue = 0;      // the NVMe queue id
+};
+
+class MetricsState;
+
+class AgentMetrics {
+ public:
+  explicit AgentMetrics(size_t max_tracked_queues = kDefaultMaxTrackedQueues,
+                        BuildInfo build = CurrentBuildInfo());
+  ~AgentMetrics();
+  AgentMetrics(const AgentMetrics&) = delete;
+  AgentMetrics& operator=(const AgentMetrics&) = delete;
+
+  // Serves /metrics on `listen_address` (IPv4:port; port 0 picks a free one, see port()). Once only.
+  Status Start(const std::string& listen_address);
+  // The port /metrics is served on; 0 before Start.
+  int port() const { return port_; }
+
+  // A queue the daemon discovered. Adding a queue that is already there returns its id (and updates its
+  // eligibility).
+  QueueId AddQueue(const QueueLabels& labels, bool eligible);
+  // The queue vanished: every series of it goes. Calls with its id afterwards are ignored.
+  void RemoveQueue(QueueId id);
+  bool IsTracked(QueueId id) const;
+
+  void SetEligible(QueueId id, bool eligible);
+  void SetPollThreshold(QueueId id, engine::Nanos poll_threshold);
+  // The collector's absolute counters of the queue and the mode it is reaped in now. Call it after every
+  // mode change and at least once per scrape interval: counters are exported as last given.
+  void UpdateQueue(QueueId id, const collect::QueueCounters& counters, engine::ReapMode mode);
+  // A full window ended; `average_interval` is its span / completions.
+  void OnWindow(QueueId id, engine::Nanos average_interval);
+  // The queue's mode changed (the lever applied it) for `reason`.
+  void OnSwitch(QueueId id, engine::Reason reason);
+  // A polling try ended (see PollTryResultOf).
+  void OnPollTry(QueueId id, PollTryResult result);
+
+  // `lever` is the lever's name; at most 16 distinct names are kept, later ones count as "other".
+  void OnLeverError(std::string_view lever, ErrorCode error);
+  // The collector in use ("bpf" or "procfs") and its absolute statistics.
+  void SetCollector(std::string_view name, const collect::CollectorStats& stats);
+  // A finished gRPC call: full method name ("/nvmeadapt.v1.Agent/GetStatus") and status code (0..16).
+  // At most 32 distinct methods are kept (unknown methods a client makes up count as "other").
+  void OnGrpcRequest(std::string_view method, int code);
+
+  // What a scrape returns, as metric families and in the text exposition format.
+  std::vector<prometheus::MetricFamily> Collect() const;
+  std::string Render() const;
+
+ private:
+  std::shared_ptr<MetricsState> state_;
+  std::unique_ptr<prometheus::Exposer> exposer_;  // declared after state_: stops serving before it goes
+  int port_ = 0;
+  std::string listen_address_;
+};
+
+}  // namespace nvmeadapt::metrics

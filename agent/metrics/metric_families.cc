@@ -1,0 +1,217 @@
+// Formats a metrics snapshot into Prometheus metric families. docs/metrics.md describes each one; a test
+// compares that table with what this produces.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent/metrics/interval_histogram.h"
+#include "agent/metrics/metrics_state.h"
+
+namespace nvmeadapt::metrics {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<ClientMetric::Label>;
+
+constexpr double kSecondsPerNano = 1e-9;
+
+Labels With(Labels labels, std::string name, std::string value) {
+  labels.push_back({std::move(name), std::move(value)});
+  return labels;
+}
+
+Labels QueueLabelsOf(const QueueSeries& queue) {
+  return {{"source", queue.source}, {"controller", queue.controller}, {"queue", queue.queue}};
+}
+
+class FamilyBuilder {
+ public:
+  FamilyBuilder(std::string name, std::string help, MetricType type) {
+    family_.name = std::move(name);
+    family_.help = std::move(help);
+    family_.type = type;
+  }
+
+  void Add(Labels labels, double value) {
+    ClientMetric metric;
+    metric.label = std::move(labels);
+    if (family_.type == MetricType::Counter) {
+      metric.counter.value = value;
+    } else {
+      metric.gauge.value = value;
+    }
+    family_.metric.push_back(std::move(metric));
+  }
+
+  void AddHistogram(Labels labels, ClientMetric::Histogram histogram) {
+    ClientMetric metric;
+    metric.label = std::move(labels);
+    metric.histogram = std::move(histogram);
+    family_.metric.push_back(std::move(metric));
+  }
+
+  // Families without a series are left out of the exposition.
+  void MoveTo(std::vector<MetricFamily>& out) {
+    if (!family_.metric.empty()) out.push_back(std::move(family_));
+  }
+
+ private:
+  MetricFamily family_;
+};
+
+void AddQueueFamilies(const std::vector<QueueSeries>& queues, std::vector<MetricFamily>& out) {
+  FamilyBuilder completions("nvme_adapt_queue_completions_total", "Completions reaped on the queue.",
+                            MetricType::Counter);
+  FamilyBuilder bytes("nvme_adapt_queue_bytes_total", "Bytes transferred by the queue's completed requests.",
+                      MetricType::Counter);
+  FamilyBuilder reaped("nvme_adapt_queue_completions_reaped_total",
+                       "Completions by the path that reaped them (interrupt handler or poll), where the "
+                       "collector can tell.",
+                       MetricType::Counter);
+  FamilyBuilder mode("nvme_adapt_queue_mode", "1 for the queue's current reaping mode, 0 for the other.",
+                     MetricType::Gauge);
+  FamilyBuilder eligible("nvme_adapt_queue_eligible",
+                         "1 if the agent may switch the queue's mode (I/O queue with its own MSI-X vector).",
+                         MetricType::Gauge);
+  FamilyBuilder average("nvme_adapt_queue_window_average_interval_seconds",
+                        "Average interval between completions in the queue's last full window.",
+                        MetricType::Gauge);
+  FamilyBuilder threshold("nvme_adapt_queue_poll_threshold_seconds",
+                          "Policy: a window averaging at most this tries polling.", MetricType::Gauge);
+  FamilyBuilder intervals("nvme_adapt_queue_completion_interval_seconds",
+                          "Intervals between consecutive completions (log2 buckets; _sum estimated from "
+                          "bucket midpoints).",
+                          MetricType::Histogram);
+  FamilyBuilder switches("nvme_adapt_queue_switches_total", "Reaping mode changes applied, by decision reason.",
+                         MetricType::Counter);
+  FamilyBuilder tries("nvme_adapt_queue_poll_tries_total", "Polling windows judged, by outcome.",
+                      MetricType::Counter);
+
+  for (const QueueSeries& queue : queues) {
+    const Labels labels = QueueLabelsOf(queue);
+    eligible.Add(labels, queue.eligible ? 1 : 0);
+    if (queue.mode) {  // counters and mode are known once the daemon has updated the queue
+      completions.Add(labels, static_cast<double>(queue.completions));
+      bytes.Add(labels, static_cast<double>(queue.bytes));
+      reaped.Add(With(labels, "path", "interrupt"), static_cast<double>(queue.irq_completions));
+      reaped.Add(With(labels, "path", "poll"), static_cast<double>(queue.poll_completions));
+      for (engine::ReapMode m : {engine::ReapMode::kInterrupt, engine::ReapMode::kPoll}) {
+        mode.Add(With(labels, "mode", std::string(engine::ReapModeName(m))), *queue.mode == m ? 1 : 0);
+      }
+      intervals.AddHistogram(labels, IntervalHistogram(queue.interval_histogram));
+    }
+    if (queue.average_interval_seconds) average.Add(labels, *queue.average_interval_seconds);
+    if (queue.poll_threshold_seconds) threshold.Add(labels, *queue.poll_threshold_seconds);
+    for (const auto& [reason, count] : queue.switches) {
+      switches.Add(With(labels, "reason", std::string(engine::ReasonName(reason))), static_cast<double>(count));
+    }
+    for (PollTryResult result : kAllPollTryResults) {
+      tries.Add(With(labels, "result", std::string(PollTryResultName(result))),
+                static_cast<double>(queue.poll_tries[static_cast<size_t>(result)]));
+    }
+  }
+  for (FamilyBuilder* family : {&completions, &bytes, &reaped, &mode, &eligible, &average, &threshold,
+                                &intervals, &switches, &tries}) {
+    family->MoveTo(out);
+  }
+}
+
+void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& out) {
+  FamilyBuilder build("nvme_adapt_build_info", "Always 1; labels say which build of the agent runs.",
+                      MetricType::Gauge);
+  build.Add({{"version", agent.build.version}, {"commit", agent.build.commit}}, 1);
+  build.MoveTo(out);
+
+  FamilyBuilder tracked("nvme_adapt_queues_tracked", "Queues exported with per-queue series.", MetricType::Gauge);
+  tracked.Add({}, static_cast<double>(agent.tracked));
+  tracked.MoveTo(out);
+  FamilyBuilder untracked("nvme_adapt_queues_untracked",
+                          "Queues known to the agent but over the max_tracked_queues cap: no per-queue series.",
+                          MetricType::Gauge);
+  untracked.Add({}, static_cast<double>(agent.untracked));
+  untracked.MoveTo(out);
+  FamilyBuilder limit("nvme_adapt_queues_tracked_limit", "The max_tracked_queues cap.", MetricType::Gauge);
+  limit.Add({}, static_cast<double>(agent.max_tracked));
+  limit.MoveTo(out);
+
+  FamilyBuilder lever_errors("nvme_adapt_lever_errors_total", "Failed mode changes, by lever and error code.",
+                             MetricType::Counter);
+  for (const auto& [key, count] : agent.lever_errors) {
+    lever_errors.Add({{"lever", key.first}, {"error", key.second}}, static_cast<double>(count));
+  }
+  lever_errors.MoveTo(out);
+
+  if (agent.collector) {
+    FamilyBuilder collector("nvme_adapt_collector_info",
+                            "Always 1; the collector label names the one in use (bpf, or the procfs fallback).",
+                            MetricType::Gauge);
+    collector.Add({{"collector", *agent.collector}}, 1);
+    collector.MoveTo(out);
+    FamilyBuilder drops("nvme_adapt_ringbuf_drops_total", "Window records lost because the ring buffer was full.",
+                        MetricType::Counter);
+    drops.Add({}, static_cast<double>(agent.ringbuf_drops));
+    drops.MoveTo(out);
+    FamilyBuilder records("nvme_adapt_ringbuf_records_total", "Window records read from the ring buffer.",
+                          MetricType::Counter);
+    records.Add({}, static_cast<double>(agent.collector_records));
+    records.MoveTo(out);
+    FamilyBuilder attached("nvme_adapt_bpf_programs_attached", "BPF programs the collector has attached.",
+                           MetricType::Gauge);
+    attached.Add({}, static_cast<double>(agent.bpf_programs_attached));
+    attached.MoveTo(out);
+  }
+  FamilyBuilder runs("nvme_adapt_bpf_runs_total",
+                     "Runs of each BPF program (events it handled); needs kernel.bpf_stats_enabled=1.",
+                     MetricType::Counter);
+  FamilyBuilder run_seconds("nvme_adapt_bpf_run_seconds_total",
+                            "CPU time spent in each BPF program; needs kernel.bpf_stats_enabled=1.",
+                            MetricType::Counter);
+  for (const auto& [program, totals] : agent.bpf_programs) {
+    runs.Add({{"program", program}}, static_cast<double>(totals.runs));
+    run_seconds.Add({{"program", program}}, static_cast<double>(totals.run_time_ns) * kSecondsPerNano);
+  }
+  runs.MoveTo(out);
+  run_seconds.MoveTo(out);
+
+  FamilyBuilder grpc("nvme_adapt_grpc_requests_total", "Finished gRPC calls, by method and status code.",
+                     MetricType::Counter);
+  for (const auto& [key, count] : agent.grpc_requests) {
+    grpc.Add({{"method", key.first}, {"code", key.second}}, static_cast<double>(count));
+  }
+  grpc.MoveTo(out);
+}
+
+void AddProcessFamilies(const ProcessStats& process, std::vector<MetricFamily>& out) {
+  const std::pair<FamilyBuilder, double> families[] = {
+      {{"process_cpu_seconds_total", "CPU time of the agent process, user plus system.", MetricType::Counter},
+       process.cpu_seconds},
+      {{"process_resident_memory_bytes", "Resident set size of the agent process.", MetricType::Gauge},
+       static_cast<double>(process.resident_bytes)},
+      {{"process_virtual_memory_bytes", "Virtual memory size of the agent process.", MetricType::Gauge},
+       static_cast<double>(process.virtual_bytes)},
+      {{"process_start_time_seconds", "When the agent process started, in seconds since the Unix epoch.", MetricType::Gauge},
+       process.start_time_seconds},
+      {{"process_open_fds", "File descriptors the agent process has open.", MetricType::Gauge},
+       static_cast<double>(process.open_fds)},
+      {{"process_max_fds", "The agent process's limit on open file descriptors.", MetricType::Gauge},
+       static_cast<double>(process.max_fds)},
+  };
+  for (auto [family, value] : families) {
+    family.Add({}, value);
+    family.MoveTo(out);
+  }
+}
+
+}  // namespace
+
+std::vector<MetricFamily> BuildFamilies(const MetricsSnapshot& snapshot, const std::optional<ProcessStats>& process) {
+  std::vector<MetricFamily> out;
+  AddQueueFamilies(snapshot.queues, out);
+  AddAgentFamilies(snapshot.agent, out);
+  if (process) AddProcessFamilies(*process, out);
+  return out;
+}
+
+}  // namespace nvmeadapt::metrics

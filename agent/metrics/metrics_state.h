@@ -1,0 +1,90 @@
+// Inside AgentMetrics: the state its methods update under one mutex, and the copy a scrape formats.
+#pragma once
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include <array>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "agent/collect/collector.h"
+#include "agent/engine/types.h"
+#include "agent/metrics/build_info.h"
+#include "agent/metrics/label_values.h"
+#include "agent/metrics/process_stats.h"
+
+namespace nvmeadapt::metrics {
+
+struct QueueSeries {
+  std::string source;
+  std::string controller;
+  std::string queue;
+  bool tracked = false;
+  bool eligible = false;
+  std::optional<engine::ReapMode> mode;  // unknown until the first UpdateQueue
+  uint64_t completions = 0;
+  uint64_t bytes = 0;
+  uint64_t irq_completions = 0;
+  uint64_t poll_completions = 0;
+  std::array<uint64_t, collect::kHistBuckets> interval_histogram{};
+  std::optional<double> average_interval_seconds;
+  std::optional<double> poll_threshold_seconds;
+  std::map<engine::Reason, uint64_t> switches;
+  std::array<uint64_t, std::size(kAllPollTryResults)> poll_tries{};
+};
+
+struct BpfProgramTotals {
+  uint64_t runs = 0;
+  uint64_t run_time_ns = 0;
+};
+
+// Everything but the per-queue series: what a scrape copies besides the tracked queues.
+struct AgentWideState {
+  BuildInfo build;
+  size_t max_tracked = 0;
+  size_t tracked = 0;
+  size_t untracked = 0;
+  std::map<std::pair<std::string, std::string>, uint64_t> lever_errors;  // (lever, error)
+  std::optional<std::string> collector;
+  uint64_t ringbuf_drops = 0;
+  uint64_t collector_records = 0;
+  size_t bpf_programs_attached = 0;
+  std::map<std::string, BpfProgramTotals> bpf_programs;
+  std::map<std::pair<std::string, std::string>, uint64_t> grpc_requests;  // (method, code)
+};
+
+struct MetricsSnapshot {
+  AgentWideState agent;
+  std::vector<QueueSeries> queues;  // tracked ones, oldest first
+};
+
+// The formatting of a snapshot into metric families; `process` is absent when /proc could not be read.
+std::vector<prometheus::MetricFamily> BuildFamilies(const MetricsSnapshot& snapshot,
+                                                    const std::optional<ProcessStats>& process);
+
+class MetricsState : public prometheus::Collectable {
+ public:
+  MetricsState(size_t max_tracked_queues, BuildInfo build);
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+  // Everything below is guarded by `mutex`.
+  mutable std::mutex mutex;
+  AgentWideState agent;
+  uint64_t next_id = 1;
+  std::map<uint64_t, QueueSeries> queues;  // by id: ids grow, so this is oldest first
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> ids_by_labels;  // (source, controller, queue)
+  BoundedLabelValues lever_names{kMaxLeverNames};
+  BoundedLabelValues grpc_methods{kMaxGrpcMethods};
+  BoundedLabelValues bpf_program_names{kMaxBpfPrograms};
+
+  QueueSeries* Find(uint64_t id);
+};
+
+}  // namespace nvmeadapt::metrics

@@ -1,0 +1,158 @@
+// Which lever serves which controller, probing what the machine offers, building levers, restore points as JSON.
+#include <gtest/gtest.h>
+
+#include "agent/actuate/resolver.h"
+#include "tests/unit/lever_printers.h"
+#include "tests/unit/test_fs.h"
+
+namespace nvmeadapt::actuate {
+namespace {
+
+discover::Controller Kernel(const std::string& name = "nvme0") {
+  discover::Controller c;
+  c.name = name;
+  c.source = collect::Source::kKernelNvme;
+  return c;
+}
+
+discover::Controller Uvnvme() {
+  discover::Controller c;
+  c.name = "uvnvme:4242:0";
+  c.source = collect::Source::kUvnvme;
+  c.pid = 4242;
+  c.socket_path = "/run/uvnvme/4242.sock";
+  return c;
+}
+
+TEST(ResolveLever, SourceDefaults) {
+  const config::LeverSettings settings;
+  LeverChoice uvnvme = ResolveLever(settings, Uvnvme(), {});
+  EXPECT_EQ(uvnvme.kind, LeverKind::kUvnvmeSocket);
+  EXPECT_FALSE(uvnvme.dry_run);
+  EXPECT_EQ(uvnvme.why, "uvnvme default: control socket");
+
+  EXPECT_EQ(ResolveLever(settings, Kernel(), {}).kind, LeverKind::kCoalescing);
+  EXPECT_EQ(ResolveLever(settings, Kernel(), {false, true}).kind, LeverKind::kGsim);
+  EXPECT_EQ(ResolveLever(settings, Kernel(), {true, false}).kind, LeverKind::kAdaptivePollSysfs);
+  LeverChoice both = ResolveLever(settings, Kernel(), {true, true});
+  EXPECT_EQ(both.kind, LeverKind::kAdaptivePollSysfs) << "the in-kernel mechanism comes first";
+  EXPECT_EQ(both.why, "kernel default: adaptive-poll attribute present");
+}
+
+TEST(ResolveLever, ConfiguredChoicesWin) {
+  config::LeverSettings settings;
+  settings.kernel_lever = LeverKind::kPollQueuesReset;
+  settings.controllers = {{"nvme1", LeverKind::kGsim}, {"nvme2", LeverKind::kAuto}};
+  LeverChoice nvme0 = ResolveLever(settings, Kernel("nvme0"), {true, true});
+  EXPECT_EQ(nvme0.kind, LeverKind::kPollQueuesReset);
+  EXPECT_EQ(nvme0.why, "levers.kernel_lever");
+  LeverChoice nvme1 = ResolveLever(settings, Kernel("nvme1"), {});
+  EXPECT_EQ(nvme1.kind, LeverKind::kGsim) << "an explicit choice stands even where GSIM is missing";
+  EXPECT_EQ(nvme1.why, "levers.controllers[0]");
+  EXPECT_EQ(ResolveLever(settings, Kernel("nvme2"), {}).kind, LeverKind::kPollQueuesReset)
+      << "an AUTO override falls through to the source default";
+}
+
+TEST(ResolveLever, DryRun) {
+  config::LeverSettings settings;
+  settings.dry_run = true;
+  LeverChoice choice = ResolveLever(settings, Kernel(), {false, true});
+  EXPECT_EQ(choice.kind, LeverKind::kGsim);
+  EXPECT_TRUE(choice.dry_run);
+  EXPECT_EQ(choice.why, "kernel default: GSIM present (levers.dry_run)");
+
+  settings.dry_run = false;
+  settings.uvnvme_lever = LeverKind::kDryRun;
+  LeverChoice explicit_dry = ResolveLever(settings, Uvnvme(), {});
+  EXPECT_EQ(explicit_dry.kind, LeverKind::kDryRun);
+  EXPECT_TRUE(explicit_dry.dry_run);
+
+  discover::Controller spdk = Uvnvme();
+  spdk.source = collect::Source::kSpdk;
+  EXPECT_EQ(ResolveLever(config::LeverSettings{}, spdk, {}).kind, LeverKind::kDryRun);
+}
+
+TEST(ProbeLeverFacts, LooksForTheAttributeAndGsim) {
+  nvmeadapt::testing::TempDir tmp;
+  const config::LeverSettings settings;
+  LeverEnvironment environment{tmp / "sys", tmp / "proc", tmp / "dev", nullptr};
+  LeverFacts none = ProbeLeverFacts(settings, Kernel(), environment);
+  EXPECT_FALSE(none.adaptive_poll_attribute);
+  EXPECT_FALSE(none.gsim);
+  nvmeadapt::testing::WriteFile(tmp / "sys/class/nvme/nvme0/adaptive_poll", "0\n");
+  nvmeadapt::testing::WriteFile(tmp / "proc/irq/soft_moderation", "delay_us 0\n");
+  LeverFacts both = ProbeLeverFacts(settings, Kernel(), environment);
+  EXPECT_TRUE(both.adaptive_poll_attribute);
+  EXPECT_TRUE(both.gsim);
+  EXPECT_FALSE(ProbeLeverFacts(settings, Kernel("nvme1"), environment).adaptive_poll_attribute);
+  EXPECT_FALSE(ProbeLeverFacts(settings, Uvnvme(), environment).gsim) << "kernel levers do not serve uvnvme";
+}
+
+TEST(MakeLever, EveryKind) {
+  const config::LeverSettings settings;
+  const LeverEnvironment environment;
+  for (LeverKind kind : {LeverKind::kAdaptivePollSysfs, LeverKind::kGsim, LeverKind::kCoalescing,
+                         LeverKind::kPollQueuesReset, LeverKind::kUvnvmeSocket, LeverKind::kDryRun}) {
+    for (bool dry_run : {false, true}) {
+      auto lever = MakeLever(kind, dry_run, settings, environment);
+      ASSERT_NE(lever, nullptr);
+      EXPECT_EQ(lever->Kind(), kind);
+      EXPECT_EQ(lever->DryRun(), dry_run || kind == LeverKind::kDryRun);
+    }
+  }
+}
+
+TEST(DryRunLever, RecordsTheModeAndTouchesNothing) {
+  DryRunLever lever;
+  LeverTarget target;
+  target.controller = "nvme0";
+  target.qid = 2;
+  auto applied = lever.Apply(target, engine::ReapMode::kPoll);
+  ASSERT_TRUE(applied);
+  EXPECT_EQ(applied->writes, (std::vector<WriteRecord>{{"nvme0 q2", "poll", false}}));
+  EXPECT_TRUE(applied->restore.steps.empty());
+  EXPECT_EQ(lever.Recorded(), applied->writes);
+}
+
+TEST(RestorePointJson, RoundTrip) {
+  RestorePoint point;
+  point.lever = LeverKind::kCoalescing;
+  point.target.controller = "nvme0";
+  point.target.qid = 1;
+  point.target.irq = 29;
+  point.target.vector = 1;
+  point.steps = {{"/dev/nvme0 feature 08h", "0x00000000"}, {"/dev/nvme0 feature 09h vector 1", "0x00000001"}};
+  const std::string json = point.ToJson();
+  EXPECT_EQ(json.find('\n'), std::string::npos);
+  auto back = RestorePoint::FromJson(json);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, point);
+
+  RestorePoint socket;
+  socket.lever = LeverKind::kUvnvmeSocket;
+  socket.target.controller = "uvnvme:4242:1";
+  socket.target.qid = 3;
+  socket.target.socket_path = "/run/uvnvme/4242.sock";
+  socket.target.ctrl_index = 1;
+  socket.steps = {{"uvnvme:4242:1 q3 mode", "interrupt"}};
+  auto socket_back = RestorePoint::FromJson(socket.ToJson());
+  ASSERT_TRUE(socket_back);
+  EXPECT_EQ(*socket_back, socket);
+}
+
+TEST(RestorePointJson, BadInputIsRefused) {
+  for (const char* bad : {"", "[]", R"({"lever": "magic", "target": {"controller": "nvme0"}, "steps": []})",
+                          R"({"lever": "auto", "target": {"controller": "nvme0"}, "steps": []})",
+                          R"({"lever": "gsim", "steps": []})",
+                          R"({"lever": "gsim", "target": {"controller": "nvme0", "irq": -1}, "steps": []})",
+                          R"({"lever": "gsim", "target": {"controller": "nvme0"}, "steps": [{"object": 1}]})"}) {
+    auto point = RestorePoint::FromJson(bad);
+    EXPECT_FALSE(point) << bad;
+    if (!point) {
+      EXPECT_EQ(point.error().code, ErrorCode::kInvalidArgument);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nvmeadapt::actuate

@@ -1,0 +1,341 @@
+// The file levers against temporary trees: the adaptive-poll attribute, GSIM and poll_queues + reset.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "agent/actuate/sysfs_levers.h"
+#include "tests/unit/lever_printers.h"
+#include "tests/unit/test_fs.h"
+
+namespace nvmeadapt::actuate {
+namespace {
+
+using engine::ReapMode;
+using nvmeadapt::testing::CopyTree;
+using nvmeadapt::testing::ReadFile;
+using nvmeadapt::testing::SysfsCase;
+using nvmeadapt::testing::TempDir;
+using nvmeadapt::testing::WriteFile;
+using Writes = std::vector<WriteRecord>;
+using Steps = std::vector<RestoreStep>;
+
+constexpr char kController[] = "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0";
+
+LeverTarget Nvme0(uint32_t qid = 1) {
+  LeverTarget target;
+  target.controller = "nvme0";
+  target.qid = qid;
+  target.irq = 28 + qid;
+  target.vector = qid;
+  return target;
+}
+
+class FileLevers : public ::testing::Test {
+ protected:
+  FileLevers() {
+    CopyTree(SysfsCase("qemu-poll"), tmp_.path());
+    attribute_ = tmp_ / (std::string(kController) + "/adaptive_poll");
+    WriteFile(attribute_, "0\n");
+    WriteFile(tmp_ / "proc/irq/29/soft_moderation",
+              "off irq 29 trigger 0x0 Edge managed lazy handle_irq handle_edge_irq+0x0/0x1c0\n");
+    WriteFile(tmp_ / "proc/irq/soft_moderation",
+              "# CPU  irq/s  my_irq/s  cpus  srcs  delay_ns\n    0      0         0     1     0         0\n\n"
+              "enabled              no\ndelay_us             0\ntimer_rounds         0\n");
+  }
+  AdaptivePollOptions Adaptive() const { return {tmp_ / "sys", "{sysfs}/class/nvme/{ctrl}/adaptive_poll", "1", "0"}; }
+  GsimOptions Gsim() const { return {tmp_ / "proc", 100}; }
+  PollQueuesOptions PollQueues() const { return {tmp_ / "sys", 1}; }
+
+  TempDir tmp_;
+  std::string attribute_;
+};
+
+TEST_F(FileLevers, AdaptivePollWritesAndKeepsTheFirstValueToRestore) {
+  AdaptivePollLever lever(Adaptive());
+  EXPECT_EQ(lever.Kind(), LeverKind::kAdaptivePollSysfs);
+  EXPECT_EQ(lever.Scope(), LeverScope::kController);
+  EXPECT_EQ(lever.PathFor("nvme0"), tmp_ / "sys/class/nvme/nvme0/adaptive_poll");
+
+  auto on = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_TRUE(on) << on.error().ToString();
+  EXPECT_EQ(ReadFile(attribute_), "1\n");
+  EXPECT_EQ(on->writes, (Writes{{lever.PathFor("nvme0"), "1", true}}));
+  EXPECT_EQ(on->restore.lever, LeverKind::kAdaptivePollSysfs);
+  EXPECT_EQ(on->restore.target, Nvme0());
+  EXPECT_EQ(on->restore.steps, (Steps{{lever.PathFor("nvme0"), "0"}}));
+  EXPECT_FALSE(on->dry_run);
+
+  auto again = lever.Apply(Nvme0(2), ReapMode::kPoll);  // controller scope: already on
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->writes.empty());
+  EXPECT_EQ(again->restore.steps, (Steps{{lever.PathFor("nvme0"), "0"}}));
+
+  ASSERT_TRUE(lever.Apply(Nvme0(), ReapMode::kInterrupt));
+  EXPECT_EQ(ReadFile(attribute_), "0\n");
+  auto back_on = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_TRUE(back_on);
+  EXPECT_EQ(back_on->restore.steps, (Steps{{lever.PathFor("nvme0"), "0"}})) << "the original, not the last value";
+
+  auto restored = lever.Restore(back_on->restore);
+  ASSERT_TRUE(restored) << restored.error().ToString();
+  EXPECT_EQ(*restored, (Writes{{lever.PathFor("nvme0"), "0", true}}));
+  EXPECT_EQ(ReadFile(attribute_), "0\n");
+}
+
+TEST_F(FileLevers, AdaptivePollValuesAndPathAreConfigurable) {
+  WriteFile(tmp_ / "sys/block/nvme0n1/queue/adaptive_poll", "disabled\n");
+  AdaptivePollOptions options = Adaptive();
+  options.path_template = "{sysfs}/block/{ctrl}n1/queue/adaptive_poll";
+  options.on_value = "enabled";
+  options.off_value = "disabled";
+  AdaptivePollLever lever(options);
+  ASSERT_TRUE(lever.Apply(Nvme0(), ReapMode::kPoll));
+  EXPECT_EQ(ReadFile(tmp_ / "sys/block/nvme0n1/queue/adaptive_poll"), "enabled\n");
+}
+
+TEST_F(FileLevers, AdaptivePollMissingAttributeIsUnsupported) {
+  std::filesystem::remove(attribute_);
+  AdaptivePollLever lever(Adaptive());
+  auto result = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(result.error().lever, LeverKind::kAdaptivePollSysfs);
+  EXPECT_EQ(result.error().object, lever.PathFor("nvme0"));
+  EXPECT_NE(result.error().message.find(lever.PathFor("nvme0")), std::string::npos);
+  EXPECT_NE(result.error().message.find("adaptive polling patch"), std::string::npos) << result.error().message;
+}
+
+TEST_F(FileLevers, AdaptivePollMissingControllerIsNotFound) {
+  AdaptivePollLever lever(Adaptive());
+  LeverTarget gone = Nvme0();
+  gone.controller = "nvme7";
+  auto result = lever.Apply(gone, ReapMode::kPoll);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(result.error().object, lever.PathFor("nvme7"));
+}
+
+TEST_F(FileLevers, ReadOnlySysfsAttributeIsPermissionDenied) {
+  // Real sysfs refuses to open a 0444 attribute for writing, root included: kernfs checks the mode itself.
+  ASSERT_TRUE(std::filesystem::exists("/sys/devices/system/cpu/online")) << "needs Linux sysfs mounted at /sys";
+  AdaptivePollLever lever({"/sys", "{sysfs}/devices/system/cpu/online{ctrl}", "1", "0"});
+  LeverTarget target = Nvme0();
+  target.controller = "";
+  auto result = lever.Apply(target, ReapMode::kPoll);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kPermissionDenied) << result.error().ToString();
+  EXPECT_EQ(result.error().object, "/sys/devices/system/cpu/online");
+  EXPECT_EQ(result.error().sys_errno, EACCES);
+}
+
+TEST_F(FileLevers, PathThroughARegularFileIsAnIoError) {
+  // "model" is a file: nothing can be under it (ENOTDIR), whoever runs the test.
+  AdaptivePollLever lever({tmp_ / "sys", "{sysfs}/class/nvme/{ctrl}/model/adaptive_poll", "1", "0"});
+  auto result = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kIo);
+  EXPECT_EQ(result.error().sys_errno, ENOTDIR);
+  EXPECT_NE(result.error().message.find("model/adaptive_poll: Not a directory"), std::string::npos)
+      << result.error().message;
+}
+
+TEST_F(FileLevers, RestorePointOfAnotherFileIsRefused) {
+  AdaptivePollLever lever(Adaptive());
+  RestorePoint point{LeverKind::kAdaptivePollSysfs, Nvme0(), {{tmp_ / "etc/passwd", "x"}}};
+  auto result = lever.Restore(point);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kIo);
+  EXPECT_FALSE(std::filesystem::exists(tmp_ / "etc/passwd"));
+  point.lever = LeverKind::kGsim;
+  EXPECT_FALSE(lever.Restore(point));
+}
+
+TEST_F(FileLevers, GsimModeratesTheVectorAndSetsTheDelay) {
+  GsimLever lever(Gsim());
+  EXPECT_EQ(lever.Scope(), LeverScope::kVector);
+  const std::string irq = tmp_ / "proc/irq/29/soft_moderation";
+  const std::string global = tmp_ / "proc/irq/soft_moderation";
+  auto on = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_TRUE(on) << on.error().ToString();
+  EXPECT_EQ(on->writes, (Writes{{global, "delay_us=100", true}, {irq, "on", true}}));
+  EXPECT_EQ(ReadFile(irq), "on\n");
+  EXPECT_EQ(ReadFile(global), "delay_us=100\n");
+  EXPECT_EQ(on->restore.steps, (Steps{{irq, "off"}, {global, "delay_us=0"}}));
+
+  // The kernel shows statistics again after a write; interrupt mode stops moderating this vector only.
+  WriteFile(global, "enabled              yes\ndelay_us             100\n");
+  auto off = lever.Apply(Nvme0(), ReapMode::kInterrupt);
+  ASSERT_TRUE(off) << off.error().ToString();
+  EXPECT_EQ(off->writes, (Writes{{irq, "off", true}}));
+  EXPECT_EQ(off->restore.steps, (Steps{{irq, "off"}, {global, "delay_us=0"}}));
+
+  ASSERT_TRUE(lever.Restore(on->restore));
+  EXPECT_EQ(ReadFile(irq), "off\n");
+  EXPECT_EQ(ReadFile(global), "delay_us=0\n");
+}
+
+TEST_F(FileLevers, GsimWithoutDelayLeavesTheGlobalSettingAlone) {
+  GsimOptions options = Gsim();
+  options.delay_us = 0;
+  GsimLever lever(options);
+  auto on = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_TRUE(on);
+  EXPECT_EQ(on->writes.size(), 1u);
+  EXPECT_EQ(on->restore.steps.size(), 1u);
+  EXPECT_NE(ReadFile(tmp_ / "proc/irq/soft_moderation").find("delay_us             0"), std::string::npos);
+}
+
+TEST_F(FileLevers, GsimErrors) {
+  GsimLever lever(Gsim());
+  LeverTarget poll_queue = Nvme0(3);
+  poll_queue.irq.reset();
+  poll_queue.vector.reset();
+  auto no_vector = lever.Apply(poll_queue, ReapMode::kPoll);
+  ASSERT_FALSE(no_vector);
+  EXPECT_EQ(no_vector.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(no_vector.error().object, "nvme0 q3");
+
+  auto no_gsim = lever.Apply(Nvme0(2), ReapMode::kPoll);  // /proc/irq/30 exists, soft_moderation does not
+  ASSERT_FALSE(no_gsim);
+  EXPECT_EQ(no_gsim.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(no_gsim.error().object, tmp_ / "proc/irq/30/soft_moderation");
+
+  LeverTarget vanished = Nvme0();
+  vanished.irq = 77;
+  auto gone = lever.Apply(vanished, ReapMode::kPoll);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, ErrorCode::kNotFound);
+
+  WriteFile(tmp_ / "proc/irq/29/soft_moderation", "maybe\n");
+  auto garbage = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_FALSE(garbage);
+  EXPECT_EQ(garbage.error().code, ErrorCode::kIo);
+  EXPECT_NE(garbage.error().message.find("maybe"), std::string::npos);
+}
+
+TEST_F(FileLevers, PollQueuesWritesTheParameterThenResets) {
+  WriteFile(tmp_ / "sys/module/nvme/parameters/poll_queues", "0\n");
+  PollQueuesLever lever(PollQueues());
+  EXPECT_EQ(lever.Scope(), LeverScope::kController);
+  const std::string parameter = lever.ParameterPath();
+  const std::string reset = lever.ResetPath("nvme0");
+  EXPECT_EQ(parameter, tmp_ / "sys/module/nvme/parameters/poll_queues");
+  EXPECT_EQ(reset, tmp_ / "sys/class/nvme/nvme0/reset_controller");
+
+  auto on = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_TRUE(on) << on.error().ToString();
+  EXPECT_EQ(on->writes, (Writes{{parameter, "1", true}, {reset, "1", true}}));
+  EXPECT_EQ(ReadFile(parameter), "1\n");
+  EXPECT_EQ(ReadFile(reset), "1\n");
+  EXPECT_EQ(on->restore.steps, (Steps{{parameter, "0"}}));
+
+  WriteFile(reset, "");
+  auto again = lever.Apply(Nvme0(2), ReapMode::kPoll);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->writes.empty()) << "nvme0 was already reset with poll_queues=1";
+  EXPECT_EQ(ReadFile(reset), "");
+
+  auto off = lever.Apply(Nvme0(), ReapMode::kInterrupt);
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->writes, (Writes{{parameter, "0", true}, {reset, "1", true}}));
+
+  ASSERT_TRUE(lever.Apply(Nvme0(), ReapMode::kPoll));
+  WriteFile(reset, "");
+  auto restored = lever.Restore(on->restore);
+  ASSERT_TRUE(restored) << restored.error().ToString();
+  EXPECT_EQ(*restored, (Writes{{parameter, "0", true}, {reset, "1", true}}));
+  EXPECT_EQ(ReadFile(parameter), "0\n");
+  EXPECT_EQ(ReadFile(reset), "1\n");
+}
+
+TEST_F(FileLevers, PollQueuesResetsAControllerThatKeptTheOldValue) {
+  // The parameter is global: nvme1 still runs without poll queues although the parameter already says 1.
+  PollQueuesLever lever(PollQueues());
+  WriteFile(tmp_ / "sys/class/nvme/nvme1/reset_controller", "");
+  LeverTarget nvme1 = Nvme0();
+  nvme1.controller = "nvme1";
+  auto on = lever.Apply(nvme1, ReapMode::kPoll);
+  ASSERT_TRUE(on);
+  EXPECT_EQ(on->writes, (Writes{{lever.ResetPath("nvme1"), "1", true}}));
+}
+
+TEST_F(FileLevers, PollQueuesErrors) {
+  PollQueuesLever lever(PollQueues());
+  LeverTarget gone = Nvme0();
+  gone.controller = "nvme9";
+  auto missing = lever.Apply(gone, ReapMode::kPoll);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(missing.error().message.find("nvme9"), std::string::npos);
+
+  std::filesystem::remove(tmp_ / "sys/module/nvme/parameters/poll_queues");
+  auto no_parameter = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_FALSE(no_parameter);
+  EXPECT_EQ(no_parameter.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(no_parameter.error().object, lever.ParameterPath());
+}
+
+TEST_F(FileLevers, DryRunWritesNothing) {
+  WriteFile(tmp_ / "sys/module/nvme/parameters/poll_queues", "0\n");
+  const auto before = nvmeadapt::testing::TreeState(tmp_.path());
+
+  AdaptivePollOptions adaptive_options = Adaptive();
+  adaptive_options.dry_run = true;
+  AdaptivePollLever adaptive(adaptive_options);
+  GsimOptions gsim_options = Gsim();
+  gsim_options.dry_run = true;
+  GsimLever gsim(gsim_options);
+  PollQueuesOptions poll_options = PollQueues();
+  poll_options.dry_run = true;
+  PollQueuesLever poll_queues(poll_options);
+
+  for (PlannedLever* lever : std::initializer_list<PlannedLever*>{&adaptive, &gsim, &poll_queues}) {
+    SCOPED_TRACE(std::string(LeverKindName(lever->Kind())));
+    EXPECT_TRUE(lever->DryRun());
+    auto applied = lever->Apply(Nvme0(), ReapMode::kPoll);
+    ASSERT_TRUE(applied) << applied.error().ToString();
+    EXPECT_TRUE(applied->dry_run);
+    ASSERT_FALSE(applied->writes.empty());
+    for (const auto& write : applied->writes) EXPECT_FALSE(write.performed);
+    EXPECT_EQ(lever->Recorded(), applied->writes);
+    auto restored = lever->Restore(applied->restore);
+    ASSERT_TRUE(restored) << restored.error().ToString();
+  }
+  EXPECT_EQ(adaptive.Recorded().front(), (WriteRecord{adaptive.PathFor("nvme0"), "1", false}));
+  EXPECT_EQ(gsim.Recorded().size(), 4u);  // delay and "on", then the restore's "off" and "delay_us=0"
+  EXPECT_EQ(poll_queues.Recorded()[1], (WriteRecord{poll_queues.ResetPath("nvme0"), "1", false}));
+
+  EXPECT_EQ(nvmeadapt::testing::TreeState(tmp_.path()), before) << "a dry run changed a file";
+}
+
+TEST_F(FileLevers, PreviewWritesNothingAndGivesTheRestorePointApplyWillUse) {
+  AdaptivePollLever lever(Adaptive());
+  const auto before = nvmeadapt::testing::TreeState(tmp_.path());
+  auto preview = lever.Preview(Nvme0(), ReapMode::kPoll);
+  ASSERT_TRUE(preview) << preview.error().ToString();
+  EXPECT_EQ(nvmeadapt::testing::TreeState(tmp_.path()), before) << "a preview changed a file";
+  EXPECT_EQ(preview->writes, (Writes{{lever.PathFor("nvme0"), "1", false}}));
+  EXPECT_TRUE(lever.Recorded().empty());
+  auto applied = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_TRUE(applied);
+  EXPECT_EQ(applied->restore, preview->restore);
+  // After a change the preview of the way back still names the original value.
+  auto back = lever.Preview(Nvme0(), ReapMode::kInterrupt);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->restore.steps, (Steps{{lever.PathFor("nvme0"), "0"}}));
+  EXPECT_EQ(ReadFile(attribute_), "1\n");
+}
+
+TEST(LeverErrno, KernelRefusalsAndMissingSupport) {
+  EXPECT_EQ(LeverCodeForErrno(EINVAL), ErrorCode::kRefused);
+  EXPECT_EQ(LeverCodeForErrno(ERANGE), ErrorCode::kRefused);
+  EXPECT_EQ(LeverCodeForErrno(EOPNOTSUPP), ErrorCode::kUnsupported);
+  EXPECT_EQ(LeverCodeForErrno(ENOTTY), ErrorCode::kUnsupported);
+  EXPECT_EQ(LeverCodeForErrno(EACCES), ErrorCode::kPermissionDenied);
+  EXPECT_EQ(LeverCodeForErrno(ENOENT), ErrorCode::kNotFound);
+  EXPECT_EQ(LeverCodeForErrno(EBUSY), ErrorCode::kUnavailable);
+  EXPECT_EQ(LeverCodeForErrno(ENOTDIR), ErrorCode::kIo);
+}
+
+}  // namespace
+}  // namespace nvmeadapt::actuate

@@ -1,0 +1,17 @@
+// Readable GoogleTest output for lever values.
+#pragma once
+
+#include <ostream>
+
+#include "agent/actuate/lever.h"
+
+namespace nvmeadapt::actuate {
+
+inline void PrintTo(const WriteRecord& w, std::ostream* os) {
+  *os << "{" << w.object << " <- '" << w.value << "'" << (w.performed ? "" : " (dry run)") << "}";
+}
+inline void PrintTo(const RestoreStep& s, std::ostream* os) { *os << "{" << s.object << " = '" << s.value << "'}"; }
+inline void PrintTo(const LeverTarget& t, std::ostream* os) { *os << t.ToString(); }
+inline void PrintTo(const RestorePoint& p, std::ostream* os) { *os << p.ToJson(); }
+
+}  // namespace nvmeadapt::actuate

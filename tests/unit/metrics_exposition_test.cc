@@ -1,0 +1,300 @@
+// What /metrics really serves, scraped over HTTP from one AgentMetrics on a free loopback port (one per
+// suite: the exposer's destructor takes about 2 s), checked against docs/metrics.md, the dashboard and the
+// rules, and by promtool.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "agent/common/files.h"
+#include "agent/metrics/agent_metrics.h"
+#include "tests/unit/metrics_text_parser.h"
+
+namespace nvmeadapt::metrics {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Exposition;
+
+const fs::path kSourceDir = NVME_ADAPT_SOURCE_DIR;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+CommandResult RunCommand(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// promtool comes with Debian's prometheus package; without it these tests fail and say so.
+bool HavePromtool() { return RunCommand("promtool --version").exit_code == 0; }
+constexpr const char* kNoPromtool = "promtool not found: install Debian package 'prometheus' (scripts/install-deps)";
+
+// GET http://127.0.0.1:port/path over HTTP/1.0; returns the body of a 200 answer.
+Result<std::string> HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return SysError("socket", "AF_INET", errno);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const std::string where = "127.0.0.1:" + std::to_string(port);
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    const int err = errno;
+    close(fd);
+    return SysError("connect", where, err);
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: " + where + "\r\n\r\n";
+  std::string response;
+  bool sent = send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size());
+  char buffer[16384];
+  for (ssize_t n; sent && (n = recv(fd, buffer, sizeof buffer, 0)) > 0;) response.append(buffer, static_cast<size_t>(n));
+  close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  if (!sent || body == std::string::npos || response.find(" 200 ") > response.find("\r\n")) {
+    return MakeError(ErrorCode::kIo, "GET " + where + path + ": bad answer: " + response.substr(0, 200));
+  }
+  return response.substr(body + 4);
+}
+
+std::string ReadSource(const fs::path& relative) {
+  auto text = ReadWholeFile((kSourceDir / relative).string());
+  EXPECT_TRUE(text) << text.error().message;
+  return text ? *text : std::string();
+}
+
+std::vector<fs::path> RuleFiles() {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(kSourceDir / "dashboards/prometheus")) {
+    if (entry.path().extension() == ".yml") files.push_back(entry.path());
+  }
+  return files;
+}
+
+class MetricsExposition : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    metrics_ = new AgentMetrics(8);
+    start_status_ = new Status(metrics_->Start("127.0.0.1:0"));
+    // One queue with every kind of update, so that every family has a series.
+    const QueueId queue = metrics_->AddQueue({"kernel", "nvme0", 1}, true);
+    collect::QueueCounters counters;
+    counters.completions = 8192;
+    counters.bytes = 8192 * 4096;
+    counters.irq_completions = 8000;
+    counters.poll_completions = 192;
+    counters.interval_histogram[12] = 8192;
+    metrics_->SetPollThreshold(queue, 10'000);
+    metrics_->UpdateQueue(queue, counters, engine::ReapMode::kPoll);
+    metrics_->OnWindow(queue, 5'000);
+    metrics_->OnSwitch(queue, engine::Reason::kWindowFast);
+    metrics_->OnPollTry(queue, PollTryResult::kSuccess);
+    metrics_->OnLeverError("driver_socket", ErrorCode::kUnavailable);
+    collect::CollectorStats stats;
+    stats.ringbuf_drops = 1;
+    stats.records = 10;
+    stats.programs.push_back({"tp_btf/nvme_sq", 8192, 400'000});
+    metrics_->SetCollector("bpf", stats);
+    metrics_->OnGrpcRequest("/nvmeadapt.v1.Agent/GetStatus", 0);
+  }
+  static void TearDownTestSuite() {
+    delete metrics_;
+    delete start_status_;
+  }
+
+  void SetUp() override { ASSERT_TRUE(*start_status_) << start_status_->error().message; }
+
+  static std::string ScrapeText() {
+    auto body = HttpGet(metrics_->port(), "/metrics");
+    EXPECT_TRUE(body) << body.error().message;
+    return body ? *body : std::string();
+  }
+  static Exposition Scrape() {
+    std::string error;
+    auto parsed = testing::ParseExposition(ScrapeText(), &error);
+    EXPECT_TRUE(parsed) << error;
+    return parsed.value_or(Exposition{});
+  }
+
+  static AgentMetrics* metrics_;
+  static Status* start_status_;
+};
+
+AgentMetrics* MetricsExposition::metrics_ = nullptr;
+Status* MetricsExposition::start_status_ = nullptr;
+
+// Rows of the docs tables headed "| metric | type | labels | meaning |": name -> (type, labels).
+std::map<std::string, testing::FamilyShape> DocumentedFamilies(const std::string& markdown) {
+  std::map<std::string, testing::FamilyShape> families;
+  std::istringstream lines(markdown);
+  bool in_table = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("| metric | type | labels | meaning |")) {
+      in_table = true;
+      continue;
+    }
+    if (!line.starts_with("|")) in_table = false;
+    if (!in_table || line.starts_with("|---")) continue;
+    std::vector<std::string> cells;
+    std::istringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) cells.push_back(cell);
+    if (cells.size() < 4) continue;
+    auto ticked = [](const std::string& cell) {
+      std::vector<std::string> words;
+      for (size_t open = cell.find('`'); open != std::string::npos; open = cell.find('`', open)) {
+        const size_t close = cell.find('`', open + 1);
+        if (close == std::string::npos) break;
+        words.push_back(cell.substr(open + 1, close - open - 1));
+        open = close + 1;
+      }
+      return words;
+    };
+    const auto names = ticked(cells[0]);
+    if (names.size() != 1) continue;
+    testing::FamilyShape& family = families[names.front()];
+    std::istringstream type(cells[1]);
+    type >> family.type;
+    for (const auto& label : ticked(cells[2])) family.labels.insert(label);
+  }
+  return families;
+}
+
+std::string Join(const std::set<std::string>& words) {
+  std::string out;
+  for (const auto& word : words) out += (out.empty() ? "" : ", ") + word;
+  return out.empty() ? "(none)" : out;
+}
+
+TEST_F(MetricsExposition, TheDocsListExactlyTheServedFamiliesWithTheirTypesAndLabels) {
+  const auto served = Scrape().families;
+  const auto documented = DocumentedFamilies(ReadSource("docs/metrics.md"));
+  ASSERT_FALSE(documented.empty()) << "no metric table found in docs/metrics.md";
+  for (const auto& [name, shape] : served) {
+    auto it = documented.find(name);
+    if (it == documented.end()) {
+      ADD_FAILURE() << "served but not in docs/metrics.md: " << name << " (" << shape.type << "; "
+                    << Join(shape.labels) << ")";
+      continue;
+    }
+    EXPECT_EQ(it->second.type, shape.type) << name;
+    EXPECT_EQ(Join(it->second.labels), Join(shape.labels)) << name << ": labels in docs vs served";
+  }
+  for (const auto& [name, shape] : documented) {
+    EXPECT_TRUE(served.count(name)) << "in docs/metrics.md but not served: " << name;
+  }
+}
+
+// Every token made of metric-name characters in `text`.
+std::vector<std::string> NameTokens(const std::string& text) {
+  std::vector<std::string> tokens;
+  std::string current;
+  for (char c : text + ' ') {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':') {
+      current += c;
+    } else if (!current.empty()) {
+      tokens.push_back(std::move(current));
+      current.clear();
+    }
+  }
+  return tokens;
+}
+
+TEST_F(MetricsExposition, TheDashboardAndTheRulesUseOnlyServedOrRecordedNames) {
+  const auto served = Scrape().families;
+  std::vector<std::pair<fs::path, std::string>> files;
+  for (const auto& path : RuleFiles()) files.emplace_back(path, ReadSource(fs::relative(path, kSourceDir)));
+  for (const auto& entry : fs::directory_iterator(kSourceDir / "dashboards/grafana")) {
+    files.emplace_back(entry.path(), ReadSource(fs::relative(entry.path(), kSourceDir)));
+  }
+  std::set<std::string> recorded;
+  for (const auto& [path, text] : files) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t at = line.find("- record: ");
+      if (at != std::string::npos) recorded.insert(line.substr(at + 10));
+    }
+  }
+  ASSERT_FALSE(recorded.empty()) << "no recording rule found under dashboards/prometheus";
+  size_t checked = 0;
+  for (const auto& [path, text] : files) {
+    for (const std::string& token : NameTokens(text)) {
+      if (token.starts_with("nvme_adapt:")) {
+        EXPECT_TRUE(recorded.count(token)) << path << ": " << token << " is no recording rule";
+        ++checked;
+        continue;
+      }
+      if (token.find(':') != std::string::npos ||
+          !(token.starts_with("nvme_adapt_") || token.starts_with("process_"))) {
+        continue;
+      }
+      std::string family = token;
+      for (std::string_view suffix : {"_bucket", "_sum", "_count"}) {
+        const std::string base = token.substr(0, token.size() - std::min(token.size(), suffix.size()));
+        if (token.ends_with(suffix) && served.count(base) &&
+            (served.at(base).type == "histogram" || served.at(base).type == "summary")) {
+          family = base;
+        }
+      }
+      EXPECT_TRUE(served.count(family)) << path << ": " << token << " is not served";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0u);
+}
+
+TEST_F(MetricsExposition, PromtoolAcceptsTheLiveScrape) {
+  ASSERT_TRUE(HavePromtool()) << kNoPromtool;
+  const fs::path file = fs::temp_directory_path() / ("metrics-scrape-" + std::to_string(getpid()) + ".txt");
+  std::ofstream(file) << ScrapeText();
+  const CommandResult check = RunCommand("promtool check metrics < " + file.string());
+  fs::remove(file);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+}
+
+TEST_F(MetricsExposition, PromtoolAcceptsTheRulesAndTheirTestsPass) {
+  ASSERT_TRUE(HavePromtool()) << kNoPromtool;
+  std::string rule_files, test_files;
+  for (const auto& path : RuleFiles()) {
+    (path.parent_path().filename() == "tests" ? test_files : rule_files) += " " + path.string();
+  }
+  ASSERT_FALSE(rule_files.empty());
+  ASSERT_FALSE(test_files.empty()) << "no promtool rule tests under dashboards/prometheus/tests";
+  const CommandResult check = RunCommand("promtool check rules" + rule_files);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  const CommandResult test = RunCommand("promtool test rules" + test_files);
+  EXPECT_EQ(test.exit_code, 0) << test.output;
+}
+
+TEST_F(MetricsExposition, StartingTwiceOrOnABusyPortFailsWithTheAddress) {
+  const Status again = metrics_->Start("127.0.0.1:0");
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::kFailedPrecondition);
+
+  AgentMetrics other;
+  const std::string busy = "127.0.0.1:" + std::to_string(metrics_->port());
+  const Status status = other.Start(busy);
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.error().message.find(busy), std::string::npos) << status.error().message;
+  EXPECT_NE(status.error().message.find("bind"), std::string::npos) << "says why: " << status.error().message;
+  EXPECT_EQ(other.port(), 0);
+}
+
+}  // namespace
+}  // namespace nvmeadapt::metrics

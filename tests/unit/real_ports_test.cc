@@ -1,0 +1,113 @@
+// The daemon's ports over the real discovery and levers, on a captured tree.
+#include <gtest/gtest.h>
+
+#include "agent/daemon/real_ports.h"
+#include "tests/unit/test_fs.h"
+
+namespace nvmeadapt::daemon {
+namespace {
+
+using nvmeadapt::testing::CopyTree;
+using nvmeadapt::testing::ReadFile;
+using nvmeadapt::testing::SysfsCase;
+using nvmeadapt::testing::TempDir;
+using nvmeadapt::testing::WriteFile;
+
+constexpr char kAttribute[] = "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/adaptive_poll";
+
+class RealPorts : public ::testing::Test {
+ protected:
+  RealPorts() {
+    CopyTree(SysfsCase("qemu-poll"), tmp_.path());
+    WriteFile(tmp_ / kAttribute, "0\n");
+    settings_.kernel_lever = actuate::LeverKind::kAdaptivePollSysfs;
+    environment_.sysfs_root = tmp_ / "sys";
+    environment_.procfs_root = tmp_ / "proc";
+  }
+  DiscoveredQueue Find(const std::vector<DiscoveredQueue>& queues, uint32_t qid) {
+    for (const auto& q : queues) {
+      if (q.qid == qid) return q;
+    }
+    ADD_FAILURE() << "no queue " << qid;
+    return {};
+  }
+
+  TempDir tmp_;
+  config::LeverSettings settings_;
+  actuate::LeverEnvironment environment_;
+};
+
+TEST_F(RealPorts, DiscoveryReportsEveryQueueWithItsEligibility) {
+  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
+  options.uvnvme = false;
+  RealDiscovery discovery(options);
+  auto queues = discovery.Scan();
+  ASSERT_TRUE(queues) << queues.error().message;
+  ASSERT_EQ(queues->size(), 4u);
+  EXPECT_FALSE(Find(*queues, 0).eligible);
+  EXPECT_EQ(Find(*queues, 0).ineligible_reason, "admin queue");
+  EXPECT_TRUE(Find(*queues, 1).eligible);
+  EXPECT_EQ(Find(*queues, 1).source, v1::SOURCE_KERNEL);
+  EXPECT_GE(Find(*queues, 1).irq, 0);
+  EXPECT_FALSE(Find(*queues, 3).eligible);
+  EXPECT_EQ(Find(*queues, 3).irq, -1);
+}
+
+TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePerController) {
+  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
+  options.uvnvme = false;
+  RealDiscovery discovery(options);
+  auto queues = discovery.Scan();
+  ASSERT_TRUE(queues);
+  RealLevers levers(settings_, environment_, discovery);
+  const DiscoveredQueue q1 = Find(*queues, 1), q2 = Find(*queues, 2);
+  EXPECT_EQ(levers.LeverFor(q1), "adaptive_poll_sysfs");
+  // Adaptive on a controller-wide attribute: the kernel adapts, so the attribute is turned on.
+  EXPECT_EQ(levers.ModeFor(q1, engine::ControllerMode::kAdaptive), engine::ControllerMode::kPoll);
+  EXPECT_EQ(levers.ModeFor(q1, engine::ControllerMode::kShadow), engine::ControllerMode::kShadow);
+
+  auto plan = levers.Plan(q1, engine::ReapMode::kPoll);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->target, "nvme0");
+  EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n") << "planning wrote";
+  ASSERT_TRUE(levers.Apply(*plan));
+  EXPECT_EQ(ReadFile(tmp_ / kAttribute), "1\n");
+  auto second = levers.Plan(q2, engine::ReapMode::kPoll);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->target, "nvme0");
+  EXPECT_EQ(actuate::RestorePoint::FromJson(second->safe_value)->steps,
+            actuate::RestorePoint::FromJson(plan->safe_value)->steps)
+      << "the original value, not the current one";
+  ASSERT_TRUE(levers.Apply(*second));
+
+  // A new daemon (after a crash) restores from the journal entry alone.
+  RealLevers after_crash(settings_, environment_, discovery);
+  v1::JournalEntry entry;
+  entry.set_controller("nvme0");
+  entry.set_lever(plan->lever);
+  entry.set_target(plan->target);
+  entry.set_safe_value(plan->safe_value);
+  ASSERT_TRUE(after_crash.Restore(entry));
+  EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n");
+  entry.set_safe_value("{not json");
+  auto bad = after_crash.Restore(entry);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("nvme0"), std::string::npos);
+}
+
+TEST_F(RealPorts, ApplyWithoutPlanAndVanishedQueuesAreErrors) {
+  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
+  options.uvnvme = false;
+  RealDiscovery discovery(options);
+  ASSERT_TRUE(discovery.Scan());
+  RealLevers levers(settings_, environment_, discovery);
+  EXPECT_EQ(levers.Apply(LeverPlan{"adaptive_poll_sysfs", "nvme0", "", "poll"}).error().code, ErrorCode::kInternal);
+  DiscoveredQueue gone;
+  gone.controller = "nvme7";
+  gone.qid = 1;
+  EXPECT_EQ(levers.Plan(gone, engine::ReapMode::kPoll).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(levers.LeverFor(gone), "");
+}
+
+}  // namespace
+}  // namespace nvmeadapt::daemon
