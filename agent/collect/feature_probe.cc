@@ -23,12 +23,30 @@ namespace {
 
 constexpr const char* kTracefsRoots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 
+// "return 0": enough for the kernel to check the program type, the attach target and the permission.
+constexpr bpf_insn kReturnZero[] = {
+    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .src_reg = 0, .off = 0, .imm = 0},
+    {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
+};
+
+// The kernel BTF object of a module, for attach_btf_obj_fd; -1 if not found.
+int ModuleBtfFd(std::string_view module) {
+  for (uint32_t id = 0; bpf_btf_get_next_id(id, &id) == 0;) {
+    const int fd = bpf_btf_get_fd_by_id(id);
+    if (fd < 0) continue;
+    char name[64] = {};
+    bpf_btf_info info{};
+    info.name = reinterpret_cast<uintptr_t>(name);
+    info.name_len = sizeof name;
+    uint32_t length = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && info.kernel_btf && module == name) return fd;
+    close(fd);
+  }
+  return -1;
+}
+
 Status TrialLoad() {
-  const bpf_insn program[] = {
-      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .src_reg = 0, .off = 0, .imm = 0},
-      {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
-  };
-  const int prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "na_probe", "GPL", program, 2, nullptr);
+  const int prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "na_probe", "GPL", kReturnZero, 2, nullptr);
   if (prog < 0) {
     const int err = errno;
     if (err == EPERM || err == EACCES) {
@@ -86,22 +104,18 @@ class SystemFeatureProbe final : public FeatureProbe {
     return TrialLoad();
   }
 
-  bool TracingProgramsSupported() override {
-    return libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, nullptr) == 1;
-  }
-
   bool ModuleBtf(std::string_view module) override {
     return access(("/sys/kernel/btf/" + std::string(module)).c_str(), F_OK) == 0;
   }
 
-  bool BtfHasFunction(std::string_view module, std::string_view function) override {
-    return Find(module, function, BTF_KIND_FUNC);
+  bool TpBtfAttachable(std::string_view module, std::string_view event) override {
+    return TrialTracing(BPF_TRACE_RAW_TP, module, "btf_trace_" + std::string(event), BTF_KIND_TYPEDEF);
   }
-  bool BtfHasTracepoint(std::string_view module, std::string_view event) override {
-    return Find(module, "btf_trace_" + std::string(event), BTF_KIND_TYPEDEF);
+  bool FentryAttachable(std::string_view module, std::string_view function) override {
+    return TrialTracing(BPF_TRACE_FENTRY, module, std::string(function), BTF_KIND_FUNC);
   }
   bool BtfHasStruct(std::string_view module, std::string_view name) override {
-    return Find(module, name, BTF_KIND_STRUCT);
+    return Find(module, name, BTF_KIND_STRUCT).has_value();
   }
 
   std::optional<TracepointLayout> Tracepoint(std::string_view category, std::string_view event) override {
@@ -136,19 +150,51 @@ class SystemFeatureProbe final : public FeatureProbe {
     return loaded;
   }
 
+  struct BtfTarget {
+    int type_id = 0;
+    bool in_module = false;
+  };
+
   // Looks in vmlinux (a built-in driver) and then in the module's split BTF.
-  bool Find(std::string_view module, std::string_view name, int kind) {
+  std::optional<BtfTarget> Find(std::string_view module, std::string_view name, int kind) {
     const std::string wanted(name);
-    if (btf* base = Vmlinux(); base != nullptr && btf__find_by_name_kind(base, wanted.c_str(), kind) >= 0)
-      return true;
-    if (module.empty()) return false;
+    btf* base = Vmlinux();
+    if (base == nullptr) return std::nullopt;
+    if (int id = btf__find_by_name_kind(base, wanted.c_str(), kind); id >= 0) return BtfTarget{id, false};
+    if (module.empty()) return std::nullopt;
     btf* split = Module(module);
-    return split != nullptr && btf__find_by_name_kind(split, wanted.c_str(), kind) >= 0;
+    if (split == nullptr) return std::nullopt;
+    if (int id = btf__find_by_name_kind(split, wanted.c_str(), kind); id >= 0) return BtfTarget{id, true};
+    return std::nullopt;
+  }
+
+  // Loads a no-op tracing program against the target, as libbpf-tools does before choosing fentry or
+  // tp_btf: the kernel's answer covers BTF, the attach point and the permission (some kernels refuse
+  // fentry while they take tp_btf).
+  bool TrialTracing(bpf_attach_type type, std::string_view module, const std::string& name, int kind) {
+    const std::string cache_key = std::to_string(type) + ":" + std::string(module) + ":" + name;
+    if (auto it = trials_.find(cache_key); it != trials_.end()) return it->second;
+    bool loaded = false;
+    if (auto target = Find(module, name, kind)) {
+      const int object = target->in_module ? ModuleBtfFd(module) : 0;
+      if (object >= 0) {
+        LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type,
+                    .attach_btf_id = static_cast<__u32>(target->type_id),
+                    .attach_btf_obj_fd = static_cast<__u32>(object));
+        const int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "na_probe", "GPL", kReturnZero, 2, &opts);
+        loaded = fd >= 0;
+        if (fd >= 0) close(fd);
+        if (object > 0) close(object);
+      }
+    }
+    trials_[cache_key] = loaded;
+    return loaded;
   }
 
   bool vmlinux_loaded_ = false;
   btf* vmlinux_ = nullptr;
   std::map<std::string, btf*> modules_;
+  std::map<std::string, bool> trials_;
 };
 
 // Walks the ELF notes and symbol tables of a binary for what the userspace-driver hooks need.

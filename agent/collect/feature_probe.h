@@ -31,14 +31,13 @@ class FeatureProbe {
   // Kernel BTF is there and this process may load tracing programs and ring buffers. The error says why
   // not (kUnsupported: no BTF or no BPF syscall; kPermissionDenied: EPERM/EACCES), in one line.
   virtual Status BpfUsable() = 0;
-  // BPF_PROG_TYPE_TRACING loads (tp_btf, fentry/fexit).
-  virtual bool TracingProgramsSupported() = 0;
   // /sys/kernel/btf/<module> exists (module BTF, CONFIG_DEBUG_INFO_BTF_MODULES).
   virtual bool ModuleBtf(std::string_view module) = 0;
-  // In vmlinux BTF or in `module`'s BTF: a function (fentry target), the btf_trace_<event> typedef of a
-  // tracepoint (tp_btf target), a struct (CO-RE relocation target).
-  virtual bool BtfHasFunction(std::string_view module, std::string_view function) = 0;
-  virtual bool BtfHasTracepoint(std::string_view module, std::string_view event) = 0;
+  // A trial tp_btf program against btf_trace_<event> (in vmlinux BTF, or in `module`'s) loads.
+  virtual bool TpBtfAttachable(std::string_view module, std::string_view event) = 0;
+  // A trial fentry program against `function` (in vmlinux BTF, or in `module`'s) loads.
+  virtual bool FentryAttachable(std::string_view module, std::string_view function) = 0;
+  // The struct is in vmlinux BTF or in `module`'s BTF (a CO-RE relocation target).
   virtual bool BtfHasStruct(std::string_view module, std::string_view name) = 0;
   // The classic tracepoint, if tracefs has it.
   virtual std::optional<TracepointLayout> Tracepoint(std::string_view category, std::string_view event) = 0;

@@ -48,46 +48,46 @@ std::string_view TwinProgram(Attach attach, std::string_view btf, std::string_vi
   return {};
 }
 
-// tp_btf where the tracepoint's BTF typedef is known and tracing programs load; else its raw_tp twin.
-Attach VmlinuxTracepoint(FeatureProbe& probe, bool tracing, std::string_view event, std::string_view what,
+// tp_btf where a trial tp_btf program loads; else its raw_tp twin (no BTF pointer reads there).
+Attach VmlinuxTracepoint(FeatureProbe& probe, std::string_view event, std::string_view what,
                          std::vector<std::string>& decisions) {
-  if (tracing && probe.BtfHasTracepoint("", event)) {
+  if (probe.TpBtfAttachable("", event)) {
     decisions.push_back(std::string(what) + ": tp_btf/" + std::string(event));
     return Attach::kTpBtf;
   }
-  decisions.push_back(std::string(what) + ": raw_tp/" + std::string(event) + " (tp_btf not attachable: " +
-                      (tracing ? "no BTF for the tracepoint" : "tracing programs unsupported") + ")");
+  decisions.push_back(std::string(what) + ": raw_tp/" + std::string(event) +
+                      " (a trial tp_btf program was refused or the tracepoint has no BTF)");
   return Attach::kRawTp;
 }
 
-void PlanNvme(FeatureProbe& probe, bool tracing, HookPlan& plan) {
-  const bool driver = probe.ModuleBtf("nvme") || probe.BtfHasFunction("nvme", "nvme_irq") ||
-                      probe.Tracepoint("nvme", "nvme_sq").has_value();
+void PlanNvme(FeatureProbe& probe, HookPlan& plan) {
+  const bool driver = probe.ModuleBtf("nvme") || probe.ModuleBtf("nvme_core") ||
+                      probe.BtfHasStruct("nvme_core", "nvme_request") || probe.Tracepoint("nvme", "nvme_sq").has_value();
   if (!driver) {
     plan.decisions.push_back("nvme: no nvme driver here; nvme namespaces, if any, are observed by the block layer");
     return;
   }
   // Telling interrupt from poll completions needs fentry on the reaping functions. Without it the nvme
   // tracepoint adds nothing the cheaper block-layer program does not see per hardware queue.
-  if (!tracing || !probe.BtfHasFunction("nvme", "nvme_irq") || !probe.BtfHasFunction("nvme", "nvme_poll")) {
-    plan.decisions.push_back(std::string("nvme: fentry on nvme_irq/nvme_poll not attachable (") +
-                             (tracing ? "no BTF for them: module BTF of nvme missing" : "tracing programs unsupported") +
-                             "); nvme queues are observed through the block layer");
+  if (!probe.FentryAttachable("nvme", "nvme_irq") || !probe.FentryAttachable("nvme", "nvme_poll")) {
+    plan.decisions.push_back(
+        "nvme: fentry on nvme_irq/nvme_poll not attachable (no BTF for them, or the kernel refused a trial "
+        "fentry program); nvme queues are observed through the block layer");
     return;
   }
-  if (probe.BtfHasTracepoint("nvme_core", "nvme_sq")) {
+  if (probe.TpBtfAttachable("nvme_core", "nvme_sq")) {
     plan.nvme = Attach::kTpBtf;
     plan.decisions.push_back("nvme: tp_btf/nvme_sq with fentry/fexit on nvme_irq and nvme_poll");
-  } else if (probe.BtfHasStruct("nvme_core", "nvme_request")) {
+  } else if (probe.BtfHasStruct("nvme_core", "nvme_request") && probe.Tracepoint("nvme", "nvme_sq")) {
     plan.nvme = Attach::kRawTp;
-    plan.decisions.push_back("nvme: raw_tp/nvme_sq (no BTF typedef for tp_btf) with fentry attribution");
+    plan.decisions.push_back("nvme: raw_tp/nvme_sq (a trial tp_btf program was refused) with fentry attribution");
   } else if (auto layout = probe.Tracepoint("nvme", "nvme_sq");
              layout && layout->offsets.contains("ctrl_id") && layout->offsets.contains("qid")) {
     plan.nvme = Attach::kTracepoint;
     plan.nvme_sq_layout = std::move(*layout);
     plan.decisions.push_back(
-        "nvme: tracepoint/nvme/nvme_sq (no nvme_core BTF: the raw tracepoint could not name the controller; the "
-        "classic entry carries ctrl_id and qid) with fentry attribution");
+        "nvme: tracepoint/nvme/nvme_sq (no nvme_core BTF, so a raw tracepoint could not name the controller; "
+        "the classic entry carries ctrl_id and qid) with fentry attribution");
   } else {
     plan.decisions.push_back("nvme: no usable nvme_sq hook; nvme queues are observed through the block layer");
     return;
@@ -153,10 +153,9 @@ HookPlan PlanHooks(FeatureProbe& probe, const CollectorOptions& options) {
     return plan;
   }
   plan.use_bpf = true;
-  const bool tracing = probe.TracingProgramsSupported();
-  if (options.block) plan.block = VmlinuxTracepoint(probe, tracing, "block_rq_complete", "block", plan.decisions);
-  if (options.irqs) plan.irqs = VmlinuxTracepoint(probe, tracing, "irq_handler_entry", "irqs", plan.decisions);
-  if (options.kernel_nvme) PlanNvme(probe, tracing, plan);
+  if (options.block) plan.block = VmlinuxTracepoint(probe, "block_rq_complete", "block", plan.decisions);
+  if (options.irqs) plan.irqs = VmlinuxTracepoint(probe, "irq_handler_entry", "irqs", plan.decisions);
+  if (options.kernel_nvme) PlanNvme(probe, plan);
   return plan;
 }
 

@@ -1,6 +1,7 @@
 #include "tests/bpf/test_support.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -28,6 +29,63 @@ bool OnPath(const std::string& tool) {
 }
 
 }  // namespace
+
+Result<Child> Spawn(const std::vector<std::string>& argv) {
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+    return SysError("pipe", argv[0], errno);
+  const pid_t pid = fork();
+  if (pid < 0) return SysError("fork", argv[0], errno);
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  return Child{pid, in[1], out[0], err[0]};
+}
+
+Result<int> Wait(Child& child, int timeout_s, std::string* out, std::string* err) {
+  int status = 0;
+  for (int waited_ms = 0;; waited_ms += 10) {
+    const pid_t done = waitpid(child.pid, &status, WNOHANG);
+    if (done < 0) return SysError("waitpid", std::to_string(child.pid), errno);
+    if (done == child.pid) break;
+    if (waited_ms >= timeout_s * 1000) {
+      kill(child.pid, SIGKILL);
+      waitpid(child.pid, &status, 0);
+      break;
+    }
+    usleep(10'000);
+  }
+  if (child.in >= 0) close(child.in);
+  const std::string rest_out = child.out >= 0 ? Drain(child.out) : "";
+  const std::string rest_err = child.err >= 0 ? Drain(child.err) : "";
+  if (out != nullptr) *out = rest_out;
+  if (err != nullptr) *err = rest_err;
+  for (int* fd : {&child.in, &child.out, &child.err}) {
+    if (*fd >= 0 && fd != &child.in) close(*fd);
+    *fd = -1;
+  }
+  child.pid = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string ReadLine(int fd) {
+  std::string line;
+  char c;
+  while (read(fd, &c, 1) == 1 && c != '\n') line.push_back(c);
+  return line;
+}
+
+std::string ReadAll(int fd) { return Drain(fd); }
 
 Result<std::string> RunCommand(const std::vector<std::string>& argv) {
   int out[2], err[2];

@@ -15,6 +15,20 @@ namespace nvmeadapt::testing {
 // Runs argv (PATH lookup), waits, returns its stdout; a non-zero exit is an error carrying stderr.
 Result<std::string> RunCommand(const std::vector<std::string>& argv);
 
+// A child with its stdin, stdout and stderr piped to us.
+struct Child {
+  pid_t pid = -1;
+  int in = -1;
+  int out = -1;
+  int err = -1;
+};
+Result<Child> Spawn(const std::vector<std::string>& argv);
+// Waits at most timeout_s, killing the child after that; returns its exit code (128 + signal if killed).
+// What is left of its stdout and stderr (at most a pipe's worth) goes to *out and *err.
+Result<int> Wait(Child& child, int timeout_s, std::string* out = nullptr, std::string* err = nullptr);
+std::string ReadLine(int fd);  // up to '\n' or EOF, without the '\n'
+std::string ReadAll(int fd);
+
 // Empty when the test may run; otherwise what is missing ("needs root", "fio not installed").
 std::string MissingForBpfTests();
 
