@@ -66,7 +66,7 @@ std::optional<uint32_t> ReadDevNumber(const fs::path& path) {
 }
 
 // Documentation/block/stat.rst: reads completed [0], sectors read [2], writes completed [4], sectors
-// written [6], discards completed [11], flushes completed [14] (the last two on newer kernels).
+// written [6], discards completed [11], flushes completed [15] (the last two on newer kernels).
 void ReadBlockDevices(const fs::path& block, ProcfsCollector::Snapshot& out) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(block, ec)) {
@@ -82,7 +82,7 @@ void ReadBlockDevices(const fs::path& block, ProcfsCollector::Snapshot& out) {
     // any other device reports as qid 0, the whole device.
     const uint32_t qid = hardware_queues == 1 ? 1 : 0;
     ProcfsCollector::Sample& sample = out[QueueKey{Source::kBlock, *dev, qid, 0}];
-    sample.completions = f[0] + f[4] + (f.size() > 11 ? f[11] : 0) + (f.size() > 14 ? f[14] : 0);
+    sample.completions = f[0] + f[4] + (f.size() > 11 ? f[11] : 0) + (f.size() > 15 ? f[15] : 0);
     sample.bytes = (f[2] + f[6]) * 512;
   }
 }

@@ -63,7 +63,7 @@ class WindowRecorder {
 TEST(BpfBlock, LoopDeviceCompletionsMatchDiskStatsAndWindowsCoverThem) {
   const std::string missing = nvmeadapt::testing::MissingForBpfTests();
   ASSERT_EQ(missing, "") << "BPF test cannot run: " << missing;
-  auto loop = LoopDevice::Create(256ull << 20);
+  auto loop = LoopDevice::Create(64ull << 20);
   ASSERT_TRUE(loop.ok()) << loop.error().message;
 
   CollectorOptions options;

@@ -132,11 +132,24 @@ Result<LoopDevice> LoopDevice::Create(uint64_t bytes) {
   if (mkdtemp(dir) == nullptr) return SysError("mkdtemp", dir, errno);
   loop.dir_ = dir;
   loop.backing_ = loop.dir_ + "/backing";
+  // Written out, not fallocated: random direct writes into unwritten extents split them into thousands,
+  // and freeing those at unlink took 18 s on a busy disk.
   const int fd = open(loop.backing_.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
   if (fd < 0) return SysError("create", loop.backing_, errno);
-  const int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  const std::string zeros(1 << 20, '\0');
+  for (uint64_t written = 0; written < bytes; written += zeros.size()) {
+    if (write(fd, zeros.data(), zeros.size()) != static_cast<ssize_t>(zeros.size())) {
+      const int err = errno;
+      close(fd);
+      return SysError("write", loop.backing_, err);
+    }
+  }
+  if (fsync(fd) != 0) {
+    const int err = errno;
+    close(fd);
+    return SysError("fsync", loop.backing_, err);
+  }
   close(fd);
-  if (rc != 0) return SysError("fallocate", loop.backing_, rc);
   auto device = RunCommand({"losetup", "--find", "--show", "--direct-io=on", loop.backing_});
   if (!device.ok()) return std::move(device).take_error();
   loop.device_ = *device;
@@ -179,7 +192,7 @@ Result<BlockStat> ReadBlockStat(const std::string& name) {
   BlockStat stat;
   stat.reads = f[0];
   stat.writes = f[4];
-  stat.completions = f[0] + f[4] + (f.size() > 11 ? f[11] : 0) + (f.size() > 14 ? f[14] : 0);
+  stat.completions = f[0] + f[4] + (f.size() > 11 ? f[11] : 0) + (f.size() > 15 ? f[15] : 0);
   return stat;
 }
 
