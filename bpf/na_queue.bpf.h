@@ -103,13 +103,11 @@ static __noinline struct na_queue_slot *na_slot_create(const struct na_queue_key
 		return NULL;
 	__builtin_memset(&slot->counters, 0, sizeof(slot->counters));
 	slot->counters.window_start_ns = now;
-	slot->window_bytes = 0;
-	slot->restart_gen = 0;
-	slot->window_seq = 0;
-	slot->pace_miss_seq = 0;
-	slot->observed_mode = NA_MODE_UNKNOWN;
+	slot->counters.observed_mode = NA_MODE_UNKNOWN;
 	slot->key = *key;
 	__builtin_memset(&slot->control, 0, sizeof(slot->control));
+	/* The default window goes into the slot so that completions read it from the slot's first line. */
+	slot->control.window_completions = na_default_window;
 	if (bpf_map_update_elem(&na_queue_index, key, &idx, BPF_NOEXIST) == 0)
 		return slot;
 	bpf_map_push_elem(&na_free_slots, &idx, 0);
@@ -119,19 +117,60 @@ static __noinline struct na_queue_slot *na_slot_create(const struct na_queue_key
 	return bpf_map_lookup_elem(&na_queues, published);
 }
 
-static __always_inline struct na_queue_slot *na_slot_of(const struct na_queue_key *key, __u64 now)
+/* The key -> slot hash lookup costs about 44 ns per completion here (16-byte jhash, bucket walk), as much
+ * as the rest of the accounting. A direct-mapped cache of (hash tag, slot index) in .bss answers most
+ * lookups with a multiply and two loads. An entry is a hint only: the slot's own key is compared before
+ * use, so a stale or racing entry (64-bit stores, never torn) costs a slow lookup, never a wrong slot. */
+__u64 na_slot_cache[NA_SLOT_CACHE_ENTRIES];
+
+static __always_inline __u64 na_key_hash(const struct na_queue_key *key)
 {
-	__u32 *idx = bpf_map_lookup_elem(&na_queue_index, key);
+	__u64 h = (((__u64)key->ctrl << 32) | key->qid) * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (((__u64)key->pid << 32) | key->source) * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ (h >> 29);
+}
+
+static __always_inline bool na_key_equal(const struct na_queue_key *a, const struct na_queue_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	return x[0] == y[0] && x[1] == y[1];
+}
+
+static __noinline struct na_queue_slot *na_slot_lookup(const struct na_queue_key *key, __u64 now, __u64 hash)
+{
+	struct na_queue_slot *slot;
+	__u32 *idx = bpf_map_lookup_elem(&na_queue_index, key), found;
 
 	if (!idx)
 		return na_slot_create(key, now);
-	return bpf_map_lookup_elem(&na_queues, idx);
+	found = *idx;
+	slot = bpf_map_lookup_elem(&na_queues, &found);
+	if (slot)
+		NA_WRITE(na_slot_cache[hash & (NA_SLOT_CACHE_ENTRIES - 1)], (hash & ~0xffffffffULL) | (found + 1));
+	return slot;
+}
+
+static __always_inline struct na_queue_slot *na_slot_of(const struct na_queue_key *key, __u64 now)
+{
+	__u64 hash = na_key_hash(key), entry = NA_READ(na_slot_cache[hash & (NA_SLOT_CACHE_ENTRIES - 1)]);
+	struct na_queue_slot *slot;
+	__u32 idx;
+
+	if ((entry >> 32) == (hash >> 32) && (__u32)entry) {
+		idx = (__u32)entry - 1;
+		slot = bpf_map_lookup_elem(&na_queues, &idx);
+		if (slot && na_key_equal(&slot->key, key))
+			return slot;
+	}
+	return na_slot_lookup(key, now, hash);
 }
 
 static __always_inline __u32 na_record_mode(const struct na_queue_slot *slot)
 {
 	/* A managed queue reaps in the mode the agent set; others in the mode last observed. */
-	return slot->control.generation ? slot->control.mode : slot->observed_mode;
+	return slot->control.generation ? slot->control.mode : slot->counters.observed_mode;
 }
 
 static __always_inline void na_emit(struct na_queue_slot *slot, __u32 kind, __u32 completions, __u64 start,
@@ -157,32 +196,37 @@ static __always_inline void na_emit(struct na_queue_slot *slot, __u32 kind, __u3
 }
 
 /* Starts a new window at `start`, for the caller that claimed the boundary (window_seq moved by it), so
- * no other CPU writes window_start_ns now. The start moves before the count is cleared: a completion
- * racing in between is counted in the ending window and, with k >= window, is not pace-checked.
- * Returns what the ending window held. */
-static __always_inline __u32 na_window_reset(struct na_queue_slot *slot, __u64 start, __u64 *bytes)
+ * no other CPU writes window_start_ns now. The start moves before the window word is cleared: a
+ * completion racing in between is counted in the ending window and, seeing k >= window, is not
+ * pace-checked. What the ending window held moves to the done totals; it is returned. */
+static __always_inline __u64 na_window_reset(struct na_queue_slot *slot, __u64 start)
 {
+	__u64 word;
+
 	NA_WRITE(slot->counters.window_start_ns, start);
 	na_barrier();
-	*bytes = __sync_lock_test_and_set(&slot->window_bytes, 0);
-	return __sync_lock_test_and_set(&slot->counters.window_count, 0);
+	word = __sync_lock_test_and_set(&slot->counters.window, 0);
+	__sync_fetch_and_add(&slot->counters.done_completions, NA_WINDOW_COUNT(word));
+	__sync_fetch_and_add(&slot->counters.done_bytes, NA_WINDOW_BYTES(word));
+	return word;
 }
 
 /* The agent bumped control.generation (a mode change): the window restarts at mode_since_ns. One CPU
  * wins the claim; until it publishes counters.generation, other CPUs count but skip the pace check.
- * Completions counted into the abandoned window between the claim and the reset are lost to windows
- * (not to the totals): windows straddling a mode change measure nothing anyway. */
+ * Completions counted into the abandoned window between the claim and the reset go with it: they stay
+ * in the totals (abandoned_completions) but in no window. Windows straddling a mode change measure
+ * nothing anyway. */
 static __noinline bool na_window_restart(struct na_queue_slot *slot, __u32 seen, __u32 generation)
 {
-	__u64 since, bytes;
+	__u64 word;
 
-	if (__sync_val_compare_and_swap(&slot->restart_gen, seen, generation) != seen)
+	if (__sync_val_compare_and_swap(&slot->counters.restart_gen, seen, generation) != seen)
 		return false;
 	/* Moving window_seq makes every close claimed on the abandoned window fail. */
-	__sync_fetch_and_add(&slot->window_seq, 1);
-	since = NA_READ(slot->control.mode_since_ns);
-	na_window_reset(slot, since, &bytes);
-	NA_WRITE(slot->pace_miss_seq, 0);
+	__sync_fetch_and_add(&slot->counters.window_seq, 1);
+	word = na_window_reset(slot, NA_READ(slot->control.mode_since_ns));
+	__sync_fetch_and_add(&slot->counters.abandoned_completions, NA_WINDOW_COUNT(word));
+	NA_WRITE(slot->counters.pace_miss_seq, 0);
 	na_barrier();
 	NA_WRITE(slot->counters.generation, generation);
 	return true;
@@ -213,23 +257,24 @@ static __noinline void na_check_pace(struct na_queue_slot *slot, __u64 now, __u3
 			    NA_READ(slot->control.baseline_completions), NA_READ(slot->control.pace_slack_ns)))
 		return;
 	/* At most one early record per window: the CPU that moves pace_miss_seq to this window sends it. */
-	seq = NA_READ(slot->window_seq) + 1;
-	reported = NA_READ(slot->pace_miss_seq);
-	if (reported == seq || __sync_val_compare_and_swap(&slot->pace_miss_seq, reported, seq) != reported)
+	seq = NA_READ(slot->counters.window_seq) + 1;
+	reported = NA_READ(slot->counters.pace_miss_seq);
+	if (reported == seq || __sync_val_compare_and_swap(&slot->counters.pace_miss_seq, reported, seq) != reported)
 		return;
-	na_emit(slot, NA_RECORD_PACE_MISS, k, start, now, NA_READ(slot->window_bytes), generation);
+	na_emit(slot, NA_RECORD_PACE_MISS, k, start, now, NA_WINDOW_BYTES(NA_READ(slot->counters.window)), generation);
 }
 
 /*
  * Accounts `n` completions (a kernel CQE is 1; a userspace driver reaps batches) of `bytes` reaped at
- * `now`, in `mode` as far as the hook can tell.
+ * `now`, in `mode` as far as the hook can tell. Three atomics on the slot's hot line and histogram:
+ * xchg of the last completion time, the histogram bucket, and one fetch_add on the window word.
  */
 static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __u32 n, __u64 bytes,
 				       __u32 mode)
 {
 	__u32 generation, seen, window, seq, old, k;
 	bool pace_ok = true;
-	__u64 prev;
+	__u64 prev, word;
 
 	generation = NA_READ(slot->control.generation);
 	seen = NA_READ(slot->counters.generation);
@@ -237,51 +282,49 @@ static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __
 	if (generation != seen)
 		pace_ok = na_window_restart(slot, seen, generation);
 
+	if (n > NA_MAX_WINDOW)
+		n = NA_MAX_WINDOW;
 	/* xchg gives every completion exactly one predecessor, so intervals add up to the span even when
-	 * CPUs interleave; a predecessor stamped later on another CPU (now < prev) yields no interval. */
+	 * CPUs interleave. A predecessor stamped later on another CPU (now <= prev) counts as interval 0. */
 	prev = __sync_lock_test_and_set(&slot->counters.last_ns, now);
-	if (prev && now > prev) {
-		__u64 interval = now - prev;
+	if (prev) {
+		__u64 interval = now > prev ? now - prev : 0;
 
 		/* A batch of n reaped together spreads its gap evenly over its n completions. */
 		if (n > 1)
 			interval /= n;
 		__sync_fetch_and_add(&slot->counters.hist[na_log2(interval) & (NA_HIST_BUCKETS - 1)], n);
 	}
-	__sync_fetch_and_add(&slot->counters.completions, n);
-	if (bytes) {
-		__sync_fetch_and_add(&slot->counters.bytes, bytes);
-		__sync_fetch_and_add(&slot->window_bytes, bytes);
-	}
 	if (mode != NA_MODE_UNKNOWN) {
 		if (mode == NA_MODE_POLL)
 			__sync_fetch_and_add(&slot->counters.poll_completions, n);
 		else
 			__sync_fetch_and_add(&slot->counters.irq_completions, n);
-		if (NA_READ(slot->observed_mode) != mode)
-			NA_WRITE(slot->observed_mode, mode);
+		if (NA_READ(slot->counters.observed_mode) != mode)
+			NA_WRITE(slot->counters.observed_mode, mode);
 	}
 
 	window = NA_READ(slot->control.window_completions);
-	if (window == 0)
+	if (window == 0 || window > NA_MAX_WINDOW)
 		window = na_default_window;
-	seq = NA_READ(slot->window_seq);
+	seq = NA_READ(slot->counters.window_seq);
 	na_barrier();
-	old = __sync_fetch_and_add(&slot->counters.window_count, n);
+	word = __sync_fetch_and_add(&slot->counters.window,
+				    ((__u64)n << NA_WINDOW_COUNT_SHIFT) | (bytes & NA_WINDOW_BYTES_MASK));
+	old = NA_WINDOW_COUNT(word);
 	k = old + n;
 	if (k >= window) {
 		/* The add that crossed the boundary closes the window; so may any add that finds it already
 		 * full (a racing completion before the reset, or a window the agent shrank below the count).
 		 * All of them claim window_seq as it was before their add: one wins, and a claim based on a
 		 * window that has since closed or restarted fails. */
-		__u64 start, window_bytes;
-		__u32 count;
+		__u64 start;
 
-		if (__sync_val_compare_and_swap(&slot->window_seq, seq, seq + 1) != seq)
+		if (__sync_val_compare_and_swap(&slot->counters.window_seq, seq, seq + 1) != seq)
 			return;
 		start = NA_READ(slot->counters.window_start_ns);
-		count = na_window_reset(slot, now, &window_bytes);
-		na_emit(slot, NA_RECORD_WINDOW, count, start, now, window_bytes, generation);
+		word = na_window_reset(slot, now);
+		na_emit(slot, NA_RECORD_WINDOW, NA_WINDOW_COUNT(word), start, now, NA_WINDOW_BYTES(word), generation);
 		return;
 	}
 	if (pace_ok && generation && NA_READ(slot->control.mode) == NA_MODE_POLL &&

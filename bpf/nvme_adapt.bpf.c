@@ -14,7 +14,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 na_tp_nvme_sq_ctrl_off = 8;
 const volatile __u32 na_tp_nvme_sq_qid_off = 44;
 
-/* Block devices the block program skips because the kernel nvme programs already account them. */
+/* Block devices the block program skips because the kernel nvme programs already account them. Set
+ * before load only where those programs load, so elsewhere the check is compiled out of the hot path. */
+const volatile bool na_skip_nvme_disks = false;
 __u32 na_skip_devs[NA_MAX_SKIP_DEVS];
 __u32 na_skip_dev_count;
 
@@ -44,8 +46,11 @@ static __always_inline struct na_cpu_context *na_this_cpu(void)
 
 static __always_inline bool na_skipped_dev(__u32 dev)
 {
-	__u32 count = NA_READ(na_skip_dev_count);
+	__u32 count;
 
+	if (!na_skip_nvme_disks)
+		return false;
+	count = NA_READ(na_skip_dev_count);
 	if (count == 0)
 		return false;
 	for (__u32 i = 0; i < NA_MAX_SKIP_DEVS && i < count; i++)
@@ -313,15 +318,15 @@ int BPF_USDT(na_uvnvme_irq, __u32 ctrl, __u32 qid)
 SEC("usdt")
 int BPF_USDT(na_uvnvme_mode, __u32 ctrl, __u32 qid, __u32 mode)
 {
-	__u64 now = bpf_ktime_get_ns(), bytes;
+	__u64 now = bpf_ktime_get_ns();
 	struct na_queue_slot *slot = na_uvnvme_slot(ctrl, qid, now);
 
 	if (!slot)
 		return 0;
 	__sync_fetch_and_add(&slot->counters.mode_switches, 1);
-	NA_WRITE(slot->observed_mode, mode ? NA_MODE_POLL : NA_MODE_INTERRUPT);
-	__sync_fetch_and_add(&slot->window_seq, 1);
-	na_window_reset(slot, now, &bytes);
+	NA_WRITE(slot->counters.observed_mode, mode ? NA_MODE_POLL : NA_MODE_INTERRUPT);
+	__sync_fetch_and_add(&slot->counters.window_seq, 1);
+	__sync_fetch_and_add(&slot->counters.abandoned_completions, NA_WINDOW_COUNT(na_window_reset(slot, now)));
 	return 0;
 }
 

@@ -67,40 +67,56 @@ struct na_window_record {
 	__u64 bytes;
 };
 
-/* Per-queue counters the agent reads for metrics and for the agent timer. The fields every completion
- * writes come first so that they share one cache line. */
+/* The window in flight is one 64-bit word, so that a completion adds itself (count and bytes) and learns
+ * its index k with a single atomic fetch_add: completions in the top 20 bits, bytes in the low 44. */
+#define NA_WINDOW_COUNT_SHIFT 44
+#define NA_WINDOW_BYTES_MASK ((1ULL << NA_WINDOW_COUNT_SHIFT) - 1)
+#define NA_MAX_WINDOW ((1U << (64 - NA_WINDOW_COUNT_SHIFT)) - 1) /* 1048575 completions; < 16 TiB per window */
+#define NA_WINDOW_COUNT(word) ((__u32)((word) >> NA_WINDOW_COUNT_SHIFT))
+#define NA_WINDOW_BYTES(word) ((word) & NA_WINDOW_BYTES_MASK)
+
+/* Per-queue counters the agent reads for metrics and for the agent timer. The first 64 bytes are what
+ * a completion touches (one cache line). Totals are kept per window, not per completion (an atomic add
+ * costs ~10 ns here): completions = done_completions + NA_WINDOW_COUNT(window), the same for bytes. */
 struct na_queue_counters {
 	__u64 last_ns;          /* last completion */
-	__u64 completions;
-	__u64 bytes;
+	__u64 window;           /* the window in flight: NA_WINDOW_COUNT / NA_WINDOW_BYTES */
 	__u64 window_start_ns;  /* start of the window in flight */
-	__u32 window_count;     /* completions in the window in flight */
 	__u32 generation;       /* control generation the window in flight runs under */
+	__u32 window_seq;       /* BPF-internal: windows closed or restarted so far (the close claim) */
+	__u64 done_completions; /* completions of windows no longer in flight (closed or abandoned) */
+	__u64 done_bytes;
+	__u32 restart_gen;      /* BPF-internal: generation whose window restart one CPU has claimed */
+	__u32 pace_miss_seq;    /* BPF-internal: window_seq + 1 of the last window that sent a pace miss */
+	__u32 observed_mode;    /* enum na_reap_mode last seen by a hook that can tell (uvnvme, fentry) */
+	__u32 pad;
+
+	__u64 abandoned_completions; /* part of done_completions in windows restarted before they filled */
 	__u64 irq_completions;  /* completions attributed to the interrupt path (kernel: fentry nvme_irq) */
 	__u64 poll_completions; /* completions attributed to the poll path (kernel: fentry nvme_poll) */
 	__u64 batches;          /* userspace sources: complete() fires / process_completions calls that reaped */
 	__u64 wakeups;          /* uvnvme: irq() fires (interrupt-mode reaper wakeups) */
 	__u64 mode_switches;    /* uvnvme: mode() fires */
-	__u64 hist[NA_HIST_BUCKETS];
+	/* log2 buckets of inter-completion intervals; an interval that came out <= 0 across CPUs counts in
+	 * bucket 0, so the buckets add up to completions minus the queue's first batch */
+	__u64 hist[NA_HIST_BUCKETS] __attribute__((aligned(64)));
 };
 
 /*
  * One element of the na_queues array map (BPF_F_MMAPABLE). The agent maps the array into its memory: it
  * reads counters in place and writes `control` in place (generation last), so a completion reads its
- * control from the cache lines it already touches instead of looking up a second map. The slot index of
- * a key is in the na_queue_index hash map; whoever allocates a slot (BPF on a queue's first completion,
- * or the agent on SetQueueControl) fills it completely before publishing the index.
+ * control from a line it needs anyway instead of looking up a second map. The slot index of a key is in
+ * the na_queue_index hash map (and cached in na_slot_cache); whoever allocates a slot (BPF on a queue's
+ * first completion, or the agent on SetQueueControl) fills it completely before publishing the index.
+ * A released slot gets source 0 in its key, so no cached index can match it.
  */
 struct na_queue_slot {
-	struct na_queue_counters counters;
-	__u64 window_bytes;     /* bytes of the window in flight */
-	__u32 restart_gen;      /* control generation whose window restart has been claimed (one CPU wins) */
-	__u32 window_seq;       /* windows closed or restarted so far */
-	__u32 pace_miss_seq;    /* window_seq + 1 of the last window that sent NA_RECORD_PACE_MISS */
-	__u32 observed_mode;    /* enum na_reap_mode last seen by a hook that can tell (uvnvme, fentry) */
-	struct na_queue_key key;
+	struct na_queue_key key;          /* line 0: read by every completion (cache check, control) */
 	struct na_queue_control control;
+	struct na_queue_counters counters __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
+
+#define NA_SLOT_CACHE_ENTRIES 1024 /* direct-mapped key hash -> slot cache in front of na_queue_index */
 
 /* Collector-wide counters (one instance in the object's .bss). */
 struct na_global_stats {

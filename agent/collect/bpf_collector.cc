@@ -64,7 +64,12 @@ Result<std::unique_ptr<BpfCollector>> BpfCollector::Open(const CollectorOptions&
 Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan, const BpfOpenOptions& extra) {
   skel_ = nvme_adapt_bpf__open();
   if (skel_ == nullptr) return LibbpfError("open BPF object", "nvme_adapt", errno);
-  skel_->rodata->na_default_window = options.default_window ? options.default_window : NA_DEFAULT_WINDOW;
+  if (options.default_window == 0 || options.default_window > NA_MAX_WINDOW) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "collector: default_window must be in [1, " + std::to_string(NA_MAX_WINDOW) + "]");
+  }
+  skel_->rodata->na_default_window = options.default_window;
+  skel_->rodata->na_skip_nvme_disks = plan.nvme != Attach::kNone;
   if (plan.nvme == Attach::kTracepoint) {
     skel_->rodata->na_tp_nvme_sq_ctrl_off = plan.nvme_sq_layout.offsets.at("ctrl_id");
     skel_->rodata->na_tp_nvme_sq_qid_off = plan.nvme_sq_layout.offsets.at("qid");
@@ -93,9 +98,7 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
 // nvme namespaces are accounted by the nvme programs when those are attached: the block program leaves
 // them out so that a completion is not counted under two keys.
 Status BpfCollector::SkipNvmeDisks(const std::string& root) {
-  if (std::find_if(loaded_programs_.begin(), loaded_programs_.end(),
-                   [](const std::string& p) { return p.starts_with("na_nvme_sq"); }) == loaded_programs_.end())
-    return OkStatus();
+  if (!skel_->rodata->na_skip_nvme_disks) return OkStatus();
   std::error_code ec;
   uint32_t count = 0;
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(root) / "sys/block", ec)) {

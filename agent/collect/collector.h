@@ -71,6 +71,7 @@ struct QueueCounters {
   uint64_t batches = 0;           // userspace drivers: reaped batches (probe fires)
   uint64_t wakeups = 0;           // uvnvme: interrupt-mode reaper wakeups
   uint64_t mode_switches = 0;     // uvnvme: mode() probe fires
+  uint64_t abandoned_completions = 0;  // in windows restarted at a mode change: in no window record
   uint32_t generation = 0;        // control generation the window in flight runs under
   engine::WindowProgress progress;  // the window in flight
   engine::Nanos last_completion = 0;
@@ -114,7 +115,7 @@ class Collector {
 };
 
 struct CollectorOptions {
-  uint32_t default_window = 8192;  // window of queues without a QueueControl
+  uint32_t default_window = 8192;  // window of queues without a QueueControl (at most 1048575)
   bool kernel_nvme = true;         // the nvme tracepoints (with fentry attribution) where they can attach
   bool block = true;               // block_rq_complete for every blk-mq device
   bool irqs = true;                // irq_handler_entry/exit per interrupt line

@@ -17,7 +17,7 @@ namespace {
 void FillNewSlot(na_queue_slot& slot, const na_queue_key& key) {
   std::memset(&slot, 0, sizeof slot);
   slot.counters.window_start_ns = static_cast<__u64>(MonotonicNanos());
-  slot.observed_mode = NA_MODE_UNKNOWN;
+  slot.counters.observed_mode = NA_MODE_UNKNOWN;
   slot.key = key;
 }
 
@@ -97,6 +97,8 @@ Status QueueTable::Forget(const QueueKey& key) {
   const na_queue_key bpf_key = ToBpfKey(key);
   if (bpf_map_delete_elem(index_fd_, &bpf_key) != 0)
     return SysError("delete from BPF map na_queue_index, queue", key.ToString(), errno);
+  // No cached index (na_slot_cache) may match a released slot: its key gets source 0.
+  __atomic_store_n(&slots_[*index].key.source, 0u, __ATOMIC_RELEASE);
   // A completion that looked the slot up just before the delete may still write to it; whoever takes
   // the slot next refills it first, so at worst that straggler lands in the new queue's first window.
   if (bpf_map_update_elem(free_fd_, nullptr, &*index, BPF_ANY) != 0)

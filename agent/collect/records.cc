@@ -44,8 +44,9 @@ Result<WindowEvent> FromBpfRecord(const na_window_record& record) {
 
 QueueCounters FromBpfCounters(const na_queue_counters& counters) {
   QueueCounters out;
-  out.completions = counters.completions;
-  out.bytes = counters.bytes;
+  out.completions = counters.done_completions + NA_WINDOW_COUNT(counters.window);
+  out.bytes = counters.done_bytes + NA_WINDOW_BYTES(counters.window);
+  out.abandoned_completions = counters.abandoned_completions;
   out.irq_completions = counters.irq_completions;
   out.poll_completions = counters.poll_completions;
   out.batches = counters.batches;
@@ -53,7 +54,7 @@ QueueCounters FromBpfCounters(const na_queue_counters& counters) {
   out.mode_switches = counters.mode_switches;
   out.generation = counters.generation;
   out.progress.start = static_cast<engine::Nanos>(counters.window_start_ns);
-  out.progress.completions = counters.window_count;
+  out.progress.completions = NA_WINDOW_COUNT(counters.window);
   out.last_completion = static_cast<engine::Nanos>(counters.last_ns);
   std::copy(std::begin(counters.hist), std::end(counters.hist), out.interval_histogram.begin());
   return out;
@@ -62,8 +63,9 @@ QueueCounters FromBpfCounters(const na_queue_counters& counters) {
 Status ValidateControl(const QueueControl& control) {
   if (control.generation == 0)
     return MakeError(ErrorCode::kInvalidArgument, "queue control: generation 0 is reserved for unmanaged queues");
-  if (control.window_completions == 0)
-    return MakeError(ErrorCode::kInvalidArgument, "queue control: window_completions must be at least 1");
+  if (control.window_completions == 0 || control.window_completions > NA_MAX_WINDOW)
+    return MakeError(ErrorCode::kInvalidArgument, "queue control: window_completions must be in [1, " +
+                                                      std::to_string(NA_MAX_WINDOW) + "]");
   if (control.mode_since < 0 || control.baseline_span < 0 || control.pace_slack < 0)
     return MakeError(ErrorCode::kInvalidArgument, "queue control: times must not be negative");
   return OkStatus();

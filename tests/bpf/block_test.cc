@@ -112,7 +112,12 @@ TEST(BpfBlock, LoopDeviceCompletionsMatchDiskStatsAndWindowsCoverThem) {
     in_windows += events[i].completions;
   }
   EXPECT_GE(events.size(), device / kWindow - 1);
+  EXPECT_EQ(after->abandoned_completions, 0u);
   EXPECT_EQ(in_windows + after->progress.completions, after->completions);
+  // Every completion but the queue's first has exactly one predecessor (xchg), even across CPUs.
+  uint64_t intervals = 0;
+  for (uint64_t bucket : after->interval_histogram) intervals += bucket;
+  EXPECT_EQ(intervals, after->completions - 1);
   const CollectorStats stats = collector.Stats();
   EXPECT_EQ(stats.ringbuf_drops, 0u);
   EXPECT_EQ(stats.slots_exhausted, 0u);

@@ -83,13 +83,16 @@ TEST(BpfRecords, GarbageRecordsAreRejected) {
 
 TEST(BpfRecords, CountersCarryTheWindowInFlight) {
   na_queue_counters counters{};
-  counters.completions = 100;
-  counters.window_count = 36;
+  counters.done_completions = 64;
+  counters.done_bytes = 64 * 4096;
+  counters.window = (uint64_t{36} << NA_WINDOW_COUNT_SHIFT) | (36 * 4096);
   counters.window_start_ns = 5000;
   counters.last_ns = 6000;
   counters.generation = 3;
   counters.hist[6] = 99;
   const QueueCounters out = FromBpfCounters(counters);
+  EXPECT_EQ(out.completions, 100u);
+  EXPECT_EQ(out.bytes, 100u * 4096u);
   EXPECT_EQ(out.progress.completions, 36u);
   EXPECT_EQ(out.progress.start, 5000);
   EXPECT_EQ(out.last_completion, 6000);
@@ -104,6 +107,8 @@ TEST(BpfRecords, ControlsAreValidated) {
   EXPECT_EQ(ValidateControl(control).error().code, ErrorCode::kInvalidArgument);
   control.generation = 1;
   control.window_completions = 0;
+  EXPECT_EQ(ValidateControl(control).error().code, ErrorCode::kInvalidArgument);
+  control.window_completions = NA_MAX_WINDOW + 1;
   EXPECT_EQ(ValidateControl(control).error().code, ErrorCode::kInvalidArgument);
   control.window_completions = 64;
   control.baseline_span = -1;
