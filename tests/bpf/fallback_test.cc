@@ -2,6 +2,8 @@
 // deltas: a real run of na-collect as nobody (setpriv) while fio drives a loop device.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <sstream>
 
 #include "tests/bpf/test_support.h"
@@ -20,11 +22,14 @@ TEST(BpfFallback, UnprivilegedRunNamesTheCauseOnceAndReportsProcfsDeltas) {
   ASSERT_TRUE(loop.ok()) << loop.error().message;
 
   auto child = nvmeadapt::testing::Spawn({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-                                          NA_COLLECT_TOOL, "--seconds", "5", "--interval-ms", "500"});
+                                          NA_COLLECT_TOOL, "--until-eof", "--interval-ms", "500"});
   ASSERT_TRUE(child.ok()) << child.error().message;
   // The first reading is the baseline; give it a moment before the I/O starts.
   usleep(700'000);
   Status fio = nvmeadapt::testing::RunFio(loop->path(), "randread", 16ull << 20);
+  usleep(1'200'000);  // one more sample after the I/O
+  close(child->in);
+  child->in = -1;
   std::string out, err;
   auto exit_code = nvmeadapt::testing::Wait(*child, 30, &out, &err);
   ASSERT_TRUE(fio.ok()) << fio.error().message;

@@ -54,6 +54,8 @@ Result<Child> Spawn(const std::vector<std::string>& argv) {
 
 Result<int> Wait(Child& child, int timeout_s, std::string* out, std::string* err) {
   int status = 0;
+  if (child.in >= 0) close(child.in);  // a child waiting for input sees EOF
+  child.in = -1;
   for (int waited_ms = 0;; waited_ms += 10) {
     const pid_t done = waitpid(child.pid, &status, WNOHANG);
     if (done < 0) return SysError("waitpid", std::to_string(child.pid), errno);
@@ -65,13 +67,12 @@ Result<int> Wait(Child& child, int timeout_s, std::string* out, std::string* err
     }
     usleep(10'000);
   }
-  if (child.in >= 0) close(child.in);
   const std::string rest_out = child.out >= 0 ? Drain(child.out) : "";
   const std::string rest_err = child.err >= 0 ? Drain(child.err) : "";
   if (out != nullptr) *out = rest_out;
   if (err != nullptr) *err = rest_err;
-  for (int* fd : {&child.in, &child.out, &child.err}) {
-    if (*fd >= 0 && fd != &child.in) close(*fd);
+  for (int* fd : {&child.out, &child.err}) {
+    if (*fd >= 0) close(*fd);
     *fd = -1;
   }
   child.pid = -1;
