@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The one header shared by the BPF programs (bpf/*.bpf.c) and the agent (agent/collect): every record,
+ * The one header shared by the BPF programs (bpf/, the .bpf.c files) and the agent (agent/collect): every record,
  * map key and constant that crosses the boundary is defined here and nowhere else.
  */
 #ifndef NVME_ADAPT_BPF_SHARED_H
@@ -16,12 +16,14 @@
 #define NA_RINGBUF_BYTES (256 * 1024)
 #define NA_DEFAULT_WINDOW 8192
 #define NA_DEFAULT_PACE_SLACK_NS 20000ULL
+#define NA_MAX_CPUS 1024          /* per-CPU scratch (interrupt attribution, handler entry time) */
+#define NA_MAX_SKIP_DEVS 64       /* block devices the block program leaves to the kernel nvme programs */
 
 enum na_source {
 	NA_SOURCE_KERNEL_NVME = 1, /* nvme tracepoints: ctrl = nvme instance, qid = NVMe qid */
 	NA_SOURCE_BLOCK = 2,       /* block_rq_complete: ctrl = dev_t (major << 20 | minor), qid = hctx + 1 */
 	NA_SOURCE_UVNVME = 3,      /* uvnvme USDT: ctrl = controller index, qid, pid */
-	NA_SOURCE_SPDK = 4,        /* spdk uprobe: ctrl = 0, qid = low 32 bits of the qpair pointer, pid */
+	NA_SOURCE_SPDK = 4,        /* spdk uprobe: ctrl = high, qid = low 32 bits of the qpair pointer, pid */
 };
 
 enum na_reap_mode {
@@ -65,17 +67,71 @@ struct na_window_record {
 	__u64 bytes;
 };
 
-/* Per-queue counters the agent reads for metrics and for the agent timer. */
+/* The window in flight is one 64-bit word, so that a completion adds itself (count and bytes) and learns
+ * its index k with a single atomic fetch_add: completions in the top 20 bits, bytes in the low 44. */
+#define NA_WINDOW_COUNT_SHIFT 44
+#define NA_WINDOW_BYTES_MASK ((1ULL << NA_WINDOW_COUNT_SHIFT) - 1)
+#define NA_MAX_WINDOW ((1U << (64 - NA_WINDOW_COUNT_SHIFT)) - 1) /* 1048575 completions; < 16 TiB per window */
+#define NA_WINDOW_COUNT(word) ((__u32)((word) >> NA_WINDOW_COUNT_SHIFT))
+#define NA_WINDOW_BYTES(word) ((word) & NA_WINDOW_BYTES_MASK)
+
+/* Per-queue counters the agent reads for metrics and for the agent timer. The first 64 bytes are what
+ * a completion touches (one cache line). Totals are kept per window, not per completion (an atomic add
+ * costs ~10 ns here): completions = done_completions + NA_WINDOW_COUNT(window), the same for bytes. */
 struct na_queue_counters {
-	__u64 completions;
-	__u64 bytes;
-	__u64 window_start_ns;  /* start of the window in flight */
-	__u32 window_count;     /* completions in the window in flight */
-	__u32 generation;       /* control generation the window in flight runs under */
 	__u64 last_ns;          /* last completion */
+	__u64 window;           /* the window in flight: NA_WINDOW_COUNT / NA_WINDOW_BYTES */
+	__u64 window_start_ns;  /* start of the window in flight */
+	__u32 generation;       /* control generation the window in flight runs under */
+	__u32 window_seq;       /* BPF-internal: windows closed or restarted so far (the close claim) */
+	__u64 done_completions; /* completions of windows no longer in flight (closed or abandoned) */
+	__u64 done_bytes;
+	__u32 restart_gen;      /* BPF-internal: generation whose window restart one CPU has claimed */
+	__u32 pace_miss_seq;    /* BPF-internal: window_seq + 1 of the last window that sent a pace miss */
+	__u32 observed_mode;    /* enum na_reap_mode last seen by a hook that can tell (uvnvme, fentry) */
+	__u32 pad;
+
+	__u64 abandoned_completions; /* part of done_completions in windows restarted before they filled */
 	__u64 irq_completions;  /* completions attributed to the interrupt path (kernel: fentry nvme_irq) */
 	__u64 poll_completions; /* completions attributed to the poll path (kernel: fentry nvme_poll) */
-	__u64 hist[NA_HIST_BUCKETS];
+	__u64 batches;          /* userspace sources: complete() fires / process_completions calls that reaped */
+	__u64 wakeups;          /* uvnvme: irq() fires (interrupt-mode reaper wakeups) */
+	__u64 mode_switches;    /* uvnvme: mode() fires */
+	/* log2 buckets of inter-completion intervals; an interval that came out <= 0 across CPUs counts in
+	 * bucket 0, so the buckets add up to completions minus the queue's first batch */
+	__u64 hist[NA_HIST_BUCKETS] __attribute__((aligned(64)));
+};
+
+/*
+ * One element of the na_queues array map (BPF_F_MMAPABLE). The agent maps the array into its memory: it
+ * reads counters in place and writes `control` in place (generation last), so a completion reads its
+ * control from a line it needs anyway instead of looking up a second map. The slot index of a key is in
+ * the na_queue_index hash map (and cached in na_slot_cache); whoever allocates a slot (BPF on a queue's
+ * first completion, or the agent on SetQueueControl) fills it completely before publishing the index.
+ * A released slot gets source 0 in its key, so no cached index can match it.
+ */
+struct na_queue_slot {
+	struct na_queue_key key;          /* line 0: read by every completion (cache check, control) */
+	struct na_queue_control control;
+	struct na_queue_counters counters __attribute__((aligned(64)));
+} __attribute__((aligned(64)));
+
+#define NA_SLOT_CACHE_ENTRIES 1024 /* direct-mapped key hash -> slot cache in front of na_queue_index */
+
+/* Collector-wide counters (one instance in the object's .bss). */
+struct na_global_stats {
+	__u64 ringbuf_drops;    /* records lost: ring buffer full */
+	__u64 records;          /* records submitted */
+	__u64 slots_exhausted;  /* completions of queues that found no free slot (NA_MAX_QUEUES reached) */
+	__u64 irq_out_of_range; /* interrupts numbered >= NA_MAX_IRQS, not tracked */
+};
+
+/* Per CPU: which nvme reaping path is running here (fentry/fexit on nvme_irq and nvme_poll). */
+struct na_cpu_context {
+	__u64 poll_task;        /* task inside nvme_poll on this CPU, 0 if none */
+	__u64 irq_entry_ns;     /* irq_handler_entry time of the handler running here */
+	__u32 in_nvme_irq;
+	__u32 pad;
 };
 
 /* Per interrupt line, from irq_handler_entry/exit. */

@@ -9,6 +9,7 @@
 #include <compare>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,11 +26,12 @@ std::string_view SourceName(Source source);  // "kernel", "block", "uvnvme", "sp
 
 struct QueueKey {
   Source source = Source::kKernelNvme;
-  uint32_t ctrl = 0;  // kernel: nvme instance; block: dev_t; uvnvme: controller index; spdk: 0
-  uint32_t qid = 0;   // NVMe queue id (block: hctx + 1); spdk: low 32 bits of the qpair pointer
+  uint32_t ctrl = 0;  // kernel: nvme instance; block: dev_t; uvnvme: controller index; spdk: high 32 bits
+  uint32_t qid = 0;   // NVMe queue id (block: hctx + 1, 0 = the whole device); spdk: low 32 bits of the qpair
+                      // pointer
   uint32_t pid = 0;   // userspace driver process; 0 for kernel queues
   auto operator<=>(const QueueKey&) const = default;
-  std::string ToString() const;  // "kernel:nvme0:q1", "uvnvme:1234:c0:q2"
+  std::string ToString() const;  // "kernel:nvme0:q1", "block:7:0:q1", "uvnvme:1234:c0:q2", "spdk:1234:0x..."
 };
 
 struct QueueKeyHash {
@@ -39,11 +41,13 @@ struct QueueKeyHash {
 struct WindowEvent {
   QueueKey key;
   engine::ReapMode mode = engine::ReapMode::kInterrupt;
+  bool mode_known = true;   // false: an unmanaged queue whose hook cannot tell (block layer, SPDK, procfs)
   uint32_t completions = 0;
   engine::Nanos start = 0;
   engine::Nanos end = 0;
   uint64_t bytes = 0;
-  uint32_t generation = 0;  // QueueControl generation the window ran under
+  uint64_t interrupts = 0;  // procfs: interrupts of the queue's vector in [start, end]; BPF windows: 0
+  uint32_t generation = 0;  // QueueControl generation the window ran under (0: queue not managed)
   std::optional<engine::PaceMiss> pace_miss;
 };
 
@@ -51,7 +55,7 @@ struct WindowEvent {
 // check the pace of polling windows per completion.
 struct QueueControl {
   engine::ReapMode mode = engine::ReapMode::kInterrupt;
-  uint32_t generation = 0;
+  uint32_t generation = 1;  // must change at each mode change; 0 is reserved for "not managed"
   engine::Nanos mode_since = 0;
   engine::Nanos baseline_span = 0;
   uint32_t baseline_completions = 0;  // 0: no pace check
@@ -62,8 +66,13 @@ struct QueueControl {
 struct QueueCounters {
   uint64_t completions = 0;
   uint64_t bytes = 0;
-  uint64_t irq_completions = 0;
+  uint64_t irq_completions = 0;   // procfs: interrupts of the queue's vector
   uint64_t poll_completions = 0;
+  uint64_t batches = 0;           // userspace drivers: reaped batches (probe fires)
+  uint64_t wakeups = 0;           // uvnvme: interrupt-mode reaper wakeups
+  uint64_t mode_switches = 0;     // uvnvme: mode() probe fires
+  uint64_t abandoned_completions = 0;  // in windows restarted at a mode change: in no window record
+  uint32_t generation = 0;        // control generation the window in flight runs under
   engine::WindowProgress progress;  // the window in flight
   engine::Nanos last_completion = 0;
   std::array<uint64_t, kHistBuckets> interval_histogram{};
@@ -78,6 +87,7 @@ struct ProgramStats {
 struct CollectorStats {
   uint64_t ringbuf_drops = 0;
   uint64_t records = 0;
+  uint64_t slots_exhausted = 0;  // completions of queues beyond the queue table's capacity, not counted
   std::vector<ProgramStats> programs;
 };
 
@@ -103,5 +113,22 @@ class Collector {
 
   virtual CollectorStats Stats() const = 0;
 };
+
+struct CollectorOptions {
+  uint32_t default_window = 8192;  // window of queues without a QueueControl (at most 1048575)
+  bool kernel_nvme = true;         // the nvme tracepoints (with fentry attribution) where they can attach
+  bool block = true;               // block_rq_complete for every blk-mq device
+  bool irqs = true;                // irq_handler_entry/exit per interrupt line
+  bool force_procfs = false;       // skip BPF altogether
+  std::string root = "/";          // the procfs collector reads <root>/proc and <root>/sys (tests: a captured tree)
+  int procfs_interval_ms = 1000;   // the procfs collector samples at most this often
+};
+
+class FeatureProbe;
+
+// The BPF collector with the best hooks this kernel has; where BPF cannot load at all (no kernel BTF, no
+// permission) it logs one line naming the cause and returns the procfs collector (ObserveOnly() true).
+Result<std::unique_ptr<Collector>> OpenCollector(const CollectorOptions& options);
+Result<std::unique_ptr<Collector>> OpenCollector(const CollectorOptions& options, std::shared_ptr<FeatureProbe> probe);
 
 }  // namespace nvmeadapt::collect

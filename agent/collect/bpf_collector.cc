@@ -1,0 +1,287 @@
+#include "agent/collect/bpf_collector.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "agent/collect/records.h"
+#include "agent/common/log.h"
+#include "bpf/nvme_adapt.h"
+#include "nvme_adapt_bpf.skel.h"
+
+namespace nvmeadapt::collect {
+namespace {
+
+// libbpf's warnings (verifier rejections, attach failures) become log lines; its chatter stays at debug.
+int LibbpfLog(libbpf_print_level level, const char* format, va_list args) {
+  char line[1024];
+  std::vsnprintf(line, sizeof line, format, args);
+  std::string_view text(line);
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  if (level == LIBBPF_WARN) {
+    NA_WARN("libbpf: " << text);
+  } else {
+    NA_DEBUG("libbpf: " << text);
+  }
+  return 0;
+}
+
+Error LibbpfError(std::string_view what, std::string_view object, int err) {
+  return SysError(what, object, err < 0 ? -err : err);
+}
+
+// Reads "MAJOR:MINOR" from a sysfs dev attribute into the kernel's dev_t encoding (major << 20 | minor).
+std::optional<uint32_t> ReadDev(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  unsigned major = 0, minor = 0;
+  char colon = 0;
+  if (!(in >> major >> colon >> minor) || colon != ':') return std::nullopt;
+  return (major << 20) | (minor & 0xfffff);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<BpfCollector>> BpfCollector::Open(const CollectorOptions& options, const HookPlan& plan,
+                                                         std::shared_ptr<FeatureProbe> probe,
+                                                         const BpfOpenOptions& extra) {
+  if (!plan.use_bpf) return MakeError(ErrorCode::kUnsupported, "BPF collector: " + plan.fallback_cause);
+  libbpf_set_print(LibbpfLog);
+  std::unique_ptr<BpfCollector> collector(new BpfCollector());
+  collector->probe_ = std::move(probe);
+  if (Status loaded = collector->Load(options, plan, extra); !loaded.ok()) return std::move(loaded).take_error();
+  if (Status skipped = collector->SkipNvmeDisks(options.root); !skipped.ok()) return std::move(skipped).take_error();
+  if (Status attached = collector->AttachKernelHooks(plan); !attached.ok()) return std::move(attached).take_error();
+  return collector;
+}
+
+Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan, const BpfOpenOptions& extra) {
+  skel_ = nvme_adapt_bpf__open();
+  if (skel_ == nullptr) return LibbpfError("open BPF object", "nvme_adapt", errno);
+  if (options.default_window == 0 || options.default_window > NA_MAX_WINDOW) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "collector: default_window must be in [1, " + std::to_string(NA_MAX_WINDOW) + "]");
+  }
+  skel_->rodata->na_default_window = options.default_window;
+  skel_->rodata->na_skip_nvme_disks = plan.nvme != Attach::kNone;
+  if (plan.nvme == Attach::kTracepoint) {
+    skel_->rodata->na_tp_nvme_sq_ctrl_off = plan.nvme_sq_layout.offsets.at("ctrl_id");
+    skel_->rodata->na_tp_nvme_sq_qid_off = plan.nvme_sq_layout.offsets.at("qid");
+  }
+  std::vector<std::string> programs = plan.Programs();
+  if (extra.test_entry) programs.emplace_back("na_test_account");
+  const std::set<std::string> wanted(programs.begin(), programs.end());
+  bpf_program* program = nullptr;
+  bpf_object__for_each_program(program, skel_->obj) {
+    const std::string name = bpf_program__name(program);
+    const bool load = wanted.contains(name);
+    bpf_program__set_autoload(program, load);
+    if (load) loaded_programs_.push_back(name);
+  }
+  if (int err = nvme_adapt_bpf__load(skel_); err != 0) return LibbpfError("load BPF object", "nvme_adapt", err);
+
+  auto table = QueueTable::Map(bpf_map__fd(skel_->maps.na_queue_index), bpf_map__fd(skel_->maps.na_queues),
+                               bpf_map__fd(skel_->maps.na_free_slots), &skel_->bss->na_next_slot);
+  if (!table.ok()) return std::move(table).take_error();
+  queues_ = std::move(*table);
+  ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.na_windows), &BpfCollector::OnRecord, this, nullptr);
+  if (ring_ == nullptr) return LibbpfError("open ring buffer", "na_windows", errno);
+  return OkStatus();
+}
+
+// nvme namespaces are accounted by the nvme programs when those are attached: the block program leaves
+// them out so that a completion is not counted under two keys.
+Status BpfCollector::SkipNvmeDisks(const std::string& root) {
+  if (!skel_->rodata->na_skip_nvme_disks) return OkStatus();
+  std::error_code ec;
+  uint32_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(root) / "sys/block", ec)) {
+    if (!entry.path().filename().string().starts_with("nvme")) continue;
+    auto dev = ReadDev(entry.path() / "dev");
+    if (!dev) continue;
+    if (count == NA_MAX_SKIP_DEVS) {
+      NA_WARN("collector: more than " << NA_MAX_SKIP_DEVS << " nvme disks; the rest are counted twice "
+                                      "(kernel and block sources)");
+      break;
+    }
+    skel_->bss->na_skip_devs[count++] = *dev;
+  }
+  __atomic_store_n(&skel_->bss->na_skip_dev_count, count, __ATOMIC_RELEASE);
+  return OkStatus();
+}
+
+Status BpfCollector::AttachKernelHooks(const HookPlan& plan) {
+  const std::vector<std::string> kernel = plan.KernelHooks();
+  for (const std::string& name : loaded_programs_) {
+    const std::string hook = HookOfProgram(name);
+    if (std::find(kernel.begin(), kernel.end(), hook) == kernel.end()) continue;
+    bpf_program* program = bpf_object__find_program_by_name(skel_->obj, name.c_str());
+    bpf_link* link = bpf_program__attach(program);
+    if (link == nullptr) return LibbpfError("attach BPF program to", hook, errno);
+    kernel_links_.push_back(link);
+    kernel_hooks_.push_back(hook);
+  }
+  return OkStatus();
+}
+
+BpfCollector::~BpfCollector() {
+  for (auto& [pid, process] : processes_) {
+    for (bpf_link* link : process.links) bpf_link__destroy(link);
+  }
+  for (bpf_link* link : kernel_links_) bpf_link__destroy(link);
+  ring_buffer__free(ring_);
+  queues_.reset();  // unmaps before the maps go away
+  nvme_adapt_bpf__destroy(skel_);
+}
+
+std::vector<std::string> BpfCollector::Hooks() const {
+  std::vector<std::string> hooks = kernel_hooks_;
+  std::lock_guard lock(processes_mutex_);
+  for (const auto& [pid, process] : processes_) {
+    for (const std::string& hook : process.hooks) hooks.push_back(hook + " pid=" + std::to_string(pid));
+  }
+  return hooks;
+}
+
+int BpfCollector::OnRecord(void* context, void* data, size_t size) {
+  auto* self = static_cast<BpfCollector*>(context);
+  na_window_record record;
+  if (size < sizeof record) {
+    ++self->bad_records_;
+    return 0;
+  }
+  std::memcpy(&record, data, sizeof record);
+  auto event = FromBpfRecord(record);
+  if (!event.ok()) {
+    ++self->bad_records_;
+    return 0;
+  }
+  if (self->sink_ != nullptr) (*self->sink_)(*event);
+  ++self->handed_;
+  return 0;
+}
+
+Result<int> BpfCollector::Poll(int timeout_ms, const std::function<void(const WindowEvent&)>& sink) {
+  sink_ = &sink;
+  handed_ = 0;
+  const int polled = ring_buffer__poll(ring_, timeout_ms);
+  sink_ = nullptr;
+  if (polled < 0 && polled != -EINTR) return LibbpfError("poll ring buffer", "na_windows", polled);
+  return handed_;
+}
+
+Status BpfCollector::SetQueueControl(const QueueKey& key, const QueueControl& control) {
+  return queues_->SetControl(key, control);
+}
+
+Status BpfCollector::ForgetQueue(const QueueKey& key) { return queues_->Forget(key); }
+
+Result<QueueCounters> BpfCollector::ReadCounters(const QueueKey& key) const { return queues_->Counters(key); }
+
+std::vector<QueueKey> BpfCollector::ObservedQueues() const { return queues_->Keys(); }
+
+Status BpfCollector::AttachProcess(pid_t pid, const std::string& binary_path) {
+  if (pid < 0) return MakeError(ErrorCode::kInvalidArgument, "attach process: pid must be >= 0");
+  const std::string binary = binary_path.empty() ? "/proc/" + std::to_string(pid) + "/exe" : binary_path;
+  if (binary_path.empty() && pid == 0)
+    return MakeError(ErrorCode::kInvalidArgument, "attach process: pid 0 (every process) needs a binary path");
+  std::lock_guard lock(processes_mutex_);
+  if (processes_.contains(pid))
+    return MakeError(ErrorCode::kFailedPrecondition, "attach process " + std::to_string(pid) + ": already attached");
+  auto offered = probe_->ProbeBinary(binary);
+  if (!offered.ok()) return std::move(offered).take_error();
+  AttachedProcess process{binary, {}, {}};
+  const pid_t target = pid == 0 ? -1 : pid;
+  auto fail = [&](std::string_view hook, int err) {
+    for (bpf_link* link : process.links) bpf_link__destroy(link);
+    return LibbpfError("attach " + std::string(hook) + " to", binary, err);
+  };
+  if (offered->uvnvme_usdt) {
+    const std::pair<bpf_program*, const char*> probes[] = {{skel_->progs.na_uvnvme_complete, "complete"},
+                                                           {skel_->progs.na_uvnvme_irq, "irq"},
+                                                           {skel_->progs.na_uvnvme_mode, "mode"}};
+    for (const auto& [program, name] : probes) {
+      bpf_link* link = bpf_program__attach_usdt(program, target, binary.c_str(), "uvnvme", name, nullptr);
+      if (link == nullptr) return fail(std::string("usdt/uvnvme:") + name, errno);
+      process.links.push_back(link);
+      process.hooks.push_back(std::string("usdt/uvnvme:") + name);
+    }
+  } else if (offered->spdk_symbol) {
+    for (bool ret : {false, true}) {
+      LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret, .func_name = "spdk_nvme_qpair_process_completions");
+      bpf_program* program =
+          ret ? skel_->progs.na_spdk_process_completions_ret : skel_->progs.na_spdk_process_completions;
+      bpf_link* link = bpf_program__attach_uprobe_opts(program, target, binary.c_str(), 0, &opts);
+      if (link == nullptr) return fail(HookOfProgram(bpf_program__name(program)), errno);
+      process.links.push_back(link);
+      process.hooks.push_back(HookOfProgram(bpf_program__name(program)));
+    }
+  } else {
+    return MakeError(ErrorCode::kNotFound, "attach process: " + binary +
+                                               " has no uvnvme USDT probes and no spdk_nvme_qpair_process_completions");
+  }
+  NA_INFO("collector: attached " << process.hooks.size() << " probes to " << binary << " pid " << pid);
+  processes_.emplace(pid, std::move(process));
+  return OkStatus();
+}
+
+Status BpfCollector::DetachProcess(pid_t pid) {
+  std::lock_guard lock(processes_mutex_);
+  auto it = processes_.find(pid);
+  if (it == processes_.end())
+    return MakeError(ErrorCode::kNotFound, "detach process " + std::to_string(pid) + ": not attached");
+  for (bpf_link* link : it->second.links) bpf_link__destroy(link);
+  processes_.erase(it);
+  if (pid == 0) return OkStatus();
+  for (const QueueKey& key : queues_->Keys()) {
+    if ((key.source == Source::kUvnvme || key.source == Source::kSpdk) && key.pid == static_cast<uint32_t>(pid)) {
+      if (Status forgotten = queues_->Forget(key); !forgotten.ok()) return forgotten;
+    }
+  }
+  return OkStatus();
+}
+
+CollectorStats BpfCollector::Stats() const {
+  CollectorStats stats;
+  stats.ringbuf_drops = __atomic_load_n(&skel_->bss->na_stats.ringbuf_drops, __ATOMIC_RELAXED);
+  stats.records = __atomic_load_n(&skel_->bss->na_stats.records, __ATOMIC_RELAXED);
+  stats.slots_exhausted = __atomic_load_n(&skel_->bss->na_stats.slots_exhausted, __ATOMIC_RELAXED);
+  for (const std::string& name : loaded_programs_) {
+    const bpf_program* program = bpf_object__find_program_by_name(skel_->obj, name.c_str());
+    bpf_prog_info info{};
+    uint32_t length = sizeof info;
+    ProgramStats entry{HookOfProgram(name), 0, 0};
+    if (program != nullptr && bpf_obj_get_info_by_fd(bpf_program__fd(program), &info, &length) == 0) {
+      entry.run_count = info.run_cnt;
+      entry.run_time_ns = info.run_time_ns;
+    }
+    stats.programs.push_back(std::move(entry));
+  }
+  return stats;
+}
+
+Status BpfCollector::TestAccount(const QueueKey& key, uint64_t now_ns, uint32_t n, uint64_t bytes, uint32_t mode) {
+  const bpf_program* program = skel_->progs.na_test_account;
+  if (bpf_program__fd(program) < 0)
+    return MakeError(ErrorCode::kFailedPrecondition, "test entry not loaded (BpfOpenOptions::test_entry)");
+  uint64_t args[8] = {static_cast<uint64_t>(key.source), key.ctrl, key.qid, key.pid, now_ns, n, bytes, mode};
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof args);
+  if (bpf_prog_test_run_opts(bpf_program__fd(program), &opts) != 0)
+    return SysError("BPF_PROG_TEST_RUN", "na_test_account", errno);
+  return OkStatus();
+}
+
+Result<BpfCollector::IrqStats> BpfCollector::ReadIrq(uint32_t irq) const {
+  na_irq_stats value{};
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.na_irq_stats), &irq, &value) != 0)
+    return SysError("lookup in BPF map na_irq_stats, irq", std::to_string(irq), errno);
+  return IrqStats{value.count, value.time_ns};
+}
+
+}  // namespace nvmeadapt::collect

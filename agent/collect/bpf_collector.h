@@ -1,0 +1,83 @@
+// The BPF collector: loads bpf/nvme_adapt.bpf.c with the programs a HookPlan chose, attaches them, and
+// turns ring buffer records into WindowEvents. libbpf types stay out of this header.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/collect/collector.h"
+#include "agent/collect/feature_probe.h"
+#include "agent/collect/hook_plan.h"
+#include "agent/collect/queue_table.h"
+
+struct nvme_adapt_bpf;
+struct ring_buffer;
+struct bpf_link;
+
+namespace nvmeadapt::collect {
+
+struct BpfOpenOptions {
+  bool test_entry = false;  // also load na_test_account, for BPF_PROG_TEST_RUN fixtures (tests/bpf)
+};
+
+class BpfCollector final : public Collector {
+ public:
+  static Result<std::unique_ptr<BpfCollector>> Open(const CollectorOptions& options, const HookPlan& plan,
+                                                    std::shared_ptr<FeatureProbe> probe,
+                                                    const BpfOpenOptions& extra = {});
+  ~BpfCollector() override;
+
+  std::string Name() const override { return "bpf"; }
+  bool ObserveOnly() const override { return false; }
+  std::vector<std::string> Hooks() const override;
+  // Call from one thread at a time.
+  Result<int> Poll(int timeout_ms, const std::function<void(const WindowEvent&)>& sink) override;
+  Status SetQueueControl(const QueueKey& key, const QueueControl& control) override;
+  Status ForgetQueue(const QueueKey& key) override;
+  Result<QueueCounters> ReadCounters(const QueueKey& key) const override;
+  std::vector<QueueKey> ObservedQueues() const override;
+  // pid 0: every process that maps the binary. binary empty: /proc/<pid>/exe.
+  Status AttachProcess(pid_t pid, const std::string& binary_path) override;
+  Status DetachProcess(pid_t pid) override;
+  CollectorStats Stats() const override;
+
+  // Runs na_account for `key` with the caller's clock through BPF_PROG_TEST_RUN (BpfOpenOptions::test_entry).
+  Status TestAccount(const QueueKey& key, uint64_t now_ns, uint32_t n, uint64_t bytes, uint32_t mode);
+  // Per-interrupt-line count and time in handler (irq_handler_entry/exit).
+  struct IrqStats {
+    uint64_t count = 0;
+    uint64_t time_ns = 0;
+  };
+  Result<IrqStats> ReadIrq(uint32_t irq) const;
+
+ private:
+  struct AttachedProcess {
+    std::string binary;
+    std::vector<std::string> hooks;
+    std::vector<bpf_link*> links;
+  };
+
+  BpfCollector() = default;
+  Status Load(const CollectorOptions& options, const HookPlan& plan, const BpfOpenOptions& extra);
+  Status AttachKernelHooks(const HookPlan& plan);
+  Status SkipNvmeDisks(const std::string& root);
+  static int OnRecord(void* context, void* data, size_t size);
+
+  nvme_adapt_bpf* skel_ = nullptr;
+  ring_buffer* ring_ = nullptr;
+  std::unique_ptr<QueueTable> queues_;
+  std::shared_ptr<FeatureProbe> probe_;
+  std::vector<bpf_link*> kernel_links_;
+  std::vector<std::string> kernel_hooks_;
+  std::vector<std::string> loaded_programs_;
+  std::map<pid_t, AttachedProcess> processes_;
+  mutable std::mutex processes_mutex_;
+  const std::function<void(const WindowEvent&)>* sink_ = nullptr;  // set during Poll
+  int handed_ = 0;
+  uint64_t bad_records_ = 0;
+};
+
+}  // namespace nvmeadapt::collect

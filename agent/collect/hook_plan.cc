@@ -1,0 +1,162 @@
+#include "agent/collect/hook_plan.h"
+
+#include <array>
+#include <utility>
+
+namespace nvmeadapt::collect {
+namespace {
+
+struct ProgramHook {
+  std::string_view program;
+  std::string_view hook;
+};
+
+// Every program of bpf/nvme_adapt.bpf.c and the hook it stands for.
+constexpr std::array kProgramHooks = {
+    ProgramHook{"na_block_rq_complete_btf", "tp_btf/block_rq_complete"},
+    ProgramHook{"na_block_rq_complete_raw", "raw_tp/block_rq_complete"},
+    ProgramHook{"na_nvme_sq_btf", "tp_btf/nvme_sq"},
+    ProgramHook{"na_nvme_sq_raw", "raw_tp/nvme_sq"},
+    ProgramHook{"na_nvme_sq_tp", "tracepoint/nvme/nvme_sq"},
+    ProgramHook{"na_nvme_irq_entry", "fentry/nvme_irq"},
+    ProgramHook{"na_nvme_irq_exit", "fexit/nvme_irq"},
+    ProgramHook{"na_nvme_poll_entry", "fentry/nvme_poll"},
+    ProgramHook{"na_nvme_poll_exit", "fexit/nvme_poll"},
+    ProgramHook{"na_irq_handler_entry_btf", "tp_btf/irq_handler_entry"},
+    ProgramHook{"na_irq_handler_exit_btf", "tp_btf/irq_handler_exit"},
+    ProgramHook{"na_irq_handler_entry_raw", "raw_tp/irq_handler_entry"},
+    ProgramHook{"na_irq_handler_exit_raw", "raw_tp/irq_handler_exit"},
+    ProgramHook{"na_uvnvme_complete", "usdt/uvnvme:complete"},
+    ProgramHook{"na_uvnvme_irq", "usdt/uvnvme:irq"},
+    ProgramHook{"na_uvnvme_mode", "usdt/uvnvme:mode"},
+    ProgramHook{"na_spdk_process_completions", "uprobe/spdk_nvme_qpair_process_completions"},
+    ProgramHook{"na_spdk_process_completions_ret", "uretprobe/spdk_nvme_qpair_process_completions"},
+    ProgramHook{"na_test_account", "test/na_test_account"},
+};
+
+constexpr std::array<std::string_view, 5> kUserspacePrograms = {
+    "na_uvnvme_complete", "na_uvnvme_irq", "na_uvnvme_mode", "na_spdk_process_completions",
+    "na_spdk_process_completions_ret"};
+
+std::string_view TwinProgram(Attach attach, std::string_view btf, std::string_view raw, std::string_view tp = {}) {
+  switch (attach) {
+    case Attach::kTpBtf: return btf;
+    case Attach::kRawTp: return raw;
+    case Attach::kTracepoint: return tp;
+    case Attach::kNone: break;
+  }
+  return {};
+}
+
+// tp_btf where a trial tp_btf program loads; else its raw_tp twin (no BTF pointer reads there).
+Attach VmlinuxTracepoint(FeatureProbe& probe, std::string_view event, std::string_view what,
+                         std::vector<std::string>& decisions) {
+  if (probe.TpBtfAttachable("", event)) {
+    decisions.push_back(std::string(what) + ": tp_btf/" + std::string(event));
+    return Attach::kTpBtf;
+  }
+  decisions.push_back(std::string(what) + ": raw_tp/" + std::string(event) +
+                      " (a trial tp_btf program was refused or the tracepoint has no BTF)");
+  return Attach::kRawTp;
+}
+
+void PlanNvme(FeatureProbe& probe, HookPlan& plan) {
+  const bool driver = probe.ModuleBtf("nvme") || probe.ModuleBtf("nvme_core") ||
+                      probe.BtfHasStruct("nvme_core", "nvme_request") || probe.Tracepoint("nvme", "nvme_sq").has_value();
+  if (!driver) {
+    plan.decisions.push_back("nvme: no nvme driver here; nvme namespaces, if any, are observed by the block layer");
+    return;
+  }
+  // Telling interrupt from poll completions needs fentry on the reaping functions. Without it the nvme
+  // tracepoint adds nothing the cheaper block-layer program does not see per hardware queue.
+  if (!probe.FentryAttachable("nvme", "nvme_irq") || !probe.FentryAttachable("nvme", "nvme_poll")) {
+    plan.decisions.push_back(
+        "nvme: fentry on nvme_irq/nvme_poll not attachable (no BTF for them, or the kernel refused a trial "
+        "fentry program); nvme queues are observed through the block layer");
+    return;
+  }
+  if (probe.TpBtfAttachable("nvme_core", "nvme_sq")) {
+    plan.nvme = Attach::kTpBtf;
+    plan.decisions.push_back("nvme: tp_btf/nvme_sq with fentry/fexit on nvme_irq and nvme_poll");
+  } else if (probe.BtfHasStruct("nvme_core", "nvme_request") && probe.Tracepoint("nvme", "nvme_sq")) {
+    plan.nvme = Attach::kRawTp;
+    plan.decisions.push_back("nvme: raw_tp/nvme_sq (a trial tp_btf program was refused) with fentry attribution");
+  } else if (auto layout = probe.Tracepoint("nvme", "nvme_sq");
+             layout && layout->offsets.contains("ctrl_id") && layout->offsets.contains("qid")) {
+    plan.nvme = Attach::kTracepoint;
+    plan.nvme_sq_layout = std::move(*layout);
+    plan.decisions.push_back(
+        "nvme: tracepoint/nvme/nvme_sq (no nvme_core BTF, so a raw tracepoint could not name the controller; "
+        "the classic entry carries ctrl_id and qid) with fentry attribution");
+  } else {
+    plan.decisions.push_back("nvme: no usable nvme_sq hook; nvme queues are observed through the block layer");
+    return;
+  }
+  plan.nvme_attribution = true;
+}
+
+}  // namespace
+
+std::string_view AttachName(Attach attach) {
+  switch (attach) {
+    case Attach::kTpBtf: return "tp_btf";
+    case Attach::kRawTp: return "raw_tp";
+    case Attach::kTracepoint: return "tracepoint";
+    case Attach::kNone: break;
+  }
+  return "none";
+}
+
+std::string HookOfProgram(std::string_view program) {
+  for (const ProgramHook& entry : kProgramHooks) {
+    if (entry.program == program) return std::string(entry.hook);
+  }
+  return std::string(program);
+}
+
+std::vector<std::string> HookPlan::Programs() const {
+  std::vector<std::string> programs;
+  if (!use_bpf) return programs;
+  auto add = [&](std::string_view name) {
+    if (!name.empty()) programs.emplace_back(name);
+  };
+  add(TwinProgram(block, "na_block_rq_complete_btf", "na_block_rq_complete_raw"));
+  add(TwinProgram(nvme, "na_nvme_sq_btf", "na_nvme_sq_raw", "na_nvme_sq_tp"));
+  if (nvme_attribution) {
+    for (std::string_view name : {"na_nvme_irq_entry", "na_nvme_irq_exit", "na_nvme_poll_entry", "na_nvme_poll_exit"})
+      add(name);
+  }
+  add(TwinProgram(irqs, "na_irq_handler_entry_btf", "na_irq_handler_entry_raw"));
+  add(TwinProgram(irqs, "na_irq_handler_exit_btf", "na_irq_handler_exit_raw"));
+  for (std::string_view name : kUserspacePrograms) add(name);
+  return programs;
+}
+
+std::vector<std::string> HookPlan::KernelHooks() const {
+  std::vector<std::string> hooks;
+  for (const std::string& program : Programs()) {
+    std::string hook = HookOfProgram(program);
+    if (!hook.starts_with("usdt/") && !hook.starts_with("uprobe/") && !hook.starts_with("uretprobe/"))
+      hooks.push_back(std::move(hook));
+  }
+  return hooks;
+}
+
+HookPlan PlanHooks(FeatureProbe& probe, const CollectorOptions& options) {
+  HookPlan plan;
+  if (options.force_procfs) {
+    plan.fallback_cause = "the procfs collector was asked for (force_procfs)";
+    return plan;
+  }
+  if (Status usable = probe.BpfUsable(); !usable.ok()) {
+    plan.fallback_cause = usable.error().message;
+    return plan;
+  }
+  plan.use_bpf = true;
+  if (options.block) plan.block = VmlinuxTracepoint(probe, "block_rq_complete", "block", plan.decisions);
+  if (options.irqs) plan.irqs = VmlinuxTracepoint(probe, "irq_handler_entry", "irqs", plan.decisions);
+  if (options.kernel_nvme) PlanNvme(probe, plan);
+  return plan;
+}
+
+}  // namespace nvmeadapt::collect

@@ -1,0 +1,129 @@
+#include "agent/collect/queue_table.h"
+
+#include <bpf/bpf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "agent/collect/records.h"
+#include "agent/common/clock.h"
+
+namespace nvmeadapt::collect {
+namespace {
+
+// What BPF's na_slot_create does, so a slot made here is indistinguishable from one made there.
+void FillNewSlot(na_queue_slot& slot, const na_queue_key& key) {
+  std::memset(&slot, 0, sizeof slot);
+  slot.counters.window_start_ns = static_cast<__u64>(MonotonicNanos());
+  slot.counters.observed_mode = NA_MODE_UNKNOWN;
+  slot.key = key;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<QueueTable>> QueueTable::Map(int index_fd, int slots_fd, int free_fd, uint32_t* next_slot) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const size_t bytes = (sizeof(na_queue_slot) * NA_MAX_QUEUES + page - 1) / page * page;
+  void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, slots_fd, 0);
+  if (mapped == MAP_FAILED) return SysError("mmap", "BPF map na_queues", errno);
+  return std::unique_ptr<QueueTable>(
+      new QueueTable(index_fd, free_fd, static_cast<na_queue_slot*>(mapped), bytes, next_slot));
+}
+
+QueueTable::QueueTable(int index_fd, int free_fd, na_queue_slot* slots, size_t mapped_bytes, uint32_t* next_slot)
+    : index_fd_(index_fd), free_fd_(free_fd), slots_(slots), mapped_bytes_(mapped_bytes), next_slot_(next_slot) {}
+
+QueueTable::~QueueTable() {
+  if (slots_ != nullptr) munmap(slots_, mapped_bytes_);
+}
+
+Result<uint32_t> QueueTable::Lookup(const QueueKey& key) const {
+  const na_queue_key bpf_key = ToBpfKey(key);
+  uint32_t index = 0;
+  if (bpf_map_lookup_elem(index_fd_, &bpf_key, &index) != 0) {
+    if (errno == ENOENT) return MakeError(ErrorCode::kNotFound, "queue " + key.ToString() + ": not observed");
+    return SysError("lookup in BPF map na_queue_index, queue", key.ToString(), errno);
+  }
+  if (index >= NA_MAX_QUEUES) return MakeError(ErrorCode::kInternal, "queue " + key.ToString() + ": bad slot");
+  return index;
+}
+
+// Same protocol as BPF's na_slot_create: fill the slot, then publish it with BPF_NOEXIST; the loser of a
+// race returns its slot to the free queue and takes the winner's.
+Result<uint32_t> QueueTable::LookupOrCreate(const QueueKey& key) {
+  if (auto found = Lookup(key); found.ok() || found.error().code != ErrorCode::kNotFound) return found;
+  uint32_t index = 0;
+  if (bpf_map_lookup_and_delete_elem(free_fd_, nullptr, &index) != 0) {
+    index = __atomic_fetch_add(next_slot_, 1, __ATOMIC_SEQ_CST);
+    if (index >= NA_MAX_QUEUES) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "queue " + key.ToString() + ": queue table full (" + std::to_string(NA_MAX_QUEUES) + ")");
+    }
+  }
+  const na_queue_key bpf_key = ToBpfKey(key);
+  FillNewSlot(slots_[index], bpf_key);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  if (bpf_map_update_elem(index_fd_, &bpf_key, &index, BPF_NOEXIST) == 0) return index;
+  const int err = errno;
+  bpf_map_update_elem(free_fd_, nullptr, &index, BPF_ANY);
+  if (err == EEXIST) return Lookup(key);
+  return SysError("insert into BPF map na_queue_index, queue", key.ToString(), err);
+}
+
+Status QueueTable::SetControl(const QueueKey& key, const QueueControl& control) {
+  if (Status valid = ValidateControl(control); !valid.ok()) return valid;
+  std::lock_guard lock(mutex_);
+  auto index = LookupOrCreate(key);
+  if (!index.ok()) return std::move(index).take_error();
+  na_queue_control& target = slots_[*index].control;
+  const na_queue_control wanted = ToBpfControl(control);
+  // BPF reads generation first: every other field is in place before the new generation shows.
+  __atomic_store_n(&target.mode, wanted.mode, __ATOMIC_RELAXED);
+  __atomic_store_n(&target.mode_since_ns, wanted.mode_since_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&target.baseline_span_ns, wanted.baseline_span_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&target.baseline_completions, wanted.baseline_completions, __ATOMIC_RELAXED);
+  __atomic_store_n(&target.window_completions, wanted.window_completions, __ATOMIC_RELAXED);
+  __atomic_store_n(&target.pace_slack_ns, wanted.pace_slack_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&target.generation, wanted.generation, __ATOMIC_RELEASE);
+  return OkStatus();
+}
+
+Status QueueTable::Forget(const QueueKey& key) {
+  std::lock_guard lock(mutex_);
+  auto index = Lookup(key);
+  if (!index.ok()) return std::move(index).take_error();
+  const na_queue_key bpf_key = ToBpfKey(key);
+  if (bpf_map_delete_elem(index_fd_, &bpf_key) != 0)
+    return SysError("delete from BPF map na_queue_index, queue", key.ToString(), errno);
+  // No cached index (na_slot_cache) may match a released slot: its key gets source 0.
+  __atomic_store_n(&slots_[*index].key.source, 0u, __ATOMIC_RELEASE);
+  // A completion that looked the slot up just before the delete may still write to it; whoever takes
+  // the slot next refills it first, so at worst that straggler lands in the new queue's first window.
+  if (bpf_map_update_elem(free_fd_, nullptr, &*index, BPF_ANY) != 0)
+    return SysError("push to BPF map na_free_slots, queue", key.ToString(), errno);
+  return OkStatus();
+}
+
+Result<QueueCounters> QueueTable::Counters(const QueueKey& key) const {
+  auto index = Lookup(key);
+  if (!index.ok()) return std::move(index).take_error();
+  na_queue_counters copy;
+  std::memcpy(&copy, const_cast<const na_queue_counters*>(&slots_[*index].counters), sizeof copy);
+  return FromBpfCounters(copy);
+}
+
+std::vector<QueueKey> QueueTable::Keys() const {
+  std::vector<QueueKey> keys;
+  na_queue_key key{}, next{};
+  const void* previous = nullptr;
+  while (bpf_map_get_next_key(index_fd_, previous, &next) == 0) {
+    keys.push_back(FromBpfKey(next));
+    key = next;
+    previous = &key;
+  }
+  return keys;
+}
+
+}  // namespace nvmeadapt::collect

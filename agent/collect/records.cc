@@ -1,0 +1,86 @@
+#include "agent/collect/records.h"
+
+#include <algorithm>
+
+namespace nvmeadapt::collect {
+
+static_assert(kHistBuckets == NA_HIST_BUCKETS);
+static_assert(static_cast<uint32_t>(Source::kKernelNvme) == NA_SOURCE_KERNEL_NVME);
+static_assert(static_cast<uint32_t>(Source::kBlock) == NA_SOURCE_BLOCK);
+static_assert(static_cast<uint32_t>(Source::kUvnvme) == NA_SOURCE_UVNVME);
+static_assert(static_cast<uint32_t>(Source::kSpdk) == NA_SOURCE_SPDK);
+static_assert(static_cast<uint32_t>(engine::ReapMode::kInterrupt) == NA_MODE_INTERRUPT);
+static_assert(static_cast<uint32_t>(engine::ReapMode::kPoll) == NA_MODE_POLL);
+static_assert(sizeof(na_queue_slot) % 64 == 0, "slots are padded to whole cache lines");
+
+na_queue_key ToBpfKey(const QueueKey& key) {
+  return na_queue_key{static_cast<__u32>(key.source), key.ctrl, key.qid, key.pid};
+}
+
+QueueKey FromBpfKey(const na_queue_key& key) {
+  return QueueKey{static_cast<Source>(key.source), key.ctrl, key.qid, key.pid};
+}
+
+Result<WindowEvent> FromBpfRecord(const na_window_record& record) {
+  if (record.key.source < NA_SOURCE_KERNEL_NVME || record.key.source > NA_SOURCE_SPDK)
+    return MakeError(ErrorCode::kInvalidArgument, "window record: unknown source " + std::to_string(record.key.source));
+  if (record.kind != NA_RECORD_WINDOW && record.kind != NA_RECORD_PACE_MISS)
+    return MakeError(ErrorCode::kInvalidArgument, "window record: unknown kind " + std::to_string(record.kind));
+  WindowEvent event;
+  event.key = FromBpfKey(record.key);
+  event.mode_known = record.mode == NA_MODE_INTERRUPT || record.mode == NA_MODE_POLL;
+  event.mode = record.mode == NA_MODE_POLL ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt;
+  event.completions = record.completions;
+  event.start = static_cast<engine::Nanos>(record.start_ns);
+  event.end = static_cast<engine::Nanos>(record.end_ns);
+  event.bytes = record.bytes;
+  event.generation = record.generation;
+  if (record.kind == NA_RECORD_PACE_MISS) {
+    event.pace_miss = engine::PaceMiss{record.completions,
+                                       static_cast<engine::Nanos>(record.end_ns - std::min(record.start_ns, record.end_ns))};
+  }
+  return event;
+}
+
+QueueCounters FromBpfCounters(const na_queue_counters& counters) {
+  QueueCounters out;
+  out.completions = counters.done_completions + NA_WINDOW_COUNT(counters.window);
+  out.bytes = counters.done_bytes + NA_WINDOW_BYTES(counters.window);
+  out.abandoned_completions = counters.abandoned_completions;
+  out.irq_completions = counters.irq_completions;
+  out.poll_completions = counters.poll_completions;
+  out.batches = counters.batches;
+  out.wakeups = counters.wakeups;
+  out.mode_switches = counters.mode_switches;
+  out.generation = counters.generation;
+  out.progress.start = static_cast<engine::Nanos>(counters.window_start_ns);
+  out.progress.completions = NA_WINDOW_COUNT(counters.window);
+  out.last_completion = static_cast<engine::Nanos>(counters.last_ns);
+  std::copy(std::begin(counters.hist), std::end(counters.hist), out.interval_histogram.begin());
+  return out;
+}
+
+Status ValidateControl(const QueueControl& control) {
+  if (control.generation == 0)
+    return MakeError(ErrorCode::kInvalidArgument, "queue control: generation 0 is reserved for unmanaged queues");
+  if (control.window_completions == 0 || control.window_completions > NA_MAX_WINDOW)
+    return MakeError(ErrorCode::kInvalidArgument, "queue control: window_completions must be in [1, " +
+                                                      std::to_string(NA_MAX_WINDOW) + "]");
+  if (control.mode_since < 0 || control.baseline_span < 0 || control.pace_slack < 0)
+    return MakeError(ErrorCode::kInvalidArgument, "queue control: times must not be negative");
+  return OkStatus();
+}
+
+na_queue_control ToBpfControl(const QueueControl& control) {
+  na_queue_control out{};
+  out.mode = static_cast<__u32>(control.mode);
+  out.generation = control.generation;
+  out.mode_since_ns = static_cast<__u64>(control.mode_since);
+  out.baseline_span_ns = static_cast<__u64>(control.baseline_span);
+  out.baseline_completions = control.baseline_completions;
+  out.window_completions = control.window_completions;
+  out.pace_slack_ns = static_cast<__u64>(control.pace_slack);
+  return out;
+}
+
+}  // namespace nvmeadapt::collect

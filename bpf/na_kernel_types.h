@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The kernel types the BPF programs use, and nothing else: a minimal CO-RE header kept in the tree
+ * instead of a generated vmlinux.h.
+ *
+ * How it was made: by hand, field by field, from `bpftool btf dump file /sys/kernel/btf/vmlinux format c`
+ * of the 6.18 host kernel and the struct definitions of Debian's 6.1 kernel (drivers/nvme/host/nvme.h for
+ * the nvme types). Only the fields read are declared; every struct carries preserve_access_index, so
+ * clang records a CO-RE relocation for each access and libbpf fixes the offsets against the running
+ * kernel's BTF (vmlinux, or module BTF such as /sys/kernel/btf/nvme_core for the nvme types). Field order
+ * and sizes here do not need to match the kernel; names and types do. Adding a field: check that the
+ * name exists in both kernels (`bpftool btf dump file /sys/kernel/btf/vmlinux | grep -A40 "STRUCT 'x'"`),
+ * and give a `___flavor` twin plus a bpf_core_field_exists() guard where it does not.
+ *
+ * Why not vmlinux.h: generating it at build time ties the build to a machine whose kernel has BTF (a
+ * packaging container may have none), and a checked-in one is 2.8 MB of which we use a dozen fields.
+ */
+#ifndef NVME_ADAPT_KERNEL_TYPES_H
+#define NVME_ADAPT_KERNEL_TYPES_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+
+/* bpf_tracing.h names pt_regs fields the kernel way (di, si, ...) when it sees this. */
+#define __VMLINUX_H__
+
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s64 s64;
+typedef _Bool bool;
+#define true 1
+#define false 0
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+/* x86-64 register frame (arch/x86/include/asm/ptrace.h): uprobe and USDT programs get it as context,
+ * and context accesses are not relocated, so this one keeps the kernel's exact layout. */
+struct pt_regs {
+	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip, cs, flags,
+		sp, ss;
+};
+
+struct gendisk {
+	int major;
+	int first_minor;
+};
+
+struct request_queue {
+	void *queuedata;      /* nvme: the namespace; NULL on the admin queue (see nvme_req_qid) */
+	struct gendisk *disk; /* since 5.15, d152c682f03c "block: add an explicit ->disk backpointer to the request_queue" */
+};
+
+struct blk_mq_hw_ctx {
+	unsigned int queue_num; /* 0-based hardware queue index; nvme qid = queue_num + 1 */
+};
+
+struct request {
+	struct request_queue *q;
+	struct blk_mq_hw_ctx *mq_hctx;
+	unsigned int __data_len;
+};
+
+/* Before 5.17 the disk hung off the request: f3fa33acca9f "block: remove the ->rq_disk field in struct
+ * request" moved every user to rq->q->disk. */
+struct request___with_rq_disk {
+	struct gendisk *rq_disk;
+};
+
+struct irqaction;
+
+/* nvme_core module types (drivers/nvme/host/nvme.h). struct nvme_request is the blk-mq pdu that follows
+ * struct request (nvme_req() = blk_mq_rq_to_pdu()); its layout depends on CONFIG_NVME_MULTIPATH
+ * (start_time before ctrl), which CO-RE absorbs. */
+struct nvme_ctrl {
+	int instance; /* the N of /dev/nvmeN */
+};
+
+struct nvme_request {
+	struct nvme_ctrl *ctrl;
+};
+
+#pragma clang attribute pop
+
+#endif /* NVME_ADAPT_KERNEL_TYPES_H */

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * nvme-adapt's completion collectors. Every hook exists in the twins a kernel may need; the agent
+ * (agent/collect) probes the running kernel, leaves autoload on for the best twin of each hook and off
+ * for the rest, so only what can attach is ever loaded. All of them feed na_account().
+ */
+#include "na_queue.bpf.h"
+#include <bpf/usdt.bpf.h>
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Classic-tracepoint twin of nvme_sq: where the entry keeps ctrl_id and qid (from the tracefs format
+ * file, read by the agent before load; the layout changed across kernels). */
+const volatile __u32 na_tp_nvme_sq_ctrl_off = 8;
+const volatile __u32 na_tp_nvme_sq_qid_off = 44;
+
+/* Block devices the block program skips because the kernel nvme programs already account them. Set
+ * before load only where those programs load, so elsewhere the check is compiled out of the hot path. */
+const volatile bool na_skip_nvme_disks = false;
+__u32 na_skip_devs[NA_MAX_SKIP_DEVS];
+__u32 na_skip_dev_count;
+
+struct na_cpu_context na_cpu[NA_MAX_CPUS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NA_MAX_IRQS);
+	__type(key, __u32);
+	__type(value, struct na_irq_stats);
+} na_irq_stats SEC(".maps");
+
+/* SPDK: the qpair a thread passed to spdk_nvme_qpair_process_completions, for its return probe. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u64);
+} na_spdk_calls SEC(".maps");
+
+static __always_inline struct na_cpu_context *na_this_cpu(void)
+{
+	return &na_cpu[bpf_get_smp_processor_id() & (NA_MAX_CPUS - 1)];
+}
+
+/* ---- any blk-mq device: block_rq_complete ------------------------------------------------------ */
+
+static __always_inline bool na_skipped_dev(__u32 dev)
+{
+	__u32 count;
+
+	if (!na_skip_nvme_disks)
+		return false;
+	count = NA_READ(na_skip_dev_count);
+	if (count == 0)
+		return false;
+	for (__u32 i = 0; i < NA_MAX_SKIP_DEVS && i < count; i++)
+		if (na_skip_devs[i] == dev)
+			return true;
+	return false;
+}
+
+/* Kernel dev_t encoding (MKDEV: major << 20 | minor), as /sys/block/X/dev prints it split. */
+static __always_inline __u32 na_mkdev(int major, int minor)
+{
+	return ((__u32)major << 20) | ((__u32)minor & 0xfffff);
+}
+
+static __always_inline void na_block_complete(__u32 dev, __u32 hctx, __u32 nr_bytes)
+{
+	struct na_queue_key key = {.source = NA_SOURCE_BLOCK, .ctrl = dev, .qid = hctx + 1, .pid = 0};
+
+	if (na_skipped_dev(dev))
+		return;
+	/* Flush requests complete with nr_bytes 0; they are completions of the queue all the same. */
+	na_account_key(&key, bpf_ktime_get_ns(), 1, nr_bytes, NA_MODE_UNKNOWN);
+}
+
+/* tp_btf: the request is a trusted BTF pointer, so fields are read with plain loads (a NULL pointer
+ * reads as 0) that CO-RE relocates; no bpf_probe_read per hop. */
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(na_block_rq_complete_btf, struct request *rq, int error, unsigned int nr_bytes)
+{
+	struct request_queue *q = rq->q;
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(((struct request___with_rq_disk *)rq)->rq_disk))
+		disk = ((struct request___with_rq_disk *)rq)->rq_disk;
+	else
+		disk = q ? q->disk : NULL;
+	/* No disk: a passthrough queue without a block device (nvme admin, sg); nothing to key it by. */
+	if (!disk || !rq->mq_hctx)
+		return 0;
+	na_block_complete(na_mkdev(disk->major, disk->first_minor), rq->mq_hctx->queue_num, nr_bytes);
+	return 0;
+}
+
+/* raw_tp twin for kernels whose tp_btf cannot attach: the same reads through bpf_probe_read_kernel. */
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(na_block_rq_complete_raw, struct request *rq, int error, unsigned int nr_bytes)
+{
+	struct gendisk *disk;
+	struct blk_mq_hw_ctx *hctx;
+
+	if (bpf_core_field_exists(((struct request___with_rq_disk *)rq)->rq_disk))
+		disk = BPF_CORE_READ((struct request___with_rq_disk *)rq, rq_disk);
+	else
+		disk = BPF_CORE_READ(rq, q, disk);
+	hctx = BPF_CORE_READ(rq, mq_hctx);
+	if (!disk || !hctx)
+		return 0;
+	na_block_complete(na_mkdev(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor)),
+			  BPF_CORE_READ(hctx, queue_num), nr_bytes);
+	return 0;
+}
+
+/* ---- kernel nvme: nvme_sq fires in nvme_handle_cqe for every CQE, inside nvme_irq or nvme_poll ---- */
+
+/* Which reaping path runs on this CPU. An interrupt handler cannot migrate and nests over anything, so
+ * it is checked first; nvme_poll runs in process context, so the poller is recognized by task. */
+static __always_inline __u32 na_nvme_reap_mode(void)
+{
+	struct na_cpu_context *cpu = na_this_cpu();
+
+	if (cpu->in_nvme_irq)
+		return NA_MODE_INTERRUPT;
+	if (cpu->poll_task && cpu->poll_task == (__u64)bpf_get_current_task())
+		return NA_MODE_POLL;
+	return NA_MODE_UNKNOWN;
+}
+
+static __always_inline void na_nvme_complete(__u32 ctrl, __u32 qid, __u32 bytes)
+{
+	struct na_queue_key key = {.source = NA_SOURCE_KERNEL_NVME, .ctrl = ctrl, .qid = qid, .pid = 0};
+
+	na_account_key(&key, bpf_ktime_get_ns(), 1, bytes, na_nvme_reap_mode());
+}
+
+/* nvme_req(req)->ctrl->instance: struct nvme_request is the pdu right after struct request
+ * (blk_mq_rq_to_pdu), and a module type, so both hops are CO-RE probe reads against nvme_core's BTF. */
+static __always_inline __u32 na_nvme_ctrl_instance(struct request *req)
+{
+	struct nvme_request *nreq = (void *)req + bpf_core_type_size(struct request);
+
+	return BPF_CORE_READ(nreq, ctrl, instance);
+}
+
+/* qid as nvme_req_qid() computes it (drivers/nvme/host/nvme.h, the same in 6.1 and 6.18): 0 on the
+ * admin queue, whose request_queue has no queuedata, else hardware queue index + 1. */
+SEC("tp_btf/nvme_sq")
+int BPF_PROG(na_nvme_sq_btf, struct request *req, __u16 sq_head, int sq_tail)
+{
+	struct request_queue *q = req->q;
+	__u32 qid = 0;
+
+	if (q && q->queuedata && req->mq_hctx)
+		qid = req->mq_hctx->queue_num + 1;
+	na_nvme_complete(na_nvme_ctrl_instance(req), qid, req->__data_len);
+	return 0;
+}
+
+SEC("raw_tp/nvme_sq")
+int BPF_PROG(na_nvme_sq_raw, struct request *req, __u16 sq_head, int sq_tail)
+{
+	__u32 qid = 0;
+
+	if (BPF_CORE_READ(req, q, queuedata))
+		qid = BPF_CORE_READ(req, mq_hctx, queue_num) + 1;
+	na_nvme_complete(na_nvme_ctrl_instance(req), qid, BPF_CORE_READ(req, __data_len));
+	return 0;
+}
+
+/* Without nvme BTF the request cannot be decoded, but the classic tracepoint entry carries ctrl_id and
+ * qid, filled by the tracepoint itself. No bytes here. */
+SEC("tracepoint/nvme/nvme_sq")
+int na_nvme_sq_tp(void *ctx)
+{
+	int ctrl = 0, qid = 0;
+
+	bpf_probe_read_kernel(&ctrl, sizeof(ctrl), ctx + (na_tp_nvme_sq_ctrl_off & 0xfff));
+	bpf_probe_read_kernel(&qid, sizeof(qid), ctx + (na_tp_nvme_sq_qid_off & 0xfff));
+	na_nvme_complete(ctrl, qid, 0);
+	return 0;
+}
+
+/* nvme_irq(int irq, void *data) runs in hard interrupt context: it cannot nest on its CPU. */
+SEC("fentry/nvme_irq")
+int BPF_PROG(na_nvme_irq_entry)
+{
+	na_this_cpu()->in_nvme_irq = 1;
+	return 0;
+}
+
+SEC("fexit/nvme_irq")
+int BPF_PROG(na_nvme_irq_exit)
+{
+	na_this_cpu()->in_nvme_irq = 0;
+	return 0;
+}
+
+/* nvme_poll(hctx, iob) runs in process context. A poller migrated between entry and exit leaves its
+ * mark on the old CPU; the mark matches only that task, and the next nvme_poll there overwrites it. */
+SEC("fentry/nvme_poll")
+int BPF_PROG(na_nvme_poll_entry)
+{
+	na_this_cpu()->poll_task = (__u64)bpf_get_current_task();
+	return 0;
+}
+
+SEC("fexit/nvme_poll")
+int BPF_PROG(na_nvme_poll_exit)
+{
+	struct na_cpu_context *cpu = na_this_cpu();
+
+	if (cpu->poll_task == (__u64)bpf_get_current_task())
+		cpu->poll_task = 0;
+	return 0;
+}
+
+/* ---- interrupts: count and time in handler per irq number ------------------------------------- */
+
+static __always_inline void na_irq_enter(void)
+{
+	na_this_cpu()->irq_entry_ns = bpf_ktime_get_ns();
+}
+
+/* One irq's handlers never run on two CPUs at once (IRQD_IRQ_INPROGRESS), so plain adds suffice. */
+static __always_inline void na_irq_leave(int irq)
+{
+	__u64 entry = na_this_cpu()->irq_entry_ns, now = bpf_ktime_get_ns();
+	__u32 key = irq;
+	struct na_irq_stats *stats;
+
+	if (key >= NA_MAX_IRQS) {
+		__sync_fetch_and_add(&na_stats.irq_out_of_range, 1);
+		return;
+	}
+	stats = bpf_map_lookup_elem(&na_irq_stats, &key);
+	if (!stats)
+		return;
+	stats->count++;
+	if (entry && now > entry)
+		stats->time_ns += now - entry;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(na_irq_handler_entry_btf, int irq)
+{
+	na_irq_enter();
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(na_irq_handler_exit_btf, int irq)
+{
+	na_irq_leave(irq);
+	return 0;
+}
+
+SEC("raw_tp/irq_handler_entry")
+int BPF_PROG(na_irq_handler_entry_raw, int irq)
+{
+	na_irq_enter();
+	return 0;
+}
+
+SEC("raw_tp/irq_handler_exit")
+int BPF_PROG(na_irq_handler_exit_raw, int irq)
+{
+	na_irq_leave(irq);
+	return 0;
+}
+
+/* ---- userspace drivers ------------------------------------------------------------------------- */
+
+static __always_inline __u32 na_current_tgid(void)
+{
+	return bpf_get_current_pid_tgid() >> 32;
+}
+
+static __always_inline struct na_queue_slot *na_uvnvme_slot(__u32 ctrl, __u32 qid, __u64 now)
+{
+	struct na_queue_key key = {.source = NA_SOURCE_UVNVME, .ctrl = ctrl, .qid = qid, .pid = na_current_tgid()};
+
+	return na_slot_of(&key, now);
+}
+
+/* uvnvme:complete(ctrl, qid, n, mode): one reaped batch of n > 0 completions. */
+SEC("usdt")
+int BPF_USDT(na_uvnvme_complete, __u32 ctrl, __u32 qid, __u32 n, __u32 mode)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct na_queue_slot *slot;
+
+	if (n == 0)
+		return 0;
+	slot = na_uvnvme_slot(ctrl, qid, now);
+	if (!slot)
+		return 0;
+	__sync_fetch_and_add(&slot->counters.batches, 1);
+	na_account(slot, now, n, 0, mode ? NA_MODE_POLL : NA_MODE_INTERRUPT);
+	return 0;
+}
+
+/* uvnvme:irq(ctrl, qid): an interrupt-mode reaper woke up. */
+SEC("usdt")
+int BPF_USDT(na_uvnvme_irq, __u32 ctrl, __u32 qid)
+{
+	struct na_queue_slot *slot = na_uvnvme_slot(ctrl, qid, bpf_ktime_get_ns());
+
+	if (slot)
+		__sync_fetch_and_add(&slot->counters.wakeups, 1);
+	return 0;
+}
+
+/* uvnvme:mode(ctrl, qid, mode): the new mode is in effect. A window straddling the switch measures
+ * neither mode, so the window restarts here (its completions stay in the totals). The driver reaps a
+ * queue from one thread, so nothing races this on the same queue. */
+SEC("usdt")
+int BPF_USDT(na_uvnvme_mode, __u32 ctrl, __u32 qid, __u32 mode)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct na_queue_slot *slot = na_uvnvme_slot(ctrl, qid, now);
+
+	if (!slot)
+		return 0;
+	__sync_fetch_and_add(&slot->counters.mode_switches, 1);
+	NA_WRITE(slot->counters.observed_mode, mode ? NA_MODE_POLL : NA_MODE_INTERRUPT);
+	__sync_fetch_and_add(&slot->counters.window_seq, 1);
+	__sync_fetch_and_add(&slot->counters.abandoned_completions, NA_WINDOW_COUNT(na_window_reset(slot, now)));
+	return 0;
+}
+
+/* SPDK: int32_t spdk_nvme_qpair_process_completions(struct spdk_nvme_qpair *qpair, uint32_t max)
+ * returns the completions reaped, or a negative errno. The entry probe remembers the qpair per thread. */
+SEC("uprobe")
+int BPF_KPROBE(na_spdk_process_completions, void *qpair)
+{
+	__u64 thread = bpf_get_current_pid_tgid(), pointer = (__u64)qpair;
+
+	bpf_map_update_elem(&na_spdk_calls, &thread, &pointer, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(na_spdk_process_completions_ret, int ret)
+{
+	__u64 thread = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), *pointer, qpair;
+	struct na_queue_slot *slot;
+	struct na_queue_key key;
+
+	pointer = bpf_map_lookup_elem(&na_spdk_calls, &thread);
+	if (!pointer)
+		return 0;
+	qpair = *pointer;
+	bpf_map_delete_elem(&na_spdk_calls, &thread);
+	if (ret <= 0)
+		return 0;
+	key.source = NA_SOURCE_SPDK;
+	key.ctrl = qpair >> 32;
+	key.qid = (__u32)qpair;
+	key.pid = thread >> 32;
+	slot = na_slot_of(&key, now);
+	if (!slot)
+		return 0;
+	__sync_fetch_and_add(&slot->counters.batches, 1);
+	na_account(slot, now, ret, 0, NA_MODE_UNKNOWN);
+	return 0;
+}
+
+/* ---- test entry (BPF_PROG_TEST_RUN only; never attached) ------------------------------------- */
+
+/* Runs the accounting with a caller-chosen clock, so tests/bpf can check windows, restarts and the
+ * pace check to the nanosecond: args = {source, ctrl, qid, pid, now, n, bytes, mode}. */
+SEC("raw_tp")
+int na_test_account(__u64 *args)
+{
+	struct na_queue_key key = {.source = args[0], .ctrl = args[1], .qid = args[2], .pid = args[3]};
+
+	na_account_key(&key, args[4], args[5], args[6], args[7]);
+	return 0;
+}

@@ -1,0 +1,127 @@
+// The block-layer program on a real device: fio randread and randwrite, 4 KiB, direct I/O, on a loop
+// device; per-queue completions against /sys/block/loopN/stat, and windows that account for all of them.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "agent/collect/collector.h"
+#include "tests/bpf/test_support.h"
+
+namespace nvmeadapt::collect {
+namespace {
+
+using nvmeadapt::testing::LoopDevice;
+using nvmeadapt::testing::ReadBlockStat;
+using nvmeadapt::testing::RunFio;
+
+constexpr uint32_t kWindow = 64;
+constexpr uint64_t kIoBytesPerPass = 64ull << 20;  // 16384 I/Os of 4 KiB per fio pass
+
+// Polls the collector on its own thread, as the daemon does, keeping the events of one device.
+class WindowRecorder {
+ public:
+  WindowRecorder(Collector& collector, uint32_t dev) : collector_(collector), dev_(dev) {
+    thread_ = std::thread([this] {
+      while (!stop_) Drain(100);
+    });
+  }
+  ~WindowRecorder() { Stop(); }
+
+  void Stop() {
+    if (thread_.joinable()) {
+      stop_ = true;
+      thread_.join();
+      Drain(0);
+    }
+  }
+  std::vector<WindowEvent> events() {
+    std::lock_guard lock(mutex_);
+    return events_;
+  }
+
+ private:
+  void Drain(int timeout_ms) {
+    auto polled = collector_.Poll(timeout_ms, [this](const WindowEvent& event) {
+      if (event.key.source != Source::kBlock || event.key.ctrl != dev_) return;
+      std::lock_guard lock(mutex_);
+      events_.push_back(event);
+    });
+    if (!polled.ok()) ADD_FAILURE() << polled.error().message;
+  }
+
+  Collector& collector_;
+  const uint32_t dev_;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::vector<WindowEvent> events_;
+  std::thread thread_;
+};
+
+TEST(BpfBlock, LoopDeviceCompletionsMatchDiskStatsAndWindowsCoverThem) {
+  const std::string missing = nvmeadapt::testing::MissingForBpfTests();
+  ASSERT_EQ(missing, "") << "BPF test cannot run: " << missing;
+  auto loop = LoopDevice::Create(64ull << 20);
+  ASSERT_TRUE(loop.ok()) << loop.error().message;
+
+  CollectorOptions options;
+  options.default_window = kWindow;
+  auto opened = OpenCollector(options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  Collector& collector = **opened;
+  ASSERT_EQ(collector.Name(), "bpf") << "the BPF collector must load as root here";
+  const auto hooks = collector.Hooks();
+  EXPECT_NE(std::find(hooks.begin(), hooks.end(), "tp_btf/block_rq_complete"), hooks.end());
+
+  WindowRecorder recorder(collector, loop->dev());
+  const QueueKey key{Source::kBlock, loop->dev(), 1, 0};  // a loop device has one hardware queue
+  auto before_stat = ReadBlockStat(loop->name());
+  ASSERT_TRUE(before_stat.ok()) << before_stat.error().message;
+  auto before = collector.ReadCounters(key);
+  const uint64_t counted_before = before.ok() ? before->completions : 0;
+
+  ASSERT_TRUE(RunFio(loop->path(), "randread", kIoBytesPerPass).ok());
+  ASSERT_TRUE(RunFio(loop->path(), "randwrite", kIoBytesPerPass).ok());
+
+  auto after_stat = ReadBlockStat(loop->name());
+  ASSERT_TRUE(after_stat.ok()) << after_stat.error().message;
+  auto after = collector.ReadCounters(key);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  recorder.Stop();
+
+  const uint64_t device = after_stat->completions - before_stat->completions;
+  const uint64_t counted = after->completions - counted_before;
+  ASSERT_GE(after_stat->reads - before_stat->reads, kIoBytesPerPass / 4096) << "fio did not read";
+  ASSERT_GE(after_stat->writes - before_stat->writes, kIoBytesPerPass / 4096) << "fio did not write";
+  EXPECT_NEAR(static_cast<double>(counted), static_cast<double>(device), 0.01 * static_cast<double>(device))
+      << "BPF counted " << counted << " completions, /sys/block/" << loop->name() << "/stat " << device;
+
+  // Every completion since the queue's slot appeared is in a closed window or in the one in flight.
+  const auto events = recorder.events();
+  uint64_t in_windows = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].key, key);
+    EXPECT_FALSE(events[i].pace_miss.has_value());
+    EXPECT_GE(events[i].completions, kWindow);
+    EXPECT_LE(events[i].start, events[i].end);
+    if (i > 0) {
+      EXPECT_EQ(events[i].start, events[i - 1].end) << "windows chain";
+    }
+    in_windows += events[i].completions;
+  }
+  EXPECT_GE(events.size(), device / kWindow - 1);
+  EXPECT_EQ(after->abandoned_completions, 0u);
+  EXPECT_EQ(in_windows + after->progress.completions, after->completions);
+  // Every completion but the queue's first has exactly one predecessor (xchg), even across CPUs.
+  uint64_t intervals = 0;
+  for (uint64_t bucket : after->interval_histogram) intervals += bucket;
+  EXPECT_EQ(intervals, after->completions - 1);
+  const CollectorStats stats = collector.Stats();
+  EXPECT_EQ(stats.ringbuf_drops, 0u);
+  EXPECT_EQ(stats.slots_exhausted, 0u);
+}
+
+}  // namespace
+}  // namespace nvmeadapt::collect

@@ -1,0 +1,198 @@
+// The per-queue accounting of bpf/na_queue.bpf.h run through BPF_PROG_TEST_RUN with a chosen clock
+// (na_test_account): windows, restarts at a control generation change, the pace check at its exact
+// boundary, batches, the histogram and slot reuse. Root only; nothing is attached.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "agent/collect/bpf_collector.h"
+#include "agent/engine/engine.h"
+#include "tests/bpf/test_support.h"
+
+namespace nvmeadapt::collect {
+namespace {
+
+constexpr uint32_t kWindow = 64;
+
+class WindowLogicTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string missing = nvmeadapt::testing::MissingForBpfTests();
+    ASSERT_EQ(missing, "") << "BPF test cannot run: " << missing;
+    CollectorOptions options;
+    options.default_window = kWindow;
+    HookPlan plan;  // nothing attached: only the userspace programs and the test entry load
+    plan.use_bpf = true;
+    auto opened = BpfCollector::Open(options, plan, MakeSystemFeatureProbe(), BpfOpenOptions{.test_entry = true});
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    collector_ = std::move(*opened);
+  }
+
+  void Complete(const QueueKey& key, uint64_t now, uint32_t n = 1, uint64_t bytes = 4096,
+                uint32_t mode = NA_MODE_UNKNOWN) {
+    Status run = collector_->TestAccount(key, now, n, bytes, mode);
+    ASSERT_TRUE(run.ok()) << run.error().message;
+  }
+
+  std::vector<WindowEvent> Drain() {
+    std::vector<WindowEvent> events;
+    auto polled = collector_->Poll(0, [&](const WindowEvent& e) { events.push_back(e); });
+    EXPECT_TRUE(polled.ok());
+    return events;
+  }
+
+  QueueCounters Counters(const QueueKey& key) {
+    auto counters = collector_->ReadCounters(key);
+    EXPECT_TRUE(counters.ok()) << counters.error().message;
+    return counters.ok() ? *counters : QueueCounters{};
+  }
+
+  std::unique_ptr<BpfCollector> collector_;
+  const QueueKey key_{Source::kUvnvme, 7, 3, 424242};
+};
+
+TEST_F(WindowLogicTest, WindowsCloseEveryWindowCompletionsAndChainTheirSpans) {
+  const uint64_t t0 = 1'000'000, step = 100;
+  const uint32_t total = 3 * kWindow + 5;
+  for (uint32_t i = 0; i < total; ++i) Complete(key_, t0 + i * step);
+  const auto events = Drain();
+  ASSERT_EQ(events.size(), 3u);
+  for (size_t w = 0; w < events.size(); ++w) {
+    EXPECT_EQ(events[w].completions, kWindow);
+    EXPECT_FALSE(events[w].pace_miss.has_value());
+    EXPECT_EQ(events[w].bytes, 4096u * kWindow);
+    EXPECT_EQ(events[w].generation, 0u);
+    EXPECT_FALSE(events[w].mode_known);
+    // The first window opens at the first completion; each later one where the previous ended.
+    const uint64_t start = w == 0 ? t0 : t0 + (w * kWindow - 1) * step;
+    EXPECT_EQ(static_cast<uint64_t>(events[w].start), start) << "window " << w;
+    EXPECT_EQ(static_cast<uint64_t>(events[w].end), t0 + ((w + 1) * kWindow - 1) * step) << "window " << w;
+  }
+  const QueueCounters counters = Counters(key_);
+  EXPECT_EQ(counters.completions, total);
+  EXPECT_EQ(counters.progress.completions, 5u);
+  EXPECT_EQ(counters.bytes, 4096u * total);
+  // 100 ns intervals are in bucket 6 = [64, 128); the first completion has no predecessor.
+  EXPECT_EQ(counters.interval_histogram[6], total - 1);
+  uint64_t histogram_total = 0;
+  for (uint64_t bucket : counters.interval_histogram) histogram_total += bucket;
+  EXPECT_EQ(histogram_total, total - 1);
+}
+
+TEST_F(WindowLogicTest, GenerationChangeRestartsTheWindowAtModeSince) {
+  for (uint32_t i = 0; i < 10; ++i) Complete(key_, 5'000 + i);
+  QueueControl control;
+  control.generation = 1;
+  control.mode = engine::ReapMode::kInterrupt;
+  control.mode_since = 20'000;
+  control.window_completions = 8;
+  ASSERT_TRUE(collector_->SetQueueControl(key_, control).ok());
+  for (uint32_t i = 0; i < 8; ++i) Complete(key_, 30'000 + i * 10);
+  const auto events = Drain();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].completions, 8u);
+  EXPECT_EQ(events[0].start, 20'000);
+  EXPECT_EQ(events[0].end, 30'070);
+  EXPECT_EQ(events[0].generation, 1u);
+  EXPECT_TRUE(events[0].mode_known);
+  EXPECT_EQ(events[0].mode, engine::ReapMode::kInterrupt);
+  // The 10 completions of the abandoned window stay in the totals.
+  EXPECT_EQ(Counters(key_).completions, 18u);
+  EXPECT_EQ(Counters(key_).generation, 1u);
+}
+
+// The BPF pace check must agree with Engine::BehindPace at the boundary: elapsed == limit passes,
+// limit + 1 fails, and only the first miss of a window is sent.
+TEST_F(WindowLogicTest, PaceMissAtTheEngineBoundaryOncePerWindow) {
+  QueueControl control;
+  control.generation = 2;
+  control.mode = engine::ReapMode::kPoll;
+  control.mode_since = 100'000;
+  control.baseline_span = 333'333;  // not a multiple of n: exercises the remainder term
+  control.baseline_completions = 100;
+  control.pace_slack = 5'000;
+  control.window_completions = 100;
+  ASSERT_TRUE(collector_->SetQueueControl(key_, control).ok());
+  auto limit = [&](uint32_t k) {
+    return engine::Engine::PaceLimit(k, control.baseline_span, control.baseline_completions, control.pace_slack);
+  };
+  for (uint32_t k = 1; k <= 10; ++k) {
+    ASSERT_FALSE(engine::Engine::BehindPace(k, limit(k), control.baseline_span, control.baseline_completions,
+                                            control.pace_slack));
+    Complete(key_, control.mode_since + limit(k));
+  }
+  EXPECT_TRUE(Drain().empty()) << "exactly at the limit is on pace";
+  const uint32_t k = 11;
+  const engine::Nanos late = limit(k) + 1;
+  ASSERT_TRUE(engine::Engine::BehindPace(k, late, control.baseline_span, control.baseline_completions,
+                                         control.pace_slack));
+  Complete(key_, control.mode_since + late);
+  Complete(key_, control.mode_since + late + 1'000'000);  // further behind: no second record
+  auto events = Drain();
+  ASSERT_EQ(events.size(), 1u);
+  ASSERT_TRUE(events[0].pace_miss.has_value());
+  EXPECT_EQ(events[0].pace_miss->completion_index, k);
+  EXPECT_EQ(events[0].pace_miss->elapsed, late);
+  EXPECT_EQ(events[0].completions, k);
+  EXPECT_EQ(events[0].generation, 2u);
+  EXPECT_EQ(events[0].mode, engine::ReapMode::kPoll);
+
+  // The window goes on to its end; the next window may report again.
+  uint64_t now = control.mode_since + late + 1'000'000;
+  for (uint32_t i = 13; i <= 100; ++i) Complete(key_, ++now);
+  events = Drain();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_FALSE(events[0].pace_miss.has_value());
+  EXPECT_EQ(events[0].completions, 100u);
+  Complete(key_, now + 10'000'000);
+  events = Drain();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].pace_miss.has_value());
+  EXPECT_EQ(events[0].pace_miss->completion_index, 1u);
+}
+
+TEST_F(WindowLogicTest, BatchesCrossTheBoundaryWhole) {
+  for (uint32_t call = 1; call <= 3; ++call) Complete(key_, 1'000 * call, 24, 0, NA_MODE_POLL);
+  const auto events = Drain();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].completions, 72u);
+  EXPECT_TRUE(events[0].mode_known) << "an unmanaged queue reports the mode its hook observed";
+  EXPECT_EQ(events[0].mode, engine::ReapMode::kPoll);
+  const QueueCounters counters = Counters(key_);
+  EXPECT_EQ(counters.poll_completions, 72u);
+  EXPECT_EQ(counters.progress.completions, 0u);
+  // Gaps of 1000 ns over 24 completions each: 24 intervals of 41 ns, bucket 5 = [32, 64).
+  EXPECT_EQ(counters.interval_histogram[5], 48u);
+}
+
+TEST_F(WindowLogicTest, ShrinkingTheWindowClosesTheOverfullWindowAtTheNextCompletion) {
+  QueueControl control;
+  control.generation = 1;
+  control.mode_since = 0;
+  control.window_completions = 50;
+  ASSERT_TRUE(collector_->SetQueueControl(key_, control).ok());
+  for (uint32_t i = 0; i < 30; ++i) Complete(key_, 1'000 + i);
+  control.window_completions = 20;  // same generation: the window in flight is judged by the new size
+  ASSERT_TRUE(collector_->SetQueueControl(key_, control).ok());
+  Complete(key_, 2'000);
+  const auto events = Drain();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].completions, 31u);
+}
+
+TEST_F(WindowLogicTest, ForgottenSlotsAreReusedClean) {
+  for (uint32_t i = 0; i < 10; ++i) Complete(key_, 1'000 + i);
+  ASSERT_TRUE(collector_->ForgetQueue(key_).ok());
+  EXPECT_FALSE(collector_->ReadCounters(key_).ok());
+  const QueueKey other{Source::kSpdk, 1, 2, 99};
+  Complete(other, 50'000);
+  const QueueCounters counters = Counters(other);
+  EXPECT_EQ(counters.completions, 1u);
+  EXPECT_EQ(counters.progress.start, 50'000);
+  const auto keys = collector_->ObservedQueues();
+  EXPECT_EQ(std::count(keys.begin(), keys.end(), key_), 0);
+  EXPECT_EQ(std::count(keys.begin(), keys.end(), other), 1);
+}
+
+}  // namespace
+}  // namespace nvmeadapt::collect
