@@ -231,6 +231,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   }
   q.mode = found.mode;
   q.mode_since = now;
+  q.generation = 1;  // 0 is the collector's "not managed": windows from before the agent took the queue
   const engine::QueueSetup setup{q.desc.eligible, PolicyFor(found), found.mode, found.mode};
   engine::AddedQueue added = engine_.AddQueue(setup, now);
   q.handle = added.handle;

@@ -13,6 +13,8 @@
 #include "agent/daemon/agent.h"
 #include "agent/daemon/flags.h"
 #include "agent/daemon/wiring.h"
+#include "agent/metrics/agent_metrics.h"
+#include "agent/metrics/metrics_options.h"
 #include "nvme_adapt_version.h"
 
 namespace nvmeadapt::daemon {
@@ -36,7 +38,11 @@ Result<v1::Config> LoadConfig(const DaemonFlags& flags) {
   if (flags.default_mode) config.mutable_policy()->set_mode(config::ToProto(*flags.default_mode));
   if (config.state_dir().empty()) config.set_state_dir("/var/lib/nvme-adapt");
   if (config.runtime_dir().empty()) config.set_runtime_dir("/run");
+  if (flags.metrics_listen) config.mutable_metrics()->set_listen_address(*flags.metrics_listen);
   if (Status valid = config::ValidateConfig(config); !valid) return valid.error();
+  if (!flags.metrics_listen || *flags.metrics_listen != "off") {
+    if (auto metrics = metrics::MetricsOptionsFromConfig(config.metrics()); !metrics) return metrics.error();
+  }
   return config;
 }
 
@@ -67,13 +73,23 @@ int Run(const DaemonFlags& flags) {
     NA_ERROR("cannot start: " << components.error().message);
     return kExitRuntime;
   }
+  // Metrics first: a port in use is a start failure the operator should see at once.
+  std::unique_ptr<metrics::AgentMetrics> agent_metrics;
+  if (!flags.metrics_listen || *flags.metrics_listen != "off") {
+    auto metrics_options = metrics::MetricsOptionsFromConfig(config->metrics());
+    agent_metrics = std::make_unique<metrics::AgentMetrics>(metrics_options->max_tracked_queues);
+    if (Status started = agent_metrics->Start(metrics_options->listen_address); !started) {
+      NA_ERROR("cannot start: metrics: " << started.error().message);
+      return kExitRuntime;
+    }
+  }
   AgentOptions options;
   options.state_dir = config->state_dir();
   options.config_policies = config::PoliciesOf(*config);
   options.record_windows_path = flags.record_windows;
   options.version = NVME_ADAPT_VERSION;
   Agent agent(options, AgentDeps{components->collector.get(), components->discovery.get(),
-                                 components->levers.get(), nullptr, nullptr});
+                                 components->levers.get(), nullptr, nullptr, agent_metrics.get()});
   if (Status started = agent.Start(); !started) {
     NA_ERROR("cannot start: " << started.error().message);
     return kExitRuntime;

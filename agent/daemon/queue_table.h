@@ -22,7 +22,7 @@ struct ManagedQueue {
   engine::QueueHandle handle = 0;
   std::string lever;  // "" when no lever serves it
   engine::ReapMode mode = engine::ReapMode::kInterrupt;  // the real mode, as the levers left it
-  uint32_t generation = 0;         // bumped at each applied switch; windows of older generations are stale
+  uint32_t generation = 1;         // bumped at each applied switch; windows of older generations are stale
   engine::Nanos mode_since = 0;
   engine::Nanos next_timer = 0;
   std::optional<collect::WindowEvent> last_window;

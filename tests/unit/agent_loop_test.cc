@@ -83,7 +83,7 @@ class AgentLoop : public ::testing::Test {
 TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
   Start();
   auto watch = agent_->WatchEvents({}, 64);
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
   EXPECT_EQ(levers_.values["uvnvme:7:0:q1"], "poll");
   const v1::QueueInfo q1 = Queue(1);
   EXPECT_EQ(q1.mode(), v1::REAP_MODE_POLL);
@@ -93,7 +93,7 @@ TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
   EXPECT_EQ(q1.mode_switches(), 1u);
   const collect::QueueControl& control = collector_.controls[UvnvmeQueue(1).key.ToString()];
   EXPECT_EQ(control.mode, engine::ReapMode::kPoll);
-  EXPECT_EQ(control.generation, 1u);
+  EXPECT_EQ(control.generation, 2u);
   EXPECT_EQ(control.baseline_span, 5 * kUs * kWindow);
   EXPECT_EQ(control.baseline_completions, kWindow);
   EXPECT_EQ(control.window_completions, kWindow);
@@ -120,11 +120,11 @@ TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
 
 TEST_F(AgentLoop, WindowsOfAnOlderGenerationAreStale) {
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
-  // Still generation 0: recorded before the switch took effect. It must not fail the try.
-  Window(1, engine::ReapMode::kPoll, 1, 0);
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  // Still generation 1: recorded before the switch took effect. It must not fail the try.
+  Window(1, engine::ReapMode::kPoll, 1, 1);
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
-  Window(1, engine::ReapMode::kPoll, 50 * kUs, 1);
+  Window(1, engine::ReapMode::kPoll, 50 * kUs, 2);
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
   EXPECT_EQ(Queue(1).last_decision().reason(), "not_faster");
 }
@@ -133,7 +133,7 @@ TEST_F(AgentLoop, ARefusingLeverDegradesTheQueueAndTheEngineFollowsTheRealMode) 
   Start();
   auto watch = agent_->WatchEvents({}, 64);
   levers_.refuse = 1;
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
   v1::QueueInfo q1 = Queue(1);
   EXPECT_EQ(q1.mode(), v1::REAP_MODE_INTERRUPT);
   EXPECT_EQ(q1.state(), v1::QUEUE_STATE_MEASURING);
@@ -149,7 +149,7 @@ TEST_F(AgentLoop, ARefusingLeverDegradesTheQueueAndTheEngineFollowsTheRealMode) 
   EXPECT_NE(metrics_.Render().find("nvme_adapt_lever_errors_total{lever=\"fake\",error=\"refused\"} 1"),
             std::string::npos);
   // The next fast window tries again, and this time the lever works.
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
   q1 = Queue(1);
   EXPECT_EQ(q1.mode(), v1::REAP_MODE_POLL);
   EXPECT_FALSE(q1.degraded());
@@ -173,8 +173,8 @@ TEST_F(AgentLoop, AForcedModeTheLeverRefusesIsRetriedWithBackoff) {
 
 TEST_F(AgentLoop, ShutdownPutsEveryChangedQueueBack) {
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
-  Window(2, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(2, engine::ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(levers_.values["uvnvme:7:0:q2"], "poll");
   ASSERT_TRUE(agent_->Shutdown());
   EXPECT_EQ(levers_.values["uvnvme:7:0:q1"], "interrupt");
@@ -185,7 +185,7 @@ TEST_F(AgentLoop, ShutdownPutsEveryChangedQueueBack) {
 
 TEST_F(AgentLoop, AfterACrashTheJournalRestoresBeforeAnythingElse) {
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(levers_.values["uvnvme:7:0:q1"], "poll");
   agent_.reset();  // a crash: no Shutdown
   levers_.log.clear();
@@ -302,7 +302,7 @@ TEST_F(AgentLoop, OverridesAreCheckedAndExpire) {
 TEST_F(AgentLoop, CompletionsStoppingWhilePollingFailTheTryOnTheTimer) {
   policies_.mutable_policy()->set_timer_granularity_ns(10 * kUs);
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
   // No completion since the switch; the counters still show the old window.
   collector_.counters[UvnvmeQueue(1).key.ToString()].progress = {now_ - 100 * kUs, 3};
@@ -323,7 +323,7 @@ TEST_F(AgentLoop, AnObserveOnlyCollectorManagesNothing) {
   Start();
   EXPECT_FALSE(Queue(1).eligible());
   EXPECT_NE(Queue(1).ineligible_reason().find("observe-only"), std::string::npos);
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 0);
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
   EXPECT_EQ(levers_.applies, 0);
   EXPECT_TRUE(agent_->GetStatus().observe_only());
 }
@@ -331,10 +331,10 @@ TEST_F(AgentLoop, AnObserveOnlyCollectorManagesNothing) {
 TEST_F(AgentLoop, TheRecordedTraceReplaysToTheSameDecisions) {
   Start();
   for (int i = 0; i < 3; ++i) {
-    Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 2 * i);
-    Window(1, engine::ReapMode::kPoll, 6 * kUs, 2 * i + 1);
+    Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 2 * i + 1);
+    Window(1, engine::ReapMode::kPoll, 6 * kUs, 2 * i + 2);
   }
-  Window(2, engine::ReapMode::kInterrupt, 20 * kUs, 0);
+  Window(2, engine::ReapMode::kInterrupt, 20 * kUs, 1);
   agent_.reset();
   std::ifstream trace(state_dir_ + ".trace"), decisions(state_dir_ + ".trace.decisions");
   std::stringstream trace_text, decision_text;
