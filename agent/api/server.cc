@@ -188,6 +188,9 @@ Result<std::unique_ptr<ApiServer>> StartApiServer(const v1::ApiConfig& config, A
   std::call_once(plugins, [] {
     grpc::EnableDefaultHealthCheckService(true);
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+    // A reference to the gRPC library for the life of the process: without it, destroying the last
+    // server shuts the library down, which waits up to 10 s for an idle internal thread.
+    grpc_init();
   });
   auto server = std::make_unique<ApiServerImpl>(agent, observer, *settings);
   if (Status started = server->Start(std::move(token)); !started) return started.error();

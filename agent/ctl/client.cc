@@ -28,6 +28,7 @@ Result<AgentClient> AgentClient::Create(const ClientOptions& options) {
   client.timeout_ = options.timeout;
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(kMaxResponseBytes);
+  for (const auto& [name, value] : options.channel_arguments) arguments.SetInt(name, value);
   const std::string& address = options.address;
   const bool tls_options = !options.ca_file.empty() || !options.cert_file.empty() || !options.key_file.empty() ||
                            !options.server_name.empty();

@@ -9,6 +9,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agent/common/result.h"
 
@@ -25,6 +27,8 @@ struct ClientOptions {
   std::string server_name;                // expected name in the agent's certificate, if not the host
   bool insecure_loopback_tcp = false;     // plain TCP, loopback addresses only
   std::chrono::milliseconds timeout{10'000};
+  // Extra gRPC channel arguments (e.g. the load test's small receive window for its stalled streams).
+  std::vector<std::pair<std::string, int>> channel_arguments;
 };
 
 class AgentClient {

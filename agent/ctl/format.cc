@@ -69,6 +69,7 @@ void Table::Print(std::ostream& out) const {
       line += row[i];
       if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
     }
+    line.erase(line.find_last_not_of(' ') + 1);
     out << line << '\n';
   }
 }

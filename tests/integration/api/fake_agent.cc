@@ -55,6 +55,9 @@ FakeAgent::FakeAgent(std::optional<std::string> state_file)
   queues_.push_back(MakeQueue("nvme0", 3, v1::SOURCE_KERNEL, "threaded interrupt handler"));
   queues_.push_back(MakeQueue("uvnvme:1234:0", 1, v1::SOURCE_UVNVME, ""));
   queues_.push_back(MakeQueue("uvnvme:1234:0", 2, v1::SOURCE_UVNVME, ""));
+  for (const auto& q : queues_) {
+    if (q.eligible()) queue_ids_.emplace_back(q.id(), q.source());
+  }
 }
 
 v1::QueueInfo* FakeAgent::FindQueue(const std::string& controller, uint32_t queue) {
@@ -216,12 +219,9 @@ std::shared_ptr<api::Subscription> FakeAgent::WatchEvents(const v1::WatchEventsR
 
 void FakeAgent::PublishDecision(uint64_t n) {
   v1::Event event;
-  {
-    std::lock_guard lock(mutex_);
-    const v1::QueueInfo& q = queues_[1 + n % (queues_.size() - 1)];
-    *event.mutable_queue() = q.id();
-    event.set_source(q.source());
-  }
+  const auto& [id, source] = queue_ids_[n % queue_ids_.size()];
+  *event.mutable_queue() = id;
+  event.set_source(source);
   event.set_time_unix_ns(UnixNanos());
   event.set_kind(v1::EVENT_KIND_DECISION);
   auto* decision = event.mutable_decision();

@@ -38,6 +38,8 @@ class FakeAgent final : public api::AgentControl {
 
   const std::optional<std::string> state_file_;
   const int64_t started_ns_;
+  // Fixed at construction, read without the lock: the decision publisher must not wait for SetPolicy.
+  std::vector<std::pair<v1::QueueId, v1::Source>> queue_ids_;
   mutable std::mutex mutex_;
   std::vector<v1::QueueInfo> queues_;
   v1::PolicySet policy_;
