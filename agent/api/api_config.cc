@@ -6,6 +6,8 @@
 
 #include <charconv>
 
+#include "agent/api/validate.h"
+
 namespace nvmeadapt::api {
 namespace {
 
@@ -25,6 +27,14 @@ Status CheckRange(uint32_t value, uint32_t low, uint32_t high, std::string_view 
   return OkStatus();
 }
 
+// Paths and names end up in logs and error messages: one line each.
+Status NoControlCharacters(const std::string& value, std::string_view field) {
+  for (char c : value) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return Invalid(field, "contains a control character");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<HostPort> SplitHostPort(std::string_view address) {
@@ -33,14 +43,14 @@ Result<HostPort> SplitHostPort(std::string_view address) {
   if (address.starts_with('[')) {
     const size_t close = address.find(']');
     if (close == std::string_view::npos || close + 1 >= address.size() || address[close + 1] != ':') {
-      return MakeError(ErrorCode::kInvalidArgument, "expected [IPv6]:port, got '" + std::string(address) + "'");
+      return MakeError(ErrorCode::kInvalidArgument, "expected [IPv6]:port, got " + Quoted(address));
     }
     out.host = std::string(address.substr(1, close - 1));
     port_text = address.substr(close + 2);
   } else {
     const size_t colon = address.rfind(':');
     if (colon == std::string_view::npos || address.find(':') != colon) {
-      return MakeError(ErrorCode::kInvalidArgument, "expected host:port, got '" + std::string(address) + "'");
+      return MakeError(ErrorCode::kInvalidArgument, "expected host:port, got " + Quoted(address));
     }
     out.host = std::string(address.substr(0, colon));
     port_text = address.substr(colon + 1);
@@ -49,8 +59,8 @@ Result<HostPort> SplitHostPort(std::string_view address) {
   const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (out.host.empty() || port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
       port > 65535) {
-    return MakeError(ErrorCode::kInvalidArgument, "expected host:port with a port in [0, 65535], got '" +
-                                                      std::string(address) + "'");
+    return MakeError(ErrorCode::kInvalidArgument, "expected host:port with a port in [0, 65535], got " +
+                                                      Quoted(address));
   }
   out.port = static_cast<uint16_t>(port);
   return out;
@@ -67,10 +77,19 @@ bool IsLoopbackHost(std::string_view host) {
 }
 
 Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
+  for (const auto& [value, field] : {std::pair{&config.unix_socket(), "unix_socket"},
+                                     {&config.unix_socket_group(), "unix_socket_group"},
+                                     {&config.tcp_address(), "tcp_address"},
+                                     {&config.tls().cert_file(), "tls.cert_file"},
+                                     {&config.tls().key_file(), "tls.key_file"},
+                                     {&config.tls().client_ca_file(), "tls.client_ca_file"},
+                                     {&config.token_file(), "token_file"}}) {
+    if (Status st = NoControlCharacters(*value, field); !st) return st.error();
+  }
   ApiSettings s;
   if (!config.unix_socket_disabled()) {
     std::string path = config.unix_socket().empty() ? std::string(kDefaultUnixSocket) : config.unix_socket();
-    if (path.front() != '/') return Invalid("unix_socket", "must be an absolute path (got '" + path + "')");
+    if (path.front() != '/') return Invalid("unix_socket", "must be an absolute path, got " + Quoted(path));
     if (path.back() == '/') return Invalid("unix_socket", "must name a file, not a directory");
     const size_t limit = sizeof(sockaddr_un::sun_path) - 1 - kPrivateDirOverhead;
     if (path.size() > limit) {
@@ -97,7 +116,7 @@ Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
     if (config.insecure_loopback_tcp()) {
       if (!IsLoopbackHost(host_port->host)) {
         return Invalid("tcp_address", "insecure_loopback_tcp allows only a loopback address (127.0.0.0/8, ::1, "
-                                      "localhost), got '" + config.tcp_address() + "'");
+                                      "localhost), got " + Quoted(config.tcp_address()));
       }
       if (tls_set) return Invalid("insecure_loopback_tcp", "cannot be combined with api.tls");
       s.tcp_insecure_loopback = true;

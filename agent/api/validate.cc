@@ -25,6 +25,29 @@ Status ValidateSource(v1::Source source, std::string_view field_path) {
 
 }  // namespace
 
+std::string Quoted(std::string_view text) {
+  constexpr size_t kMaxShown = 80;
+  std::string out = "'";
+  for (size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\'' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > kMaxShown) out += "...";
+  return out + "'";
+}
+
 Status ValidateControllerName(std::string_view name, std::string_view field_path, bool required) {
   if (name.empty()) {
     if (required) return Invalid(field_path, "must not be empty");

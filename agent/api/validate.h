@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "agent/common/result.h"
@@ -15,6 +16,10 @@ namespace nvmeadapt::api {
 inline constexpr size_t kMaxControllerNameLength = 64;
 inline constexpr int64_t kMaxOverrideDurationNs = 365LL * 24 * 3600 * 1'000'000'000;
 inline constexpr int kMaxWatchKinds = 16;
+
+// Outside input as it may appear in an error message: in single quotes, control characters, quotes and
+// backslashes escaped (\n, \x01, \'), cut after 80 characters. Keeps every error on one line.
+std::string Quoted(std::string_view text);
 
 // Letters, digits and . _ : - ("nvme0", "uvnvme:1234:0"), at most kMaxControllerNameLength.
 Status ValidateControllerName(std::string_view name, std::string_view field_path, bool required);

@@ -1,5 +1,7 @@
 #include "agent/ctl/args.h"
 
+#include "agent/api/validate.h"
+
 #include <algorithm>
 #include <iterator>
 #include <optional>
@@ -65,7 +67,7 @@ Result<Args> ParseArgs(int argc, const char* const* argv) {
       }
       args.values[std::string(name)].emplace_back(*inline_value);
     } else {
-      return Usage("unknown option " + std::string(token.substr(0, token.find('='))));
+      return Usage("unknown option " + api::Quoted(token.substr(0, token.find('='))));
     }
   }
   return args;

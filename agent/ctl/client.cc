@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "agent/api/api_config.h"
+#include "agent/api/validate.h"
 #include "agent/common/files.h"
 
 namespace nvmeadapt::ctl {
@@ -49,8 +50,8 @@ Result<AgentClient> AgentClient::Create(const ClientOptions& options) {
       // Never send a token in clear text over a network.
       if (!api::IsLoopbackHost(host_port->host)) {
         return MakeError(ErrorCode::kInvalidArgument,
-                         "--insecure-loopback-tcp: only for loopback addresses (127.0.0.0/8, ::1, localhost), got '" +
-                             address + "'");
+                         "--insecure-loopback-tcp: only for loopback addresses (127.0.0.0/8, ::1, localhost), got " +
+                             api::Quoted(address));
       }
       if (tls_options) return MakeError(ErrorCode::kInvalidArgument, "--insecure-loopback-tcp: cannot be combined with TLS options");
       credentials = grpc::InsecureChannelCredentials();

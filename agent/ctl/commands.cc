@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "agent/api/status_map.h"
+#include "agent/api/validate.h"
 #include "agent/common/files.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/values.h"
@@ -36,7 +37,7 @@ Status ApplyQueueOption(const Args& args, std::string* controller, uint32_t* que
   auto id = ParseQueueName(*q);
   if (!id) return Usage("--queue: " + id.error().message);
   if (!controller->empty() && *controller != id->controller()) {
-    return Usage("--queue " + *q + " names another controller than --controller " + *controller);
+    return Usage("--queue " + api::Quoted(*q) + " names another controller than --controller " + api::Quoted(*controller));
   }
   *controller = id->controller();
   *queue = id->queue();
@@ -77,7 +78,7 @@ Result<v1::Policy> ReadPolicyFile(const std::string& path) {
   options.ignore_unknown_fields = false;
   const auto status = google::protobuf::util::JsonStringToMessage(text, &policy, options);
   if (!status.ok()) {
-    return Usage("--file " + path + ": not a Policy in JSON: " + OneLine(std::string(status.message())));
+    return Usage("--file " + api::Quoted(path) + ": not a Policy in JSON: " + OneLine(std::string(status.message())));
   }
   return policy;
 }
@@ -213,7 +214,7 @@ int RunPolicy(const Args& args, const AgentClient& client, std::ostream& out) {
     if (!PrintedAsJson(args, response, out)) PrintPolicySet(response.policy(), &response.effective_global(), out);
     return 0;
   }
-  if (args.positional[1] != "set") return UsageError("policy: expected 'get' or 'set', got '" + args.positional[1] + "'");
+  if (args.positional[1] != "set") return UsageError("policy: expected 'get' or 'set', got " + api::Quoted(args.positional[1]));
   auto request = BuildSetPolicyRequest(args);
   if (!request) return UsageError(request.error().message);
   v1::SetPolicyResponse response;
@@ -241,7 +242,7 @@ int RunWatch(const Args& args, const AgentClient& client, std::ostream& out) {
   uint64_t count = 0;
   if (const std::string* text = args.value("count")) {
     auto parsed = ParseUint32(*text);
-    if (!parsed || *parsed == 0) return UsageError("--count: expected a number >= 1, got '" + *text + "'");
+    if (!parsed || *parsed == 0) return UsageError("--count: expected a number >= 1, got " + api::Quoted(*text));
     count = *parsed;
   }
   auto stub = v1::AgentService::NewStub(client.channel());

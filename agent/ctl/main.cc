@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "agent/api/validate.h"
 #include "agent/ctl/args.h"
 #include "agent/ctl/client.h"
 #include "agent/ctl/commands.h"
@@ -91,7 +92,7 @@ int Main(int argc, char** argv) {
     allowed = CheckOptions(args, command, {"kind", "source", "controller", "queue", "count"});
     run = &RunWatch;
   } else {
-    return UsageError("unknown command '" + command + "'");
+    return UsageError("unknown command " + api::Quoted(command));
   }
   if (!allowed) return UsageError(allowed.error().message);
 
@@ -105,7 +106,7 @@ int Main(int argc, char** argv) {
   options.insecure_loopback_tcp = args.flag("insecure-loopback-tcp");
   if (const std::string* v = args.value("timeout")) {
     auto nanos = ParseDuration(*v);
-    if (!nanos || *nanos <= 0) return UsageError("--timeout: expected a duration > 0 such as 10s, got '" + *v + "'");
+    if (!nanos || *nanos <= 0) return UsageError("--timeout: expected a duration > 0 such as 10s, got " + api::Quoted(*v));
     options.timeout = std::chrono::milliseconds(std::max<int64_t>(1, *nanos / 1'000'000));
   }
   auto client = AgentClient::Create(options);

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <limits>
 
+#include "agent/api/validate.h"
+
 namespace nvmeadapt::ctl {
 namespace {
 
@@ -38,37 +40,42 @@ Result<Enum> ParseWord(std::string_view text, std::string_view prefix, NameFn na
   for (char c : text) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   Enum value{};
   if (!text.empty() && parse(upper, &value) && WordAfter(name_of(value), prefix) != "unspecified") return value;
-  return Invalid(std::string(what) + ": expected one of " + std::string(choices) + ", got '" + std::string(text) + "'");
+  return Invalid(std::string(what) + ": expected one of " + std::string(choices) + ", got " + api::Quoted(text));
 }
 
 }  // namespace
 
 Result<int64_t> ParseDuration(std::string_view text) {
   const std::string original(text);
+  auto bad = [&](std::string_view why) {
+    return Invalid("duration " + api::Quoted(original) + ": " + std::string(why) + " (e.g. 30s, 5m, 10us, 1m30s)");
+  };
   if (text == "0") return int64_t{0};
-  if (text.empty()) return Invalid("duration: empty (expected e.g. 30s, 5m, 10us)");
-  long double total = 0;
+  if (text.empty()) return bad("empty");
+  // Exact integer arithmetic: what FormatDuration prints parses back to the same number of nanoseconds.
+  constexpr unsigned __int128 kMax = std::numeric_limits<int64_t>::max();
+  unsigned __int128 total = 0;
   while (!text.empty()) {
-    size_t digits = 0;
-    while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
-      ++digits;
+    unsigned __int128 whole = 0;
+    size_t i = 0;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+      whole = whole * 10 + static_cast<unsigned>(text[i] - '0');
+      if (whole > kMax) return bad("too long");
     }
-    if (digits == 0 || text.substr(0, digits).find('.') != text.substr(0, digits).rfind('.') ||
-        text.substr(0, digits) == ".") {
-      return Invalid("duration '" + original + "': expected a number followed by a unit (ns, us, ms, s, m, h, d)");
-    }
-    long double number = 0;
-    long double scale = 0;
-    for (char c : text.substr(0, digits)) {
-      if (c == '.') {
-        scale = 1;
-        continue;
+    const size_t whole_digits = i;
+    uint64_t fraction = 0;
+    uint64_t fraction_scale = 1;
+    if (i < text.size() && text[i] == '.') {
+      for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+        if (fraction_scale < 1'000'000'000'000'000'000ull) {  // digits past 18 cannot matter
+          fraction = fraction * 10 + static_cast<uint64_t>(text[i] - '0');
+          fraction_scale *= 10;
+        }
       }
-      number = number * 10 + (c - '0');
-      if (scale > 0) scale *= 10;
+      if (i == whole_digits + 1 && whole_digits == 0) return bad("expected a number before the unit");
     }
-    if (scale > 0) number /= scale;
-    text.remove_prefix(digits);
+    if (i == 0) return bad("expected a number followed by a unit");
+    text.remove_prefix(i);
     const Unit* unit = nullptr;
     for (const Unit& u : kUnits) {
       if (text.starts_with(u.name)) {
@@ -76,16 +83,13 @@ Result<int64_t> ParseDuration(std::string_view text) {
         break;
       }
     }
-    if (!unit) {
-      return Invalid("duration '" + original + "': needs a unit after each number (ns, us, ms, s, m, h, d)");
-    }
+    if (!unit) return bad("each number needs a unit: ns, us, ms, s, m, h or d");
     text.remove_prefix(unit->name.size());
-    total += number * static_cast<long double>(unit->nanos);
-    if (total > static_cast<long double>(std::numeric_limits<int64_t>::max())) {
-      return Invalid("duration '" + original + "': too long");
-    }
+    const auto size = static_cast<unsigned __int128>(unit->nanos);
+    total += whole * size + static_cast<unsigned __int128>(fraction) * size / fraction_scale;
+    if (total > kMax) return bad("too long");
   }
-  return static_cast<int64_t>(total + 0.5L);
+  return static_cast<int64_t>(total);
 }
 
 std::string FormatDuration(int64_t nanos) {
@@ -119,7 +123,7 @@ Result<uint32_t> ParseUint32(std::string_view text) {
   uint32_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-    return Invalid("expected a whole number in [0, 4294967295], got '" + std::string(text) + "'");
+    return Invalid("expected a whole number in [0, 4294967295], got " + api::Quoted(text));
   }
   return value;
 }
@@ -127,11 +131,11 @@ Result<uint32_t> ParseUint32(std::string_view text) {
 Result<v1::QueueId> ParseQueueName(std::string_view text) {
   const size_t mark = text.rfind(":q");
   if (mark == std::string_view::npos || mark == 0) {
-    return Invalid("queue '" + std::string(text) + "': expected CONTROLLER:qN, e.g. nvme0:q1 or uvnvme:1234:0:q2");
+    return Invalid("queue " + api::Quoted(text) + ": expected CONTROLLER:qN, e.g. nvme0:q1 or uvnvme:1234:0:q2");
   }
   auto number = ParseUint32(text.substr(mark + 2));
   if (!number) {
-    return Invalid("queue '" + std::string(text) + "': expected a queue number after ':q', e.g. nvme0:q1");
+    return Invalid("queue " + api::Quoted(text) + ": expected a queue number after ':q', e.g. nvme0:q1");
   }
   v1::QueueId id;
   id.set_controller(std::string(text.substr(0, mark)));
