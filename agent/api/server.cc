@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -30,7 +31,7 @@ constexpr int kUnaryThreads = 64;
 
 // Why gRPC could not listen: it only logs the reason, so bind a socket the same way to get the errno.
 Error DiagnoseTcpListen(const std::string& address) {
-  std::string message = "api.tcp_address: cannot listen on " + address;
+  const std::string prefix = "api.tcp_address: cannot listen on " + address;
   auto host_port = SplitHostPort(address);
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -38,15 +39,19 @@ Error DiagnoseTcpListen(const std::string& address) {
   addrinfo* found = nullptr;
   const std::string port = std::to_string(host_port ? host_port->port : 0);
   if (!host_port || getaddrinfo(host_port->host.c_str(), port.c_str(), &hints, &found) != 0 || !found) {
-    return MakeError(ErrorCode::kInvalidArgument, message + ": cannot resolve the host");
+    return MakeError(ErrorCode::kInvalidArgument, prefix + ": cannot resolve the host");
   }
   int err = 0;
   const int fd = socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
   if (fd < 0 || bind(fd, found->ai_addr, found->ai_addrlen) != 0) err = errno;
   if (fd >= 0) close(fd);
   freeaddrinfo(found);
-  if (err != 0) return SysError("bind", message.substr(sizeof("api.tcp_address: cannot listen on")), err);
-  return MakeError(ErrorCode::kUnavailable, message + " (gRPC logged the reason)");
+  if (err != 0) {
+    Error error = SysError("bind", address, err);
+    error.message = prefix + ": " + std::strerror(err);
+    return error;
+  }
+  return MakeError(ErrorCode::kUnavailable, prefix + " (gRPC logged the reason)");
 }
 
 Result<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(const ApiSettings& s) {

@@ -155,6 +155,21 @@ TEST(Tcp, InsecureLoopbackServesReadsOpenlyIfAskedButMutationsNeedTheToken) {
   EXPECT_TRUE((*with_token)->SetPolicy(with_token->Context().get(), AdaptiveGlobal(), &reply).ok());
 }
 
+TEST(Tcp, APortInUseIsRefusedWithTheReasonNotShared) {
+  FakeAgent agent;
+  v1::ApiConfig config;
+  config.set_unix_socket_disabled(true);
+  config.set_tcp_address("127.0.0.1:0");
+  config.set_insecure_loopback_tcp(true);
+  auto first = MustStart(config, agent);
+  ASSERT_TRUE(first);
+  const std::string address = "127.0.0.1:" + std::to_string(first->tcp_port());
+  config.set_tcp_address(address);
+  auto second = api::StartApiServer(config, agent, nullptr);
+  ASSERT_FALSE(second) << "a second agent shares the port (SO_REUSEPORT)";
+  EXPECT_EQ(second.error().message, "api.tcp_address: cannot listen on " + address + ": Address already in use");
+}
+
 TEST(Tcp, ATokenFileOtherUsersCanReadIsRefusedAtStart) {
   TempDir dir;
   WriteFile(dir / "token", "world-readable-token-0123\n", 0644);

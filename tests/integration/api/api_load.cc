@@ -117,6 +117,7 @@ class LoadRun {
       stalled[i]->Finish().IgnoreError();
     }
     result_.reader_events_per_second = std::move(per_second);
+    result_.reader_missed = missed_by_readers_.load();
     result_.elapsed_s = std::chrono::duration<double>(Clock::now() - start_).count();
     return std::move(result_);
   }

@@ -47,7 +47,8 @@ int ReportLoad(const LoadOptions& o, LoadResult& r, std::ostream& out) {
       "\"unary_calls\": %zu, \"unary_calls_per_s\": %.0f, \"unary_failed\": %llu, \"unary_p50_us\": %.0f, "
       "\"unary_p99_us\": %.0f, \"unary_max_us\": %.0f, \"stream_failures\": %llu, \"reader_events\": %llu, "
       "\"reader_events_per_stream_per_s\": %.1f, \"fewest_events_per_%ds_window\": %llu, "
-      "\"stalled_missed_min\": %llu, \"server_rss_start_mib\": %.1f, \"server_rss_max_mib\": %.1f}}",
+      "\"reader_missed\": %llu, \"stalled_missed_min\": %llu, \"server_rss_start_mib\": %.1f, "
+      "\"server_rss_max_mib\": %.1f}}",
       r.elapsed_s, o.streams, o.stalled, o.clients, r.unary_latencies_ns.size(), calls_per_s,
       static_cast<unsigned long long>(r.unary_failed), Percentile(r.unary_latencies_ns, 0.5) / 1e3,
       Percentile(r.unary_latencies_ns, 0.99) / 1e3, (r.unary_latencies_ns.empty() ? 0 : r.unary_latencies_ns.back()) / 1e3,
@@ -56,7 +57,7 @@ int ReportLoad(const LoadOptions& o, LoadResult& r, std::ostream& out) {
                                          : static_cast<double>(reader_events) /
                                                static_cast<double>(r.reader_events_per_second.size()) / r.elapsed_s,
       kFlowWindowSeconds, static_cast<unsigned long long>(fewest_window),
-      static_cast<unsigned long long>(stalled_missed_min), static_cast<double>(r.rss_first_kib) / 1024,
+      static_cast<unsigned long long>(r.reader_missed), static_cast<unsigned long long>(stalled_missed_min), static_cast<double>(r.rss_first_kib) / 1024,
       static_cast<double>(r.rss_max_kib) / 1024);
   out << "api load: " << json << std::endl;
   if (!o.json_out.empty()) std::ofstream(o.json_out) << json << "\n";

@@ -31,6 +31,7 @@ struct LoadResult {
   uint64_t unary_failed = 0;
   uint64_t stream_failures = 0;
   std::vector<std::vector<uint32_t>> reader_events_per_second;  // [reading stream][second of the run]
+  uint64_t reader_missed = 0;                                    // events the reading streams were told they missed
   std::vector<uint64_t> stalled_missed;                          // per stalled stream: missed events it was told of
   uint64_t rss_first_kib = 0;
   uint64_t rss_max_kib = 0;
