@@ -1,6 +1,11 @@
 // What the gRPC layer needs from the agent. The daemon implements it; API tests fake it. The API layer
 // owns transport, authentication, request-shape validation and status codes; the agent owns semantics
 // (policy validation with field paths, unknown queues and controllers).
+//
+// Every method is called from gRPC threads, several at once: implementations must be thread-safe. A
+// request reaches them only after it passed the api::Validate*Request checks (agent/api/validate.h).
+// Errors map to gRPC codes in one place (agent/api/status_map.h); their messages reach the operator
+// as they are, so they name the object ("queue nvme0:q9: no such queue").
 #pragma once
 
 #include <memory>

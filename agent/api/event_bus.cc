@@ -1,6 +1,7 @@
 #include "agent/api/event_bus.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace nvmeadapt::api {
 
@@ -15,28 +16,40 @@ bool Subscription::Matches(const v1::Event& event) const {
   return true;
 }
 
-void Subscription::Push(const v1::Event& event) {
+Subscription::PushResult Subscription::Push(const std::shared_ptr<const v1::Event>& event) {
+  std::lock_guard lock(mutex_);
+  if (cancelled_) return PushResult::kCancelled;
+  if (queue_.size() >= capacity_) {
+    queue_.pop_front();
+    ++pending_missed_;
+    ++total_missed_;
+  }
+  queue_.push_back(event);
+  if (waiting_ == 0 || wake_queued_) return PushResult::kQueued;
+  wake_queued_ = true;
+  return PushResult::kWakeReader;
+}
+
+void Subscription::Wake() {
   {
     std::lock_guard lock(mutex_);
-    if (cancelled_) return;
-    if (queue_.size() >= capacity_) {
-      queue_.pop_front();
-      ++pending_missed_;
-      ++total_missed_;
-    }
-    queue_.push_back(event);
+    wake_queued_ = false;
   }
   ready_.notify_one();
 }
 
 std::optional<v1::Event> Subscription::Next(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
+  ++waiting_;
   ready_.wait_for(lock, timeout, [&] { return cancelled_ || !queue_.empty(); });
+  --waiting_;
   if (cancelled_ || queue_.empty()) return std::nullopt;
-  v1::Event event = std::move(queue_.front());
+  std::shared_ptr<const v1::Event> shared = std::move(queue_.front());
   queue_.pop_front();
-  event.set_missed(pending_missed_);
-  pending_missed_ = 0;
+  const uint64_t missed = std::exchange(pending_missed_, 0);
+  lock.unlock();
+  v1::Event event = *shared;
+  event.set_missed(missed);
   return event;
 }
 
@@ -65,19 +78,59 @@ std::shared_ptr<Subscription> EventBus::Subscribe(const v1::WatchEventsRequest& 
   return subscription;
 }
 
+EventBus::EventBus() : waker_([this] { WakeReaders(); }) {}
+
+EventBus::~EventBus() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    stopping_ = true;
+  }
+  wake_needed_.notify_one();
+  waker_.join();
+}
+
+void EventBus::WakeReaders() {
+  std::vector<std::shared_ptr<Subscription>> batch;
+  std::unique_lock lock(wake_mutex_);
+  for (;;) {
+    wake_needed_.wait(lock, [&] { return stopping_ || !to_wake_.empty(); });
+    if (stopping_) return;
+    batch.swap(to_wake_);
+    lock.unlock();
+    for (auto& subscription : batch) subscription->Wake();
+    batch.clear();
+    lock.lock();
+  }
+}
+
 void EventBus::Publish(v1::Event event) {
-  std::vector<std::shared_ptr<Subscription>> targets;
+  // Stamping and queueing under one lock keeps every subscriber's events in sequence order when several
+  // threads publish. Push takes only the subscriber's own lock, which no reader holds for long.
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     event.set_sequence(++sequence_);
+    const auto shared = std::make_shared<const v1::Event>(std::move(event));
     std::erase_if(subscribers_, [&](const std::weak_ptr<Subscription>& weak) {
       auto subscription = weak.lock();
-      if (!subscription || subscription->cancelled()) return true;
-      if (subscription->Matches(event)) targets.push_back(std::move(subscription));
+      if (!subscription) return true;
+      if (!subscription->Matches(*shared)) return subscription->cancelled();
+      switch (subscription->Push(shared)) {
+        case Subscription::PushResult::kCancelled:
+          return true;
+        case Subscription::PushResult::kWakeReader: {
+          std::lock_guard wake_lock(wake_mutex_);
+          to_wake_.push_back(std::move(subscription));
+          wake = true;
+          return false;
+        }
+        case Subscription::PushResult::kQueued:
+          return false;
+      }
       return false;
     });
   }
-  for (auto& subscription : targets) subscription->Push(event);
+  if (wake) wake_needed_.notify_one();
 }
 
 void EventBus::CancelAll() {

@@ -88,5 +88,27 @@ TEST(EventBus, CancelAllWakesAWaitingReader) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
+TEST(EventBus, EventsFromConcurrentPublishersReachEverySubscriberInSequenceOrder) {
+  EventBus bus;
+  constexpr int kThreads = 4;
+  constexpr int kEach = 5000;
+  auto sub = bus.Subscribe({}, kThreads * kEach);
+  std::vector<std::thread> publishers;
+  for (int t = 0; t < kThreads; ++t) {
+    publishers.emplace_back([&] {
+      for (int i = 0; i < kEach; ++i) bus.Publish(MakeEvent(v1::EVENT_KIND_DECISION, "c", 1));
+    });
+  }
+  uint64_t last = 0;
+  for (int n = 0; n < kThreads * kEach; ++n) {
+    auto event = sub->Next(milliseconds(5000));
+    ASSERT_TRUE(event) << "event " << n << " did not arrive";
+    ASSERT_EQ(event->sequence(), last + 1);
+    last = event->sequence();
+  }
+  for (auto& t : publishers) t.join();
+  EXPECT_EQ(sub->total_missed(), 0u);
+}
+
 }  // namespace
 }  // namespace nvmeadapt::api

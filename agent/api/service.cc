@@ -1,0 +1,203 @@
+#include "agent/api/service.h"
+
+#include <chrono>
+#include <exception>
+
+#include "agent/api/status_map.h"
+#include "agent/api/validate.h"
+#include "agent/common/clock.h"
+#include "agent/common/log.h"
+
+namespace nvmeadapt::api {
+namespace {
+
+// How often a stream loop looks whether its client went away while no event arrives.
+constexpr std::chrono::milliseconds kStreamPollInterval(100);
+constexpr size_t kAuditRequestChars = 240;
+
+// Refusals are logged at most once a second, with how many were not, so that a caller hammering the
+// TCP port cannot flood the log.
+class RefusalLog {
+ public:
+  void Note(std::string_view method, std::string_view peer, std::string_view reason) {
+    const int64_t now = MonotonicNanos();
+    int64_t last = last_ns_.load();
+    if (now - last < 1'000'000'000 || !last_ns_.compare_exchange_strong(last, now)) {
+      suppressed_.fetch_add(1);
+      return;
+    }
+    const uint64_t suppressed = suppressed_.exchange(0);
+    NA_WARN("api: refused " << method << " from " << peer << ": " << reason
+                            << (suppressed ? " (" + std::to_string(suppressed) + " more refused before)" : ""));
+  }
+
+ private:
+  std::atomic<int64_t> last_ns_{-2'000'000'000};
+  std::atomic<uint64_t> suppressed_{0};
+};
+
+RefusalLog& Refusals() {
+  static RefusalLog log;
+  return log;
+}
+
+std::string Abbreviated(const google::protobuf::Message* request) {
+  std::string text = request->ShortDebugString();
+  if (text.size() > kAuditRequestChars) text = text.substr(0, kAuditRequestChars) + "...";
+  return text;
+}
+
+}  // namespace
+
+bool ServiceCore::AcquireStream() {
+  size_t open = open_streams_.load();
+  do {
+    if (open >= settings_.max_watch_streams) return false;
+  } while (!open_streams_.compare_exchange_weak(open, open + 1));
+  return true;
+}
+
+void ServiceCore::ReleaseStream() { open_streams_.fetch_sub(1); }
+
+void ServiceCore::Track(const std::shared_ptr<Subscription>& subscription) {
+  std::lock_guard lock(mutex_);
+  subscriptions_.insert(subscription);
+  // A stream that started while shutdown began must not miss the cancellation.
+  if (shutting_down_.load()) subscription->Cancel();
+}
+
+void ServiceCore::Forget(const std::shared_ptr<Subscription>& subscription) {
+  std::lock_guard lock(mutex_);
+  subscriptions_.erase(subscription);
+}
+
+void ServiceCore::BeginShutdown() {
+  std::lock_guard lock(mutex_);
+  shutting_down_.store(true);
+  for (const auto& subscription : subscriptions_) subscription->Cancel();
+}
+
+template <class Body>
+grpc::Status AgentServiceImpl::Serve(std::string_view method, grpc::ServerContext* context, Access access,
+                                     const google::protobuf::Message* request, Body&& body) {
+  const int64_t start = MonotonicNanos();
+  std::string identity;
+  grpc::Status status = authorizer_.Check(*context, access, &identity);
+  if (!status.ok()) {
+    Refusals().Note(method, context->peer(), status.error_message());
+  } else {
+    try {
+      status = body();
+    } catch (const std::exception& e) {
+      NA_ERROR("api: " << method << " failed with an exception: " << e.what());
+      status = grpc::Status(grpc::StatusCode::INTERNAL, std::string(method) + ": internal error");
+    }
+    if (access == Access::kMutate) {
+      NA_INFO("api: " << method << " by " << identity << " (" << context->peer() << ") {" << Abbreviated(request)
+                      << "}: " << StatusCodeName(status.error_code())
+                      << (status.ok() ? "" : ": " + status.error_message()));
+    }
+  }
+  if (RequestObserver* observer = core_.observer()) {
+    observer->OnRequest(RequestRecord{method, status.error_code(), StatusCodeName(status.error_code()),
+                                      transport_ == Transport::kUnixSocket ? "unix" : "tcp",
+                                      MonotonicNanos() - start});
+  }
+  return status;
+}
+
+grpc::Status AgentServiceImpl::GetStatus(grpc::ServerContext* context, const v1::GetStatusRequest* request,
+                                         v1::GetStatusResponse* response) {
+  return Serve("GetStatus", context, Access::kRead, request, [&] {
+    *response = core_.agent().GetStatus();
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AgentServiceImpl::ListQueues(grpc::ServerContext* context, const v1::ListQueuesRequest* request,
+                                          v1::ListQueuesResponse* response) {
+  return Serve("ListQueues", context, Access::kRead, request, [&] {
+    if (Status valid = ValidateListQueuesRequest(*request); !valid) return ToGrpcStatus(valid.error());
+    auto result = core_.agent().ListQueues(*request);
+    if (!result) return ToGrpcStatus(result.error());
+    *response = std::move(result).value();
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AgentServiceImpl::GetPolicy(grpc::ServerContext* context, const v1::GetPolicyRequest* request,
+                                         v1::GetPolicyResponse* response) {
+  return Serve("GetPolicy", context, Access::kRead, request, [&] {
+    *response = core_.agent().GetPolicy();
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AgentServiceImpl::SetPolicy(grpc::ServerContext* context, const v1::SetPolicyRequest* request,
+                                         v1::SetPolicyResponse* response) {
+  return Serve("SetPolicy", context, Access::kMutate, request, [&] {
+    if (Status valid = ValidateSetPolicyRequest(*request); !valid) return ToGrpcStatus(valid.error());
+    auto result = core_.agent().SetPolicy(*request);
+    if (!result) return ToGrpcStatus(result.error());
+    *response = std::move(result).value();
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AgentServiceImpl::SetQueueMode(grpc::ServerContext* context, const v1::SetQueueModeRequest* request,
+                                            v1::SetQueueModeResponse* response) {
+  return Serve("SetQueueMode", context, Access::kMutate, request, [&] {
+    if (Status valid = ValidateSetQueueModeRequest(*request); !valid) return ToGrpcStatus(valid.error());
+    auto result = core_.agent().SetQueueMode(*request);
+    if (!result) return ToGrpcStatus(result.error());
+    *response = std::move(result).value();
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status AgentServiceImpl::WatchEvents(grpc::ServerContext* context, const v1::WatchEventsRequest* request,
+                                           grpc::ServerWriter<v1::Event>* writer) {
+  return Serve("WatchEvents", context, Access::kRead, request,
+               [&] { return StreamEvents(context, *request, writer); });
+}
+
+grpc::Status AgentServiceImpl::StreamEvents(grpc::ServerContext* context, const v1::WatchEventsRequest& request,
+                                            grpc::ServerWriter<v1::Event>* writer) {
+  if (Status valid = ValidateWatchEventsRequest(request); !valid) return ToGrpcStatus(valid.error());
+  if (core_.shutting_down()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "agent is shutting down");
+  if (!core_.AcquireStream()) {
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "too many WatchEvents streams (api.max_watch_streams = " +
+                            std::to_string(core_.settings().max_watch_streams) + ")");
+  }
+  auto subscription = core_.agent().WatchEvents(request, core_.settings().watch_queue_events);
+  if (!subscription) {
+    core_.ReleaseStream();
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the agent offers no event stream now");
+  }
+  core_.Track(subscription);
+  // The subscription exists before the client sees the stream open: whatever it does next is watched.
+  writer->SendInitialMetadata();
+  bool client_gone = false;
+  while (!context->IsCancelled()) {
+    auto event = subscription->Next(kStreamPollInterval);
+    if (!event) {
+      if (subscription->cancelled()) break;
+      continue;
+    }
+    // Blocks while the client does not read; the agent's publisher never waits for it (the
+    // subscription drops the oldest events and counts them in `missed`).
+    if (!writer->Write(*event)) {
+      client_gone = true;
+      break;
+    }
+  }
+  subscription->Cancel();
+  core_.Forget(subscription);
+  core_.ReleaseStream();
+  if (client_gone || context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+  if (core_.shutting_down()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "agent is shutting down");
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the agent ended the event stream");
+}
+
+}  // namespace nvmeadapt::api

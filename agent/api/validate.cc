@@ -1,0 +1,122 @@
+#include "agent/api/validate.h"
+
+#include <string>
+
+#include "agent/config/policy_convert.h"
+
+namespace nvmeadapt::api {
+namespace {
+
+Error Invalid(std::string_view field_path, std::string_view problem) {
+  return MakeError(ErrorCode::kInvalidArgument, std::string(field_path) + ": " + std::string(problem));
+}
+
+bool IsControllerNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == ':' || c == '-';
+}
+
+Status ValidateSource(v1::Source source, std::string_view field_path) {
+  if (!v1::Source_IsValid(source)) {
+    return Invalid(field_path, "unknown source " + std::to_string(static_cast<int>(source)));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string Quoted(std::string_view text) {
+  constexpr size_t kMaxShown = 80;
+  std::string out = "'";
+  for (size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\'' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > kMaxShown) out += "...";
+  return out + "'";
+}
+
+Status ValidateControllerName(std::string_view name, std::string_view field_path, bool required) {
+  if (name.empty()) {
+    if (required) return Invalid(field_path, "must not be empty");
+    return OkStatus();
+  }
+  if (name.size() > kMaxControllerNameLength) {
+    return Invalid(field_path, "longer than " + std::to_string(kMaxControllerNameLength) + " characters");
+  }
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (!IsControllerNameChar(name[i])) {
+      return Invalid(field_path, "character " + std::to_string(i) +
+                                     " is not allowed (letters, digits and . _ : - only)");
+    }
+  }
+  return OkStatus();
+}
+
+Status ValidateListQueuesRequest(const v1::ListQueuesRequest& request) {
+  if (Status status = ValidateSource(request.source(), "source"); !status) return status;
+  return ValidateControllerName(request.controller(), "controller", false);
+}
+
+Status ValidateSetPolicyRequest(const v1::SetPolicyRequest& request) {
+  if (Status status = ValidateControllerName(request.controller(), "controller", false); !status) return status;
+  if (request.queue() != 0 && request.controller().empty()) {
+    return Invalid("controller", "must be set when queue is set");
+  }
+  const v1::Policy& policy = request.policy();
+  if (!request.replace() && policy.ByteSizeLong() == 0) {
+    return Invalid("policy", "sets no field (set at least one, or use replace to clear the level)");
+  }
+  // Each field set must be valid on its own; laid over the built-in defaults (all valid), an error can
+  // only come from a field of the request, and it carries that field's path.
+  auto alone = config::Overlay(engine::Policy{}, policy, "policy");
+  if (!alone) return alone.error();
+  return OkStatus();
+}
+
+Status ValidateSetQueueModeRequest(const v1::SetQueueModeRequest& request) {
+  if (!request.has_queue()) return Invalid("queue", "must be set");
+  if (Status status = ValidateControllerName(request.queue().controller(), "queue.controller", true); !status) {
+    return status;
+  }
+  if (request.queue().queue() == 0) return Invalid("queue.queue", "must be an I/O queue id (>= 1)");
+  if (!v1::ReapMode_IsValid(request.mode())) {
+    return Invalid("mode", "unknown reap mode " + std::to_string(static_cast<int>(request.mode())));
+  }
+  if (request.duration_ns() < 0) return Invalid("duration_ns", "must be >= 0");
+  if (request.duration_ns() > kMaxOverrideDurationNs) {
+    return Invalid("duration_ns", "must be <= " + std::to_string(kMaxOverrideDurationNs) + " (365 days)");
+  }
+  if (request.mode() == v1::REAP_MODE_UNSPECIFIED && request.duration_ns() != 0) {
+    return Invalid("duration_ns", "must be 0 when clearing an override (mode REAP_MODE_UNSPECIFIED)");
+  }
+  return OkStatus();
+}
+
+Status ValidateWatchEventsRequest(const v1::WatchEventsRequest& request) {
+  if (request.kinds_size() > kMaxWatchKinds) {
+    return Invalid("kinds", "more than " + std::to_string(kMaxWatchKinds) + " entries");
+  }
+  for (int i = 0; i < request.kinds_size(); ++i) {
+    const std::string path = "kinds[" + std::to_string(i) + "]";
+    const int kind = request.kinds(i);
+    if (!v1::EventKind_IsValid(kind)) return Invalid(path, "unknown event kind " + std::to_string(kind));
+    if (kind == v1::EVENT_KIND_UNSPECIFIED) return Invalid(path, "must not be EVENT_KIND_UNSPECIFIED");
+  }
+  if (Status status = ValidateSource(request.source(), "source"); !status) return status;
+  return ValidateControllerName(request.controller(), "controller", false);
+}
+
+}  // namespace nvmeadapt::api

@@ -1,0 +1,149 @@
+#include "agent/ctl/format.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+#include "agent/ctl/values.h"
+
+namespace nvmeadapt::ctl {
+namespace {
+
+std::string UnixTime(int64_t unix_ns) {
+  if (unix_ns <= 0) return "-";
+  const time_t seconds = static_cast<time_t>(unix_ns / 1'000'000'000);
+  tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  const size_t n = strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  snprintf(text + n, sizeof text - n, ".%03dZ", static_cast<int>(unix_ns / 1'000'000 % 1000));
+  return text;
+}
+
+std::string OrDash(const std::string& text) { return text.empty() ? "-" : text; }
+
+std::string OverrideText(const v1::QueueInfo& q) {
+  if (!q.has_override() || q.override().mode() == v1::REAP_MODE_UNSPECIFIED) return "-";
+  std::string text = ShortName(q.override().mode());
+  if (q.override().expires_unix_ns() > 0) text += " until " + UnixTime(q.override().expires_unix_ns());
+  return text;
+}
+
+std::string NoteText(const v1::QueueInfo& q) {
+  if (!q.eligible()) return "not eligible: " + q.ineligible_reason();
+  if (q.degraded()) return "degraded: " + q.degraded_reason();
+  if (!q.last_decision().reason().empty()) return "last: " + q.last_decision().reason();
+  return "";
+}
+
+template <class Getter>
+std::string Field(bool has, Getter get) {
+  return has ? get() : "-";
+}
+
+std::vector<std::string> PolicyRow(const std::string& level, const v1::Policy& p) {
+  return {level,
+          Field(p.has_mode(), [&] { return ShortName(p.mode()); }),
+          Field(p.has_window_completions(), [&] { return std::to_string(p.window_completions()); }),
+          Field(p.has_poll_threshold_ns(), [&] { return FormatDuration(p.poll_threshold_ns()); }),
+          Field(p.has_pace_slack_ns(), [&] { return FormatDuration(p.pace_slack_ns()); }),
+          Field(p.has_max_failures(), [&] { return std::to_string(p.max_failures()); }),
+          Field(p.has_backoff_windows(), [&] { return std::to_string(p.backoff_windows()); }),
+          Field(p.has_max_poll_windows(), [&] { return std::to_string(p.max_poll_windows()); }),
+          Field(p.has_timer_granularity_ns(), [&] { return FormatDuration(p.timer_granularity_ns()); })};
+}
+
+}  // namespace
+
+void Table::Print(std::ostream& out) const {
+  std::vector<size_t> widths;
+  for (const auto& row : rows_) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows_) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out << line << '\n';
+  }
+}
+
+std::string ToJsonLine(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) return "{}";
+  return json;
+}
+
+void PrintStatus(const v1::GetStatusResponse& s, std::ostream& out) {
+  Table t({"version", s.version()});
+  t.Add({"node", OrDash(s.node())});
+  t.Add({"uptime", FormatDuration(s.uptime_ns() / 1'000'000'000 * 1'000'000'000)});
+  t.Add({"collector", OrDash(s.collector()) + (s.observe_only() ? " (observe only)" : "")});
+  t.Add({"queues", std::to_string(s.queues()) + " (managed " + std::to_string(s.queues_managed()) + ", polling " +
+                       std::to_string(s.queues_polling()) + ")"});
+  t.Add({"ring buffer drops", std::to_string(s.ringbuf_drops())});
+  std::string hooks;
+  for (const auto& hook : s.hooks()) hooks += (hooks.empty() ? "" : ", ") + hook;
+  t.Add({"hooks", OrDash(hooks)});
+  for (const auto& lever : s.levers()) {
+    std::string text = lever.name() + (lever.available() ? " (available" : " (unavailable") + ", " +
+                       std::to_string(lever.errors()) + " errors)";
+    if (!lever.last_error().empty()) text += " last error: " + lever.last_error();
+    t.Add({"lever", text});
+  }
+  if (s.degraded().empty()) t.Add({"degraded", "-"});
+  for (const auto& line : s.degraded()) t.Add({"degraded", line});
+  t.Print(out);
+}
+
+void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out) {
+  Table t({"QUEUE", "SOURCE", "MODE", "STATE", "POLICY", "OVERRIDE", "SWITCHES", "COMPLETIONS", "NOTE"});
+  for (const auto& q : response.queues()) {
+    t.Add({QueueName(q.id()), ShortName(q.source()), ShortName(q.mode()), ShortName(q.state()),
+           ShortName(q.controller_mode()), OverrideText(q), std::to_string(q.mode_switches()),
+           std::to_string(q.completions()), NoteText(q)});
+  }
+  t.Print(out);
+}
+
+void PrintPolicySet(const v1::PolicySet& policy, const v1::Policy* effective_global, std::ostream& out) {
+  Table t({"LEVEL", "MODE", "WINDOW", "THRESHOLD", "SLACK", "MAX-FAILURES", "BACKOFF", "MAX-POLL", "TIMER"});
+  if (effective_global) t.Add(PolicyRow("effective global", *effective_global));
+  t.Add(PolicyRow("global", policy.policy()));
+  for (const auto& c : policy.controllers()) t.Add(PolicyRow("controller " + c.controller(), c.policy()));
+  for (const auto& q : policy.queues()) {
+    v1::QueueId id;
+    id.set_controller(q.controller());
+    id.set_queue(q.queue());
+    t.Add(PolicyRow("queue " + QueueName(id), q.policy()));
+  }
+  t.Print(out);
+}
+
+void PrintQueue(const v1::QueueInfo& q, std::ostream& out) {
+  v1::ListQueuesResponse one;
+  *one.add_queues() = q;
+  PrintQueues(one, out);
+}
+
+std::string FormatEvent(const v1::Event& e) {
+  std::string line = UnixTime(e.time_unix_ns()) + " #" + std::to_string(e.sequence()) + " " + ShortName(e.kind());
+  if (e.has_queue()) line += " " + QueueName(e.queue());
+  if (!e.message().empty()) {
+    line += " " + e.message();
+  } else if (e.has_decision()) {
+    line += " " + e.decision().reason() + ": " + ShortName(e.decision().from()) + " -> " + ShortName(e.decision().to());
+  }
+  if (e.missed() > 0) line += " (missed " + std::to_string(e.missed()) + " events before this one)";
+  return line;
+}
+
+}  // namespace nvmeadapt::ctl

@@ -1,0 +1,190 @@
+#include "agent/ctl/values.h"
+
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+#include "agent/api/validate.h"
+
+namespace nvmeadapt::ctl {
+namespace {
+
+Error Invalid(std::string message) { return MakeError(ErrorCode::kInvalidArgument, std::move(message)); }
+
+struct Unit {
+  std::string_view name;
+  int64_t nanos;
+};
+// Longest names first where one is a prefix of another ("ms" before "m").
+constexpr Unit kUnits[] = {{"ns", 1},
+                           {"us", 1'000},
+                           {"ms", 1'000'000},
+                           {"s", 1'000'000'000},
+                           {"m", 60'000'000'000},
+                           {"h", 3'600'000'000'000},
+                           {"d", 86'400'000'000'000}};
+
+// The word after a common prefix, lower case: REAP_MODE_POLL -> "poll". A value this build does not
+// know (a newer agent) has no name: it shows as its number.
+std::string WordAfter(const std::string& name, std::string_view prefix, int value = 0) {
+  if (!name.starts_with(prefix)) return "(" + std::to_string(value) + ")";
+  std::string word = name.substr(prefix.size());
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return word;
+}
+
+template <class Enum, class NameFn, class ParseFn>
+Result<Enum> ParseWord(std::string_view text, std::string_view prefix, NameFn name_of, ParseFn parse,
+                       std::string_view what, std::string_view choices) {
+  std::string upper(prefix);
+  for (char c : text) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  Enum value{};
+  if (!text.empty() && parse(upper, &value) && WordAfter(name_of(value), prefix) != "unspecified") return value;
+  return Invalid(std::string(what) + ": expected one of " + std::string(choices) + ", got " + api::Quoted(text));
+}
+
+}  // namespace
+
+Result<int64_t> ParseDuration(std::string_view text) {
+  const std::string original(text);
+  auto bad = [&](std::string_view why) {
+    return Invalid("duration " + api::Quoted(original) + ": " + std::string(why) + " (e.g. 30s, 5m, 10us, 1m30s)");
+  };
+  if (text == "0") return int64_t{0};
+  if (text.empty()) return bad("empty");
+  // Exact integer arithmetic: what FormatDuration prints parses back to the same number of nanoseconds.
+  constexpr unsigned __int128 kMax = std::numeric_limits<int64_t>::max();
+  unsigned __int128 total = 0;
+  while (!text.empty()) {
+    unsigned __int128 whole = 0;
+    size_t i = 0;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+      whole = whole * 10 + static_cast<unsigned>(text[i] - '0');
+      if (whole > kMax) return bad("too long");
+    }
+    const size_t whole_digits = i;
+    uint64_t fraction = 0;
+    uint64_t fraction_scale = 1;
+    if (i < text.size() && text[i] == '.') {
+      for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+        if (fraction_scale < 1'000'000'000'000'000'000ull) {  // digits past 18 cannot matter
+          fraction = fraction * 10 + static_cast<uint64_t>(text[i] - '0');
+          fraction_scale *= 10;
+        }
+      }
+      if (i == whole_digits + 1 && whole_digits == 0) return bad("expected a number before the unit");
+    }
+    if (i == 0) return bad("expected a number followed by a unit");
+    text.remove_prefix(i);
+    const Unit* unit = nullptr;
+    for (const Unit& u : kUnits) {
+      if (text.starts_with(u.name)) {
+        unit = &u;
+        break;
+      }
+    }
+    if (!unit) return bad("each number needs a unit: ns, us, ms, s, m, h or d");
+    text.remove_prefix(unit->name.size());
+    const auto size = static_cast<unsigned __int128>(unit->nanos);
+    total += whole * size + static_cast<unsigned __int128>(fraction) * size / fraction_scale;
+    if (total > kMax) return bad("too long");
+  }
+  return static_cast<int64_t>(total);
+}
+
+std::string FormatDuration(int64_t nanos) {
+  if (nanos == 0) return "0";
+  std::string sign = nanos < 0 ? "-" : "";
+  uint64_t n = nanos < 0 ? 0 - static_cast<uint64_t>(nanos) : static_cast<uint64_t>(nanos);
+  // Whole hours, minutes and seconds compose ("1h30m"); below a second, one unit with a fraction.
+  if (n >= 1'000'000'000 && n % 1'000'000'000 == 0) {
+    std::string out;
+    uint64_t seconds = n / 1'000'000'000;
+    for (auto [unit, size] : {std::pair{"h", 3600ull}, {"m", 60ull}, {"s", 1ull}}) {
+      if (seconds >= size) {
+        out += std::to_string(seconds / size) + unit;
+        seconds %= size;
+      }
+    }
+    return sign + out;
+  }
+  for (auto [unit, size] : {std::pair{"s", 1'000'000'000ull}, {"ms", 1'000'000ull}, {"us", 1'000ull}}) {
+    if (n >= size) {
+      std::string whole = std::to_string(n / size);
+      std::string fraction = std::to_string(size + n % size).substr(1);
+      while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+      return sign + whole + (fraction.empty() ? "" : "." + fraction) + unit;
+    }
+  }
+  return sign + std::to_string(n) + "ns";
+}
+
+Result<uint32_t> ParseUint32(std::string_view text) {
+  uint32_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    return Invalid("expected a whole number in [0, 4294967295], got " + api::Quoted(text));
+  }
+  return value;
+}
+
+Result<v1::QueueId> ParseQueueName(std::string_view text) {
+  const size_t mark = text.rfind(":q");
+  if (mark == std::string_view::npos || mark == 0) {
+    return Invalid("queue " + api::Quoted(text) + ": expected CONTROLLER:qN, e.g. nvme0:q1 or uvnvme:1234:0:q2");
+  }
+  auto number = ParseUint32(text.substr(mark + 2));
+  if (!number) {
+    return Invalid("queue " + api::Quoted(text) + ": expected a queue number after ':q', e.g. nvme0:q1");
+  }
+  v1::QueueId id;
+  id.set_controller(std::string(text.substr(0, mark)));
+  id.set_queue(*number);
+  return id;
+}
+
+std::string QueueName(const v1::QueueId& id) { return id.controller() + ":q" + std::to_string(id.queue()); }
+
+Result<v1::ReapMode> ParseOverrideMode(std::string_view text) {
+  if (text == "none") return v1::REAP_MODE_UNSPECIFIED;
+  return ParseWord<v1::ReapMode>(text, "REAP_MODE_", v1::ReapMode_Name<v1::ReapMode>, v1::ReapMode_Parse, "mode",
+                                 "interrupt, poll, none");
+}
+
+Result<v1::ControllerMode> ParseControllerMode(std::string_view text) {
+  return ParseWord<v1::ControllerMode>(text, "CONTROLLER_MODE_", v1::ControllerMode_Name<v1::ControllerMode>,
+                                       v1::ControllerMode_Parse, "mode", "off, adaptive, interrupt, poll, shadow");
+}
+
+Result<v1::Source> ParseSource(std::string_view text) {
+  return ParseWord<v1::Source>(text, "SOURCE_", v1::Source_Name<v1::Source>, v1::Source_Parse, "source",
+                               "kernel, block, uvnvme, spdk");
+}
+
+Result<v1::EventKind> ParseEventKind(std::string_view text) {
+  return ParseWord<v1::EventKind>(text, "EVENT_KIND_", v1::EventKind_Name<v1::EventKind>, v1::EventKind_Parse,
+                                  "kind", "decision, override, policy, lever_error, queue_added, queue_removed");
+}
+
+std::string ShortName(v1::ReapMode mode) {
+  if (mode == v1::REAP_MODE_UNSPECIFIED) return "-";
+  return WordAfter(v1::ReapMode_Name(mode), "REAP_MODE_", mode);
+}
+std::string ShortName(v1::ControllerMode mode) {
+  if (mode == v1::CONTROLLER_MODE_UNSPECIFIED) return "-";
+  return WordAfter(v1::ControllerMode_Name(mode), "CONTROLLER_MODE_", mode);
+}
+std::string ShortName(v1::Source source) {
+  if (source == v1::SOURCE_UNSPECIFIED) return "-";
+  return WordAfter(v1::Source_Name(source), "SOURCE_", source);
+}
+std::string ShortName(v1::QueueState state) {
+  if (state == v1::QUEUE_STATE_UNSPECIFIED) return "-";
+  return WordAfter(v1::QueueState_Name(state), "QUEUE_STATE_", state);
+}
+std::string ShortName(v1::EventKind kind) {
+  if (kind == v1::EVENT_KIND_UNSPECIFIED) return "-";
+  return WordAfter(v1::EventKind_Name(kind), "EVENT_KIND_", kind);
+}
+
+}  // namespace nvmeadapt::ctl

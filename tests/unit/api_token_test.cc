@@ -1,0 +1,124 @@
+// Who may call what: the Authorizer's decisions for every transport, access and credential, and the
+// bearer token's loading rules.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "agent/api/auth.h"
+
+namespace nvmeadapt::api {
+namespace {
+
+constexpr std::string_view kSecret = "0123456789abcdef-secret";
+
+Authorizer Tcp(bool read_open) { return Authorizer(Transport::kTcp, *BearerToken::FromSecret(kSecret), read_open); }
+
+Credentials Token(std::string_view header) { return Credentials{false, header}; }
+
+TEST(Authorizer, UnixSocketCallersAreTrustedForEverything) {
+  Authorizer unix_socket(Transport::kUnixSocket, std::nullopt, false);
+  EXPECT_TRUE(unix_socket.Decide(Access::kMutate, {}).allowed);
+  EXPECT_EQ(unix_socket.Decide(Access::kRead, {}).identity, "unix socket");
+}
+
+TEST(Authorizer, TcpMutationsNeedACertificateOrTheToken) {
+  for (bool read_open : {false, true}) {
+    const Authorizer auth = Tcp(read_open);
+    const AuthDecision none = auth.Decide(Access::kMutate, {});
+    EXPECT_FALSE(none.allowed);
+    EXPECT_EQ(none.refusal, "mutating calls over TCP need a client certificate from the configured CA or a bearer token");
+    EXPECT_TRUE(auth.Decide(Access::kMutate, Credentials{true, std::nullopt}).allowed);
+    EXPECT_EQ(auth.Decide(Access::kMutate, Credentials{true, std::nullopt}).identity, "certificate");
+    const std::string header = "Bearer " + std::string(kSecret);
+    EXPECT_TRUE(auth.Decide(Access::kMutate, Token(header)).allowed);
+    EXPECT_EQ(auth.Decide(Access::kMutate, Token(header)).identity, "token");
+  }
+}
+
+TEST(Authorizer, TheSchemeIsCaseInsensitiveTheTokenIsNot) {
+  const Authorizer auth = Tcp(false);
+  EXPECT_TRUE(auth.Decide(Access::kMutate, Token("bearer " + std::string(kSecret))).allowed);
+  EXPECT_TRUE(auth.Decide(Access::kMutate, Token("BEARER " + std::string(kSecret))).allowed);
+  EXPECT_FALSE(auth.Decide(Access::kMutate, Token("Bearer 0123456789ABCDEF-secret")).allowed);
+  EXPECT_FALSE(auth.Decide(Access::kMutate, Token("Bearer " + std::string(kSecret) + "x")).allowed);
+  EXPECT_FALSE(auth.Decide(Access::kMutate, Token("Bearer " + std::string(kSecret.substr(1)))).allowed);
+  EXPECT_EQ(auth.Decide(Access::kMutate, Token("Basic dXNlcjpwYXNz")).refusal,
+            "authorization metadata: expected 'Bearer TOKEN'");
+}
+
+TEST(Authorizer, AWrongTokenIsRefusedEvenWhereNoneIsNeededAndEvenWithACertificate) {
+  const Authorizer auth = Tcp(true);
+  EXPECT_TRUE(auth.Decide(Access::kRead, {}).allowed);
+  const AuthDecision wrong = auth.Decide(Access::kRead, Token("Bearer wrong-token-0123456789"));
+  EXPECT_FALSE(wrong.allowed);
+  EXPECT_EQ(wrong.refusal, "invalid bearer token");
+  EXPECT_FALSE(auth.Decide(Access::kMutate, Credentials{true, "Bearer wrong-token-0123456789"}).allowed);
+}
+
+TEST(Authorizer, ReadsNeedCredentialsUnlessOpened) {
+  EXPECT_FALSE(Tcp(false).Decide(Access::kRead, {}).allowed);
+  EXPECT_TRUE(Tcp(false).Decide(Access::kRead, Credentials{true, std::nullopt}).allowed);
+  EXPECT_EQ(Tcp(true).Decide(Access::kRead, {}).identity, "anonymous");
+}
+
+TEST(Authorizer, WithoutATokenFileNoTokenIsAccepted) {
+  const Authorizer auth(Transport::kTcp, std::nullopt, true);
+  const AuthDecision decision = auth.Decide(Access::kMutate, Token("Bearer " + std::string(kSecret)));
+  EXPECT_FALSE(decision.allowed);
+  EXPECT_EQ(decision.refusal, "bearer tokens are not accepted by this agent (no api.token_file)");
+}
+
+TEST(BearerToken, SecretRules) {
+  EXPECT_TRUE(BearerToken::FromSecret(std::string(kSecret) + "\n"));
+  EXPECT_TRUE(BearerToken::FromSecret(std::string(kSecret) + "\n")->Matches(kSecret)) << "trailing newline trimmed";
+  EXPECT_EQ(BearerToken::FromSecret("short").error().message, "token shorter than 16 characters");
+  EXPECT_EQ(BearerToken::FromSecret("0123456789 abcdefgh").error().message,
+            "token contains whitespace or control characters");
+}
+
+class TokenFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = "/tmp/nvme-adapt-token-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& text, mode_t mode) {
+    const std::string path = dir_ + "/token";
+    std::ofstream(path) << text;
+    chmod(path.c_str(), mode);
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST_F(TokenFile, APrivateFileLoads) {
+  auto token = BearerToken::Load(Write(std::string(kSecret) + "\n", 0600));
+  ASSERT_TRUE(token) << token.error().message;
+  EXPECT_TRUE(token->Matches(kSecret));
+  EXPECT_TRUE(BearerToken::Load(Write(std::string(kSecret), 0640))) << "group-readable is allowed";
+}
+
+TEST_F(TokenFile, AFileOtherUsersCanReadIsRefused) {
+  const std::string path = Write(std::string(kSecret), 0604);
+  auto token = BearerToken::Load(path);
+  ASSERT_FALSE(token);
+  EXPECT_EQ(token.error().message, path + ": other users can access the token file (mode 0604); chmod 0600 it");
+}
+
+TEST_F(TokenFile, AMissingOrEmptyFileIsAnErrorNamingIt) {
+  auto missing = BearerToken::Load(dir_ + "/none");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  const std::string path = Write("\n", 0600);
+  auto empty = BearerToken::Load(path);
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().message, path + ": token shorter than 16 characters");
+}
+
+}  // namespace
+}  // namespace nvmeadapt::api

@@ -1,0 +1,171 @@
+// nvme-adaptctl without an agent: its values (durations, queue names, enum words), its command line and
+// the requests it builds from it, and its tables.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "agent/ctl/args.h"
+#include "agent/ctl/commands.h"
+#include "agent/ctl/format.h"
+#include "agent/ctl/values.h"
+
+namespace nvmeadapt::ctl {
+namespace {
+
+TEST(Durations, ParseUnitsCompoundsAndFractions) {
+  const std::pair<const char*, int64_t> cases[] = {
+      {"30s", 30'000'000'000}, {"5m", 300'000'000'000}, {"10us", 10'000}, {"1m30s", 90'000'000'000},
+      {"1.5ms", 1'500'000},    {"250ns", 250},          {"2h", 7'200'000'000'000}, {"1d", 86'400'000'000'000},
+      {"0", 0},                {".5s", 500'000'000},    {"9223372036854775807ns", INT64_MAX}};
+  for (const auto& [text, nanos] : cases) {
+    auto parsed = ParseDuration(text);
+    ASSERT_TRUE(parsed) << text << ": " << parsed.error().message;
+    EXPECT_EQ(*parsed, nanos) << text;
+  }
+}
+
+TEST(Durations, RefuseWhatIsNotOne) {
+  for (const char* text : {"", "5", "s", "-1s", "5x", "1.2.3s", "9223372036854775808ns", "106752d", "1s 2s"}) {
+    auto parsed = ParseDuration(text);
+    EXPECT_FALSE(parsed) << text;
+    if (!parsed) {
+      EXPECT_EQ(parsed.error().message.find('\n'), std::string::npos);
+    }
+  }
+  EXPECT_EQ(ParseDuration("5").error().message,
+            "duration '5': each number needs a unit: ns, us, ms, s, m, h or d (e.g. 30s, 5m, 10us, 1m30s)");
+}
+
+TEST(Durations, FormatIsShortExactAndParsesBack) {
+  EXPECT_EQ(FormatDuration(30'000'000'000), "30s");
+  EXPECT_EQ(FormatDuration(90'000'000'000), "1m30s");
+  EXPECT_EQ(FormatDuration(3'600'000'000'000), "1h");
+  EXPECT_EQ(FormatDuration(1'500'000), "1.5ms");
+  EXPECT_EQ(FormatDuration(10'000), "10us");
+  EXPECT_EQ(FormatDuration(1'000'000'001), "1.000000001s");
+  EXPECT_EQ(FormatDuration(999), "999ns");
+  EXPECT_EQ(FormatDuration(0), "0");
+  for (int64_t nanos : {int64_t{1}, int64_t{1'234'567}, int64_t{86'400'000'000'001}, INT64_MAX}) {
+    EXPECT_EQ(*ParseDuration(FormatDuration(nanos)), nanos) << FormatDuration(nanos);
+  }
+}
+
+TEST(QueueNames, KernelAndUvnvme) {
+  auto kernel = ParseQueueName("nvme0:q1");
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->controller(), "nvme0");
+  EXPECT_EQ(kernel->queue(), 1u);
+  auto uvnvme = ParseQueueName("uvnvme:1234:0:q2");
+  ASSERT_TRUE(uvnvme);
+  EXPECT_EQ(uvnvme->controller(), "uvnvme:1234:0");
+  EXPECT_EQ(uvnvme->queue(), 2u);
+  EXPECT_EQ(QueueName(*uvnvme), "uvnvme:1234:0:q2");
+  for (const char* bad : {"nvme0", "nvme0:q", ":q1", "nvme0:qx", "nvme0:q-1"}) EXPECT_FALSE(ParseQueueName(bad)) << bad;
+  EXPECT_EQ(ParseQueueName("nvme0").error().message,
+            "queue 'nvme0': expected CONTROLLER:qN, e.g. nvme0:q1 or uvnvme:1234:0:q2");
+}
+
+TEST(EnumWords, ParseAndPrint) {
+  EXPECT_EQ(*ParseOverrideMode("poll"), v1::REAP_MODE_POLL);
+  EXPECT_EQ(*ParseOverrideMode("Interrupt"), v1::REAP_MODE_INTERRUPT);
+  EXPECT_EQ(*ParseOverrideMode("none"), v1::REAP_MODE_UNSPECIFIED);
+  EXPECT_FALSE(ParseOverrideMode("unspecified"));
+  EXPECT_EQ(ParseOverrideMode("fast").error().message, "mode: expected one of interrupt, poll, none, got 'fast'");
+  EXPECT_EQ(*ParseControllerMode("shadow"), v1::CONTROLLER_MODE_SHADOW);
+  EXPECT_EQ(*ParseSource("uvnvme"), v1::SOURCE_UVNVME);
+  EXPECT_EQ(*ParseEventKind("lever_error"), v1::EVENT_KIND_LEVER_ERROR);
+  EXPECT_EQ(ShortName(v1::QUEUE_STATE_POLLING), "polling");
+  EXPECT_EQ(ShortName(static_cast<v1::ReapMode>(9)), "(9)") << "a newer agent's value shows as its number";
+}
+
+Result<Args> Parse(std::vector<const char*> words) {
+  words.insert(words.begin(), "nvme-adaptctl");
+  return ParseArgs(static_cast<int>(words.size()), words.data());
+}
+
+TEST(CommandLine, OptionsAnywhereWithOrWithoutEquals) {
+  auto args = Parse({"--json", "policy", "set", "--mode=adaptive", "--queue", "nvme0:q1", "--replace"});
+  ASSERT_TRUE(args) << args.error().message;
+  EXPECT_EQ(args->positional, (std::vector<std::string>{"policy", "set"}));
+  EXPECT_TRUE(args->flag("json"));
+  EXPECT_TRUE(args->flag("replace"));
+  EXPECT_EQ(*args->value("mode"), "adaptive");
+  auto kinds = Parse({"watch", "--kind", "decision", "--kind=override"});
+  EXPECT_EQ(kinds->all("kind"), (std::vector<std::string>{"decision", "override"}));
+  EXPECT_EQ(Parse({"status", "--bogus"}).error().message, "unknown option '--bogus'");
+  EXPECT_EQ(Parse({"override", "--for"}).error().message, "--for needs a value");
+  EXPECT_EQ(Parse({"status", "--json=yes"}).error().message, "--json takes no value");
+  EXPECT_EQ(CheckOptions(*Parse({"status", "--for", "5m"}), "status", {}).error().message,
+            "status: does not take --for");
+}
+
+TEST(CommandLine, PolicySetBuildsTheRequest) {
+  auto request = BuildSetPolicyRequest(*Parse({"policy", "set", "--controller", "nvme0", "--queue", "2", "--mode",
+                                               "poll", "--poll-threshold", "12us", "--window-completions", "4096"}));
+  ASSERT_TRUE(request) << request.error().message;
+  EXPECT_EQ(request->controller(), "nvme0");
+  EXPECT_EQ(request->queue(), 2u);
+  EXPECT_EQ(request->policy().mode(), v1::CONTROLLER_MODE_POLL);
+  EXPECT_EQ(request->policy().poll_threshold_ns(), 12'000);
+  EXPECT_EQ(request->policy().window_completions(), 4096u);
+  EXPECT_FALSE(request->policy().has_pace_slack_ns());
+  EXPECT_FALSE(request->replace());
+
+  auto by_name = BuildSetPolicyRequest(*Parse({"policy", "set", "--queue", "uvnvme:1:0:q3", "--max-failures", "2"}));
+  ASSERT_TRUE(by_name);
+  EXPECT_EQ(by_name->controller(), "uvnvme:1:0");
+  EXPECT_EQ(by_name->queue(), 3u);
+
+  EXPECT_EQ(BuildSetPolicyRequest(*Parse({"policy", "set"})).error().message,
+            "policy set: give at least one field (e.g. --mode adaptive), --file, or --replace");
+  EXPECT_EQ(BuildSetPolicyRequest(*Parse({"policy", "set", "--queue", "2", "--mode", "off"})).error().message,
+            "--queue 2: needs --controller (or give --queue CONTROLLER:qN)");
+  EXPECT_FALSE(BuildSetPolicyRequest(*Parse({"policy", "set", "--pace-slack", "20"})));
+  EXPECT_TRUE(BuildSetPolicyRequest(*Parse({"policy", "set", "--replace"})));
+}
+
+TEST(CommandLine, OverrideAndWatchBuildTheirRequests) {
+  auto override_request = BuildSetQueueModeRequest(*Parse({"override", "uvnvme:1234:0:q2", "poll", "--for", "5m"}));
+  ASSERT_TRUE(override_request) << override_request.error().message;
+  EXPECT_EQ(override_request->queue().controller(), "uvnvme:1234:0");
+  EXPECT_EQ(override_request->mode(), v1::REAP_MODE_POLL);
+  EXPECT_EQ(override_request->duration_ns(), 300'000'000'000);
+  EXPECT_FALSE(BuildSetQueueModeRequest(*Parse({"override", "nvme0:q1", "none", "--for", "5m"})));
+  EXPECT_FALSE(BuildSetQueueModeRequest(*Parse({"override", "nvme0:q1"})));
+
+  auto watch = BuildWatchEventsRequest(*Parse({"watch", "--kind", "decision", "--kind", "override", "--source",
+                                               "kernel", "--queue", "nvme0:q2"}));
+  ASSERT_TRUE(watch) << watch.error().message;
+  EXPECT_EQ(watch->kinds_size(), 2);
+  EXPECT_EQ(watch->source(), v1::SOURCE_KERNEL);
+  EXPECT_EQ(watch->controller(), "nvme0");
+  EXPECT_EQ(watch->queue(), 2u);
+}
+
+TEST(Tables, ColumnsLineUpAndInheritedFieldsShowADash) {
+  v1::PolicySet policy;
+  policy.mutable_policy()->set_mode(v1::CONTROLLER_MODE_ADAPTIVE);
+  auto* queue = policy.add_queues();
+  queue->set_controller("nvme0");
+  queue->set_queue(2);
+  queue->mutable_policy()->set_pace_slack_ns(5000);
+  std::ostringstream out;
+  PrintPolicySet(policy, nullptr, out);
+  EXPECT_EQ(out.str(),
+            "LEVEL           MODE      WINDOW  THRESHOLD  SLACK  MAX-FAILURES  BACKOFF  MAX-POLL  TIMER\n"
+            "global          adaptive  -       -          -      -             -        -         -\n"
+            "queue nvme0:q2  -         -       -          5us    -             -        -         -\n");
+  v1::Event event;
+  event.set_sequence(7);
+  event.set_time_unix_ns(1'700'000'000'123'000'000);
+  event.set_kind(v1::EVENT_KIND_OVERRIDE);
+  event.mutable_queue()->set_controller("nvme0");
+  event.mutable_queue()->set_queue(1);
+  event.set_message("override of nvme0:q1: REAP_MODE_POLL");
+  event.set_missed(3);
+  EXPECT_EQ(FormatEvent(event), "2023-11-14T22:13:20.123Z #7 override nvme0:q1 override of nvme0:q1: REAP_MODE_POLL "
+                                "(missed 3 events before this one)");
+}
+
+}  // namespace
+}  // namespace nvmeadapt::ctl
