@@ -8,6 +8,8 @@
 
 #include "agent/common/clock.h"
 #include "agent/common/log.h"
+#include "agent/api/api_config.h"
+#include "agent/api/server.h"
 #include "agent/config/config_file.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
@@ -21,6 +23,18 @@ namespace nvmeadapt::daemon {
 namespace {
 
 constexpr int kExitRuntime = 1;
+
+// gRPC calls counted in nvme_adapt_grpc_requests_total.
+class GrpcMetrics : public api::RequestObserver {
+ public:
+  explicit GrpcMetrics(metrics::AgentMetrics* metrics) : metrics_(metrics) {}
+  void OnRequest(const api::RequestRecord& record) override {
+    if (metrics_) metrics_->OnGrpcRequest(record.method, static_cast<int>(record.code));
+  }
+
+ private:
+  metrics::AgentMetrics* metrics_;
+};
 constexpr int kExitUsage = 2;
 
 // The config file, then flags over it. An absent default config file means built-in defaults.
@@ -39,10 +53,12 @@ Result<v1::Config> LoadConfig(const DaemonFlags& flags) {
   if (config.state_dir().empty()) config.set_state_dir("/var/lib/nvme-adapt");
   if (config.runtime_dir().empty()) config.set_runtime_dir("/run");
   if (flags.metrics_listen) config.mutable_metrics()->set_listen_address(*flags.metrics_listen);
+  if (flags.api_socket) config.mutable_api()->set_unix_socket(*flags.api_socket);
   if (Status valid = config::ValidateConfig(config); !valid) return valid.error();
   if (!flags.metrics_listen || *flags.metrics_listen != "off") {
     if (auto metrics = metrics::MetricsOptionsFromConfig(config.metrics()); !metrics) return metrics.error();
   }
+  if (auto api = api::ResolveApiConfig(config.api()); !api) return api.error();
   return config;
 }
 
@@ -94,8 +110,16 @@ int Run(const DaemonFlags& flags) {
     NA_ERROR("cannot start: " << started.error().message);
     return kExitRuntime;
   }
+  GrpcMetrics grpc_metrics(agent_metrics.get());
+  auto api_server = api::StartApiServer(config->api(), agent, &grpc_metrics);
+  if (!api_server) {
+    NA_ERROR("cannot start: api: " << api_server.error().message);
+    (void)agent.Shutdown();
+    return kExitRuntime;
+  }
   NA_INFO("nvme-adaptd " << NVME_ADAPT_VERSION << " running: collector " << components->collector->Name()
-                         << (components->collector->ObserveOnly() ? " (observe only)" : ""));
+                         << (components->collector->ObserveOnly() ? " (observe only)" : "") << ", api "
+                         << (*api_server)->unix_socket().value_or("tcp only"));
 
   std::thread watcher([&] {
     for (;;) {
@@ -132,6 +156,7 @@ int Run(const DaemonFlags& flags) {
     });
   }
   agent.Run();
+  (*api_server)->Shutdown();  // no call reaches the agent while it puts things back
   Status restored = agent.Shutdown();
   if (!restored) NA_ERROR("shutdown: not every change could be put back: " << restored.error().message);
   watcher.join();
