@@ -1,92 +1,15 @@
 #!/usr/bin/env python3
-"""uvnvme-load as a process: its JSON report, argument errors, USDT notes and control socket.
-
-Run by CTest one case at a time: uvnvme_load_test.py Class.test_name, with UVNVME_LOAD (the binary),
-UVNVME_LIB (the static library) and READELF in the environment."""
+"""uvnvme-load as a process: its JSON report, its argument errors and its control socket.
+Run by CTest one case at a time: uvnvme_load_test.py Class.test_name."""
 import json
 import os
 import random
-import re
-import shutil
-import signal
-import socket
 import stat
-import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
-LOAD = os.environ.get("UVNVME_LOAD", "")
-LIB = os.environ.get("UVNVME_LIB", "")
-READELF = os.environ.get("READELF", "readelf")
-
-
-def run_load(*args, timeout=120):
-    return subprocess.run([LOAD, *args], capture_output=True, text=True, timeout=timeout)
-
-
-class LoadProcess:
-    """uvnvme-load running in the background with its control socket in a private runtime dir."""
-
-    def __init__(self, *args):
-        self.runtime_dir = tempfile.mkdtemp(prefix="uvnvme-it.")
-        self.proc = subprocess.Popen([LOAD, "--runtime-dir", self.runtime_dir, "--json", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.socket_path = os.path.join(self.runtime_dir, "uvnvme", f"{self.proc.pid}.sock")
-        deadline = time.monotonic() + 10
-        while not os.path.exists(self.socket_path):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"no control socket at {self.socket_path}: {self.proc.stderr.read()}")
-            time.sleep(0.01)
-
-    def stop(self):
-        """SIGTERM, then the JSON report (the run ends early, drains and reports)."""
-        self.proc.send_signal(signal.SIGTERM)
-        out, err = self.proc.communicate(timeout=60)
-        if self.proc.returncode != 0:
-            raise AssertionError(f"uvnvme-load exited {self.proc.returncode}: {err}")
-        return json.loads(out)
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.communicate()
-        shutil.rmtree(self.runtime_dir, ignore_errors=True)
-
-
-class Client:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(10)
-        self.sock.connect(path)
-        self.buffer = b""
-
-    def send(self, data):
-        self.sock.sendall(data if isinstance(data, bytes) else data.encode())
-
-    def line(self):
-        while b"\n" not in self.buffer:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise AssertionError("connection closed before a response")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
-
-    def ask(self, request):
-        self.send((request if isinstance(request, str) else json.dumps(request)) + "\n")
-        return self.line()
-
-    def close(self):
-        self.sock.close()
-
-
-def queue(client, ctrl, qid):
-    for q in client.ask({"op": "list"})["queues"]:
-        if q["ctrl"] == ctrl and q["qid"] == qid:
-            return q
-    raise AssertionError(f"no queue c{ctrl}q{qid} in the list")
+from uvnvme_testlib import LOAD, Client, LoadProcess, main, queue, run_load
 
 
 class LoadReport(unittest.TestCase):
@@ -177,142 +100,6 @@ class BadArguments(unittest.TestCase):
                 lines = result.stderr.strip().splitlines()
                 self.assertEqual(len(lines), 1, result.stderr)
                 self.assertTrue(lines[0].startswith(f"uvnvme-load: {name}"), lines[0])
-
-
-def stapsdt_notes(path):
-    out = subprocess.run([READELF, "-n", path], capture_output=True, text=True, check=True).stdout
-    notes = []
-    for block in re.finditer(r"Provider: (\S+)\s+Name: (\S+)\s+Location: (0x[0-9a-f]+), Base: (0x[0-9a-f]+), "
-                             r"Semaphore: (0x[0-9a-f]+)\s+Arguments: ([^\n]*)", out):
-        provider, name, _, _, semaphore, arguments = block.groups()
-        notes.append({"provider": provider, "name": name, "semaphore": int(semaphore, 16),
-                      "arguments": arguments.split()})
-    return notes
-
-
-def section(path, name):
-    out = subprocess.run([READELF, "-SW", path], capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        fields = line.replace("[ ", "[").split()
-        if len(fields) > 5 and fields[1] == name:
-            return int(fields[3], 16), int(fields[5], 16)
-    raise AssertionError(f"no section {name} in {path}")
-
-
-class UsdtNotes(unittest.TestCase):
-    EXPECTED = {"complete": 4, "irq": 2, "mode": 3}
-
-    def test_uvnvme_load_has_the_three_probes_with_semaphores(self):
-        notes = stapsdt_notes(LOAD)
-        self.assertEqual(sorted(n["name"] for n in notes), sorted(self.EXPECTED), notes)
-        start, size = section(LOAD, ".probes")
-        for note in notes:
-            self.assertEqual(note["provider"], "uvnvme")
-            self.assertEqual(len(note["arguments"]), self.EXPECTED[note["name"]], note)
-            for argument in note["arguments"]:  # 4@: four bytes, unsigned
-                self.assertTrue(argument.startswith("4@"), note)
-            self.assertTrue(start <= note["semaphore"] < start + size, f"{note['name']} semaphore not in .probes")
-        self.assertEqual(len({n["semaphore"] for n in notes}), 3)
-
-    def test_the_library_carries_the_probes_too(self):
-        out = subprocess.run([READELF, "-n", LIB], capture_output=True, text=True, check=True).stdout
-        for name in self.EXPECTED:
-            self.assertRegex(out, rf"Provider: uvnvme\s+Name: {name}\b")
-
-
-X86_REGISTERS = {f"{prefix}{r}{suffix}": r for r in ("ax", "bx", "cx", "dx", "si", "di", "bp", "sp")
-                 for prefix, suffix in (("r", ""), ("e", ""), ("", ""))}
-X86_REGISTERS.update({f"r{n}{suffix}": f"r{n}" for n in range(8, 16) for suffix in ("", "d")})
-
-
-def fetcharg(spec):
-    """A sys/sdt.h argument ("4@8(%rsp)", "4@%edx") as a uprobe_events fetch argument."""
-    size, _, location = spec.partition("@")
-    if size != "4":
-        raise AssertionError(f"argument {spec} is not a 4-byte unsigned integer")
-    memory = re.fullmatch(r"(-?\d*)\(%(\w+)\)", location)
-    if memory:
-        offset = memory.group(1) or "0"
-        return f"{'+' if not offset.startswith('-') else ''}{offset}(%{X86_REGISTERS[memory.group(2)]}):u32"
-    register = re.fullmatch(r"%(\w+)", location)
-    if register:
-        return f"%{X86_REGISTERS[register.group(1)]}:u32"
-    raise AssertionError(f"argument location {location} not handled by this test")
-
-
-def file_offset(path, address):
-    out = subprocess.run([READELF, "-SW", path], capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        fields = line.replace("[ ", "[").split()
-        if len(fields) > 5 and fields[0].startswith("[") and fields[1].startswith("."):
-            start, offset, size = int(fields[3], 16), int(fields[4], 16), int(fields[5], 16)
-            if start and start <= address < start + size:
-                return address - start + offset
-    raise AssertionError(f"address {address:#x} in no section of {path}")
-
-
-def tracefs_write(path, text):
-    """One write(2) in append mode: tracefs files refuse the seek that Python's "a" mode does."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-class UsdtFiring(unittest.TestCase):
-    """The probes fire as docs/probes.md says, read through kernel uprobes with the semaphores."""
-
-    def test_probe_counts_match_the_report(self):
-        tracing = "/sys/kernel/tracing"
-        if os.geteuid() != 0 or not os.path.exists(f"{tracing}/uprobe_events"):
-            self.fail(f"needs root and tracefs at {tracing} (mount -t tracefs nodev {tracing})")
-        group = f"uvnvme_test_{os.getpid()}"
-        instance = f"{tracing}/instances/{group}"
-        notes = {n["name"]: n for n in stapsdt_notes(LOAD)}
-        addresses = {}
-        out = subprocess.run([READELF, "-n", LOAD], capture_output=True, text=True, check=True).stdout
-        for name, location in re.findall(r"Name: (\w+)\s+Location: (0x[0-9a-f]+)", out):
-            addresses[name] = int(location, 16)
-        names = {"complete": ["ctrl", "qid", "n", "mode"], "irq": ["ctrl", "qid"], "mode": ["ctrl", "qid", "mode"]}
-        defined = []
-        try:
-            for probe, arg_names in names.items():
-                note = notes[probe]
-                args = " ".join(f"{a}={fetcharg(spec)}" for a, spec in zip(arg_names, note["arguments"]))
-                event = (f"p:{group}/{probe} {LOAD}:{file_offset(LOAD, addresses[probe]):#x}"
-                         f"({file_offset(LOAD, note['semaphore']):#x}) {args}")
-                tracefs_write(f"{tracing}/uprobe_events", event + "\n")
-                defined.append(probe)
-            os.mkdir(instance)
-            tracefs_write(f"{instance}/buffer_size_kb", "16384")
-            tracefs_write(f"{instance}/events/{group}/enable", "1")
-            result = run_load("--json", "--no-socket", "--queues", "2", "--latency-us", "200",
-                              "--phases", "150ms:qd4,150ms:qd4:poll,150ms:qd4:interrupt")
-            tracefs_write(f"{instance}/events/{group}/enable", "0")
-            with open(f"{instance}/trace") as f:
-                trace = f.read()
-            for cpu in os.listdir(f"{instance}/per_cpu"):
-                with open(f"{instance}/per_cpu/{cpu}/stats") as f:
-                    self.assertIn("overrun: 0", f.read(), f"{cpu} lost trace events")
-        finally:
-            if os.path.isdir(instance):
-                os.rmdir(instance)
-            for probe in defined:
-                tracefs_write(f"{tracing}/uprobe_events", f"-:{group}/{probe}\n")
-        self.assertEqual(result.returncode, 0, result.stderr)
-        report = json.loads(result.stdout)
-        fired = {name: [] for name in names}
-        for event, fields in re.findall(r" (complete|irq|mode): \(0x[0-9a-f]+\) ([^\n]*)", trace):
-            fired[event].append(dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", fields)))
-        for q in report["queues"]:
-            key = (q["ctrl"], q["qid"])
-            mine = {name: [e for e in events if (e["ctrl"], e["qid"]) == key] for name, events in fired.items()}
-            self.assertEqual(sum(e["n"] for e in mine["complete"]), q["completed"], key)
-            self.assertTrue(all(e["n"] > 0 and e["mode"] in (0, 1) for e in mine["complete"]))
-            self.assertEqual(len(mine["irq"]), q["wakeups"], key)
-            self.assertEqual([e["mode"] for e in mine["mode"]], [1, 0], key)
-            self.assertTrue(any(e["mode"] == 1 for e in mine["complete"]), "no batch reaped in poll mode")
 
 
 class ControlSocket(unittest.TestCase):
@@ -415,6 +202,4 @@ class ControlSocket(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if not LOAD or not os.access(LOAD, os.X_OK):
-        sys.exit("UVNVME_LOAD must name the uvnvme-load binary (CTest sets it)")
-    unittest.main(argv=[sys.argv[0], "-v", *sys.argv[1:]])
+    main(sys.argv)
