@@ -85,6 +85,7 @@ struct EmulatedController::Worker {
   uint64_t order = 0;
   uint64_t rng = 0x9E3779B97F4A7C15ULL;
   std::thread thread;
+  pthread_t handle{};  // for its CPU clock while it runs
   std::atomic<int64_t> final_cpu_ns{-1};
   std::vector<Slot*> deferred_full;  // completions of a full CQ (cannot happen with depth < entries)
 };
@@ -130,6 +131,7 @@ Status EmulatedController::Start() {
     worker.heap.reserve(capacity);
     worker.running.store(true);
     worker.thread = std::thread([this, i] { workers_[i]->Run(*this, i); });
+    worker.handle = worker.thread.native_handle();
   }
   return OkStatus();
 }
@@ -198,7 +200,7 @@ double EmulatedController::CpuSeconds() const {
     }
     clockid_t clock;
     timespec ts{};
-    if (pthread_getcpuclockid(const_cast<std::thread&>(worker->thread).native_handle(), &clock) == 0 &&
+    if (pthread_getcpuclockid(worker->handle, &clock) == 0 &&
         clock_gettime(clock, &ts) == 0) {
       total += int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
     } else {

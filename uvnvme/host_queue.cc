@@ -88,10 +88,12 @@ size_t HostQueue::Reap(std::span<Completion> out) {
     protocol_errors_.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
-  if (uint32_t request = mode_request_.exchange(0, std::memory_order_acq_rel)) {
+  // A plain load first: a polling reaper passes here millions of times a second and must not write.
+  if (mode_request_.load(std::memory_order_relaxed) != 0) {
+    const uint32_t request = mode_request_.exchange(0, std::memory_order_acq_rel);
     const ReapMode before = mode();
-    ApplyModeRequest(request);
-    if (before != mode()) return Drain(out);  // after an unmask this drain is what makes blocking safe
+    if (request != 0) ApplyModeRequest(request);  // 0: SetMode withdrew it meanwhile
+    if (before != mode()) return Drain(out);       // after an unmask this drain is what makes blocking safe
   }
   if (mode() == ReapMode::kPoll) return Drain(out);
   uint64_t counter = 0;

@@ -265,6 +265,9 @@ Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args) {
   if (options.phases.front().mode) driver.initial_mode = *options.phases.front().mode;
 
   const uint32_t queues = driver.controllers * driver.queues_per_controller;
+  if (uint64_t{queues} * options.phases.size() > kMaxQueuePhases) {  // a latency histogram each
+    return Bad(phases_text ? "--phases" : "--queues", "queues x phases exceeds " + std::to_string(kMaxQueuePhases));
+  }
   if (options.jobs == 0) options.jobs = queues;
   if (driver.controller_threads > driver.queues_per_controller) {
     return Bad("--controller-threads", "more threads than queues per controller");

@@ -35,6 +35,8 @@ struct LoadOptions {
   uint64_t seed = 1;
 };
 
+inline constexpr uint64_t kMaxQueuePhases = 4096;  // queues x phases: each keeps an 18 KiB latency histogram
+
 // Errors name the argument: "--qd: expected a positive integer, got 'x'".
 Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args);
 std::string LoadUsage();
