@@ -1,6 +1,7 @@
 #include "uvnvme/controller.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -121,7 +122,7 @@ Status EmulatedController::AttachQueue(uint32_t qid, QueueMemory& memory, int ir
   return OkStatus();
 }
 
-Status EmulatedController::Start() {
+Status EmulatedController::Start(bool realtime) {
   if (started_) return OkStatus();
   started_ = true;
   for (size_t i = 0; i < workers_.size(); ++i) {
@@ -132,6 +133,13 @@ Status EmulatedController::Start() {
     worker.running.store(true);
     worker.thread = std::thread([this, i] { workers_[i]->Run(*this, i); });
     worker.handle = worker.thread.native_handle();
+    if (realtime) {
+      sched_param param{};
+      param.sched_priority = 1;
+      if (int err = pthread_setschedparam(worker.handle, SCHED_FIFO, &param); err != 0) {
+        return SysError("SCHED_FIFO for", "controller " + std::to_string(index_) + " thread", err);
+      }
+    }
   }
   return OkStatus();
 }

@@ -230,6 +230,7 @@ Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args) {
     std::string_view arg = args[i];
     if (arg == "--json") { options.json = true; continue; }
     if (arg == "--no-socket") { options.socket = false; continue; }
+    if (arg == "--controller-rt") { options.driver.controller_realtime = true; continue; }
     std::optional<std::string_view> value;
     if (const size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
       value = arg.substr(eq + 1);
@@ -312,6 +313,8 @@ device model:
   --iops-cap N             commands per second per controller, 0 = none (500k)
   --bandwidth-mbps N       MB/s per controller, 0 = none (3200)
   --controller-threads N   emulation threads per controller (1)
+  --controller-rt          run them SCHED_FIFO (needs CAP_SYS_NICE) so a spinning host does not
+                           delay the emulated device
 output and control:
   --json                   one JSON object on stdout instead of the summary
   --runtime-dir DIR        control socket at DIR/uvnvme/PID.sock (/run)
