@@ -7,6 +7,7 @@ per million completions (process, host reaper, emulated controller), and poll/in
 Usage: bench/uvnvme_bench.py BUILD_DIR OUTPUT_JSON [--phase-seconds S] [--repeats N]"""
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -30,9 +31,13 @@ def main():
     phases = ["300ms:qd1:interrupt"]  # warm-up, not counted
     for _ in range(args.repeats):
         phases += [f"{args.phase_seconds}s:{load}:{mode}" for load, mode in CONFIGS]
-    # SCHED_FIFO controller threads keep the emulated device on time while a poller spins, as hardware
-    # would be; without CAP_SYS_NICE the run falls back to ordinary threads and says so in the result.
+    # The emulated device gets a core of its own (the last one) and SCHED_FIFO, so that it runs on time
+    # while a poller spins, as hardware would; the reaper gets the other cores. Without CAP_SYS_NICE the run
+    # falls back to ordinary threads and says so in the result.
     base = [f"{args.build}/uvnvme/uvnvme-load", "--json", "--no-socket", "--queues", "1", "--phases", ",".join(phases)]
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= 2:
+        base += ["--controller-cpus", str(cpus[-1]), "--host-cpus", ",".join(map(str, cpus[:-1]))]
     command = base + ["--controller-rt"]
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode == 1 and "SCHED_FIFO" in run.stderr:
@@ -74,7 +79,7 @@ def main():
                 summary[f"{load}_poll_over_interrupt_{key}"] = poll[key] / irq[key]
 
     result = {"tool": "uvnvme-load", "command": command, "model": report["config"]["model"],
-              "controller_rt": "--controller-rt" in command,
+              "controller_rt": "--controller-rt" in command, "controller_own_cpu": "--controller-cpus" in command,
               "phase_seconds": args.phase_seconds, "configs": configs, "summary": summary,
               "note": "medians over repeats of alternating phases in one run; CPU per million completions; "
                       "host = reaper threads, controller = emulated device threads, cpu = whole process"}

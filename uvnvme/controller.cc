@@ -1,7 +1,6 @@
 #include "uvnvme/controller.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -122,7 +121,7 @@ Status EmulatedController::AttachQueue(uint32_t qid, QueueMemory& memory, int ir
   return OkStatus();
 }
 
-Status EmulatedController::Start(bool realtime) {
+Status EmulatedController::Start(const ThreadPlacement& placement) {
   if (started_) return OkStatus();
   started_ = true;
   for (size_t i = 0; i < workers_.size(); ++i) {
@@ -133,13 +132,8 @@ Status EmulatedController::Start(bool realtime) {
     worker.running.store(true);
     worker.thread = std::thread([this, i] { workers_[i]->Run(*this, i); });
     worker.handle = worker.thread.native_handle();
-    if (realtime) {
-      sched_param param{};
-      param.sched_priority = 1;
-      if (int err = pthread_setschedparam(worker.handle, SCHED_FIFO, &param); err != 0) {
-        return SysError("SCHED_FIFO for", "controller " + std::to_string(index_) + " thread", err);
-      }
-    }
+    const std::string what = "controller " + std::to_string(index_) + " thread " + std::to_string(i);
+    if (Status placed = ApplyPlacement(worker.handle, placement, what); !placed) return placed;
   }
   return OkStatus();
 }

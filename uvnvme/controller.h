@@ -18,6 +18,7 @@
 
 #include "agent/common/result.h"
 #include "uvnvme/model.h"
+#include "uvnvme/placement.h"
 #include "uvnvme/queue_memory.h"
 
 namespace nvmeadapt::uvnvme {
@@ -57,9 +58,9 @@ class EmulatedController {
 
   // Before Start. Queue k attached goes to thread k % threads; irq_fd is the queue's eventfd.
   Status AttachQueue(uint32_t qid, QueueMemory& memory, int irq_fd);
-  // realtime: run the threads SCHED_FIFO (needs CAP_SYS_NICE), so that a due completion is posted on
-  // time even while host threads (a polling reaper) keep every core busy, as a real device would.
-  Status Start(bool realtime = false);
+  // A real-time placement (SCHED_FIFO) posts due completions on time even while host threads (a polling
+  // reaper) keep every core busy, as a real device would.
+  Status Start(const ThreadPlacement& placement = {});
   void Stop();  // posts nothing more; commands in flight stay unanswered
 
   uint32_t index() const { return index_; }

@@ -49,7 +49,7 @@ Driver::~Driver() {
 
 Status Driver::Start() {
   for (auto& controller : controllers_) {
-    if (Status started = controller->Start(config_.controller_realtime); !started) return started;
+    if (Status started = controller->Start(config_.controller_placement); !started) return started;
   }
   return OkStatus();
 }

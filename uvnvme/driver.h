@@ -19,7 +19,7 @@ struct DriverConfig {
   uint32_t queues_per_controller = 1;
   uint32_t queue_entries = 1024;
   uint32_t controller_threads = 1;
-  bool controller_realtime = false;  // SCHED_FIFO controller threads (see EmulatedController::Start)
+  ThreadPlacement controller_placement;  // CPUs and real-time class of the controller threads
   ModelConfig model;
   Coalescing coalescing;  // every queue's at start
   ReapMode initial_mode = ReapMode::kInterrupt;

@@ -6,6 +6,7 @@
 
 #include "uvnvme/latency_histogram.h"
 #include "uvnvme/load/options.h"
+#include "uvnvme/placement.h"
 
 namespace nvmeadapt::uvnvme::load {
 namespace {
@@ -29,7 +30,8 @@ TEST(UvnvmeLoadOptions, EveryOptionIsTakenInBothSpellings) {
                         "70", "--runtime", "1500ms", "--model", "media", "--latency-us", "80", "--write-latency-us",
                         "15", "--jitter-us", "5", "--iops-cap", "800k", "--bandwidth-mbps", "2000", "--mode", "poll",
                         "--coalesce", "8,100", "--queue-entries", "256", "--controller-threads", "3", "--seed", "7",
-                        "--runtime-dir", "/tmp/x", "--json", "--no-socket"});
+                        "--runtime-dir", "/tmp/x", "--json", "--no-socket", "--controller-rt",
+                        "--controller-cpus", "0", "--host-cpus=0"});
   ASSERT_TRUE(options) << options.error().message;
   EXPECT_EQ(options->driver.controllers, 2u);
   EXPECT_EQ(options->driver.queues_per_controller, 3u);
@@ -51,6 +53,22 @@ TEST(UvnvmeLoadOptions, EveryOptionIsTakenInBothSpellings) {
   EXPECT_EQ(options->runtime_dir, "/tmp/x");
   EXPECT_TRUE(options->json);
   EXPECT_FALSE(options->socket);
+  EXPECT_TRUE(options->driver.controller_placement.realtime);
+  EXPECT_EQ(options->driver.controller_placement.cpus, std::vector<int>{0});
+  EXPECT_EQ(options->host_cpus, std::vector<int>{0});
+}
+
+TEST(UvnvmeLoadOptions, CpuListsTakeSinglesRangesAndCommas) {
+  // CPU 0 is the one CPU every test machine has.
+  EXPECT_EQ(*ParseCpuList("0"), std::vector<int>{0});
+  EXPECT_EQ(*ParseCpuList("0-0,0"), (std::vector<int>{0, 0}));
+  EXPECT_FALSE(ParseCpuList(""));
+  EXPECT_FALSE(ParseCpuList("1-0"));
+  EXPECT_FALSE(ParseCpuList("0,"));
+  EXPECT_FALSE(ParseCpuList("-1"));
+  auto beyond = ParseCpuList("1023");
+  ASSERT_FALSE(beyond);
+  EXPECT_NE(beyond.error().message.find("not available"), std::string::npos);
 }
 
 TEST(UvnvmeLoadOptions, APhaseProfileSetsDepthsIdleAndModes) {
@@ -109,6 +127,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArgs{{"--latency-us", "-3"}, "--latency-us"},
                       BadArgs{{"--model", "fixed", "--jitter-us", "3"}, "--model"},
                       BadArgs{{"--runtime-dir", "relative"}, "--runtime-dir"},
+                      BadArgs{{"--host-cpus", "x"}, "--host-cpus"}, BadArgs{{"--controller-cpus", "0-"}, "--controller-cpus"},
                       BadArgs{{"--queues", "2", "--controller-threads", "3"}, "--controller-threads"}));
 
 TEST(UvnvmeLoadOptions, DurationsCountsAndSizesTakeTheirUnits) {

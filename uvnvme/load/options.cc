@@ -209,6 +209,18 @@ Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args) {
          driver.coalescing = Coalescing{*threshold, *time_us};
          return OkStatus();
        }},
+      {"--controller-cpus", [&](std::string_view v) -> Status {
+         auto cpus = ParseCpuList(v);
+         if (!cpus) return std::move(cpus).take_error();
+         driver.controller_placement.cpus = std::move(*cpus);
+         return OkStatus();
+       }},
+      {"--host-cpus", [&](std::string_view v) -> Status {
+         auto cpus = ParseCpuList(v);
+         if (!cpus) return std::move(cpus).take_error();
+         options.host_cpus = std::move(*cpus);
+         return OkStatus();
+       }},
       {"--phases", [&](std::string_view v) -> Status {
          phases_text = v;
          return OkStatus();
@@ -230,7 +242,7 @@ Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args) {
     std::string_view arg = args[i];
     if (arg == "--json") { options.json = true; continue; }
     if (arg == "--no-socket") { options.socket = false; continue; }
-    if (arg == "--controller-rt") { options.driver.controller_realtime = true; continue; }
+    if (arg == "--controller-rt") { options.driver.controller_placement.realtime = true; continue; }
     std::optional<std::string_view> value;
     if (const size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
       value = arg.substr(eq + 1);
@@ -315,6 +327,8 @@ device model:
   --controller-threads N   emulation threads per controller (1)
   --controller-rt          run them SCHED_FIFO (needs CAP_SYS_NICE) so a spinning host does not
                            delay the emulated device
+  --controller-cpus LIST   CPUs of the controller threads, e.g. 1 or 2-3 (any)
+  --host-cpus LIST         CPUs of the reaper threads (any)
 output and control:
   --json                   one JSON object on stdout instead of the summary
   --runtime-dir DIR        control socket at DIR/uvnvme/PID.sock (/run)

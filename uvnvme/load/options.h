@@ -27,6 +27,7 @@ struct LoadOptions {
   uint32_t queue_depth = 1;
   uint32_t block_bytes = 4096;
   uint32_t read_percent = 100;
+  std::vector<int> host_cpus;  // the reaper threads' CPUs; empty: any
   bool external = false;   // --mode external: start in interrupt mode, never switch (the agent does)
   std::vector<Phase> phases;  // always at least one (from --runtime and --qd without --phases)
   bool json = false;

@@ -152,8 +152,16 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
     reapers_.push_back(std::move(reaper));
   }
   LoadResult result;
+  Status placement_error = OkStatus();  // reported after the run: the threads are up and must be joined
   const int64_t start = MonotonicNanos();
-  for (auto& reaper : reapers_) reaper->thread = std::thread([this, raw = reaper.get()] { ReaperLoop(*raw); });
+  for (auto& reaper : reapers_) {
+    reaper->thread = std::thread([this, raw = reaper.get()] { ReaperLoop(*raw); });
+    const std::string what = "reaper of c" + std::to_string(reaper->queue->ctrl()) + "q" + std::to_string(reaper->queue->qid());
+    if (Status placed = ApplyPlacement(reaper->thread.native_handle(), ThreadPlacement{false, options_.host_cpus}, what);
+        !placed && placement_error) {
+      placement_error = placed;
+    }
+  }
 
   int64_t phase_start = start;
   CpuSample before = Sample();
@@ -216,6 +224,7 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
     result.cpu.host += queue.host_cpu;
     result.queues.push_back(std::move(queue));
   }
+  if (!placement_error) return std::move(placement_error).take_error();
   if (!mode_error) return std::move(mode_error).take_error();
   return result;
 }
