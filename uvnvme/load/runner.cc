@@ -69,6 +69,7 @@ class Run {
   Driver& driver_;
   std::vector<std::unique_ptr<Reaper>> reapers_;
   std::atomic<size_t> phase_{0};  // == phases.size(): stop submitting and drain
+  std::atomic<size_t> last_phase_{0};  // the last phase started: the drain's completions count in it
 };
 
 IoCommand Run::NextCommand(Reaper& reaper) const {
@@ -102,7 +103,7 @@ void Run::ReaperLoop(Reaper& reaper) {
     }
     if (phase >= stopping && queue.Inflight() == 0) break;
     const size_t reaped = queue.Reap(done);
-    QueuePhaseResult& stats = reaper.phases[std::min(phase, stopping - 1)];
+    QueuePhaseResult& stats = reaper.phases[phase < stopping ? phase : last_phase_.load(std::memory_order_relaxed)];
     for (size_t i = 0; i < reaped; ++i) stats.latency.Record(done[i].latency_ns);
     stats.completed += reaped;
     if (reaped == 0 && queue.mode() == ReapMode::kPoll) CpuRelax();
@@ -124,6 +125,7 @@ CpuSample Run::Sample() const {
 }
 
 void Run::EnterPhase(size_t index) {
+  if (index < options_.phases.size()) last_phase_.store(index, std::memory_order_relaxed);
   phase_.store(index, std::memory_order_release);
   for (const auto& reaper : reapers_) reaper->queue->Kick();  // a reaper blocked with nothing in flight
 }
