@@ -58,10 +58,10 @@ def main():
         median = lambda key: statistics.median(r[key] for r in runs)  # noqa: E731
         entry = {"repeats": len(runs), "iops": median("iops"), "lat_p50_us": median("lat_p50_us"),
                  "lat_p99_us": median("lat_p99_us"), "wakeups_per_completion": None}
-        if name.startswith("idle"):
+        if name.startswith("idle"):  # what completes here is the previous phase's depth draining
+            entry = {"repeats": len(runs)}
             entry["cpu_seconds_per_second"] = statistics.median(r["cpu_seconds"] / r["seconds"] for r in runs)
             entry["host_cpu_seconds_per_second"] = statistics.median(r["host_cpu_seconds"] / r["seconds"] for r in runs)
-            entry.pop("wakeups_per_completion")
         else:
             for key, field in (("cpu_s_per_million", "cpu_seconds"), ("host_cpu_s_per_million", "host_cpu_seconds"),
                                ("controller_cpu_s_per_million", "controller_cpu_seconds")):
