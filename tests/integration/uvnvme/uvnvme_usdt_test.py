@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""uvnvme's USDT probes: the notes in the binary and the library (readelf), and the probes firing as
+docs/probes.md says (kernel uprobes with the semaphores, as root). Run by CTest one case at a time."""
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+from uvnvme_testlib import LIB, LOAD, READELF, main, run_load
+
+
+def stapsdt_notes(path):
+    out = subprocess.run([READELF, "-n", path], capture_output=True, text=True, check=True).stdout
+    notes = []
+    for block in re.finditer(r"Provider: (\S+)\s+Name: (\S+)\s+Location: (0x[0-9a-f]+), Base: (0x[0-9a-f]+), "
+                             r"Semaphore: (0x[0-9a-f]+)\s+Arguments: ([^\n]*)", out):
+        provider, name, location, _, semaphore, arguments = block.groups()
+        notes.append({"provider": provider, "name": name, "location": int(location, 16),
+                      "semaphore": int(semaphore, 16), "arguments": arguments.split()})
+    return notes
+
+
+def section(path, name):
+    out = subprocess.run([READELF, "-SW", path], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        fields = line.replace("[ ", "[").split()
+        if len(fields) > 5 and fields[1] == name:
+            return int(fields[3], 16), int(fields[5], 16)
+    raise AssertionError(f"no section {name} in {path}")
+
+
+class UsdtNotes(unittest.TestCase):
+    EXPECTED = {"complete": 4, "irq": 2, "mode": 3}
+
+    def test_uvnvme_load_has_the_three_probes_with_semaphores(self):
+        notes = stapsdt_notes(LOAD)
+        # A probe inlined at several sites has several notes, all with the probe's one semaphore.
+        self.assertEqual({n["name"] for n in notes}, set(self.EXPECTED), notes)
+        start, size = section(LOAD, ".probes")
+        for note in notes:
+            self.assertEqual(note["provider"], "uvnvme")
+            self.assertEqual(len(note["arguments"]), self.EXPECTED[note["name"]], note)
+            for argument in note["arguments"]:  # 4@: four bytes, unsigned
+                self.assertTrue(argument.startswith("4@"), note)
+            self.assertTrue(start <= note["semaphore"] < start + size, f"{note['name']} semaphore not in .probes")
+        semaphores = {(n["name"], n["semaphore"]) for n in notes}
+        self.assertEqual(len(semaphores), 3, semaphores)
+        self.assertEqual(len({semaphore for _, semaphore in semaphores}), 3, semaphores)
+
+    def test_the_library_carries_the_probes_too(self):
+        out = subprocess.run([READELF, "-n", LIB], capture_output=True, text=True, check=True).stdout
+        for name in self.EXPECTED:
+            self.assertRegex(out, rf"Provider: uvnvme\s+Name: {name}\b")
+
+
+X86_REGISTERS = {f"{prefix}{r}{suffix}": r for r in ("ax", "bx", "cx", "dx", "si", "di", "bp", "sp")
+                 for prefix, suffix in (("r", ""), ("e", ""), ("", ""))}
+X86_REGISTERS.update({f"r{n}{suffix}": f"r{n}" for n in range(8, 16) for suffix in ("", "d")})
+
+
+def fetcharg(spec):
+    """A sys/sdt.h argument ("4@8(%rsp)", "4@%edx") as a uprobe_events fetch argument."""
+    size, _, location = spec.partition("@")
+    if size != "4":
+        raise AssertionError(f"argument {spec} is not a 4-byte unsigned integer")
+    memory = re.fullmatch(r"(-?\d*)\(%(\w+)\)", location)
+    if memory:
+        offset = memory.group(1) or "0"
+        return f"{'+' if not offset.startswith('-') else ''}{offset}(%{X86_REGISTERS[memory.group(2)]}):u32"
+    register = re.fullmatch(r"%(\w+)", location)
+    if register:
+        return f"%{X86_REGISTERS[register.group(1)]}:u32"
+    raise AssertionError(f"argument location {location} not handled by this test")
+
+
+def file_offset(path, address):
+    out = subprocess.run([READELF, "-SW", path], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        fields = line.replace("[ ", "[").split()
+        if len(fields) > 5 and fields[0].startswith("[") and fields[1].startswith("."):
+            start, offset, size = int(fields[3], 16), int(fields[4], 16), int(fields[5], 16)
+            if start and start <= address < start + size:
+                return address - start + offset
+    raise AssertionError(f"address {address:#x} in no section of {path}")
+
+
+def tracefs_write(path, text):
+    """One write(2) in append mode: tracefs files refuse the seek that Python's "a" mode does."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+class UsdtFiring(unittest.TestCase):
+    """The probes fire as docs/probes.md says, read through kernel uprobes with the semaphores."""
+
+    def test_probe_counts_match_the_report(self):
+        tracing = "/sys/kernel/tracing"
+        if os.geteuid() != 0 or not os.path.exists(f"{tracing}/uprobe_events"):
+            self.fail(f"needs root and tracefs at {tracing} (mount -t tracefs nodev {tracing})")
+        group = f"uvnvme_test_{os.getpid()}"
+        instance = f"{tracing}/instances/{group}"
+        names = {"complete": ["ctrl", "qid", "n", "mode"], "irq": ["ctrl", "qid"], "mode": ["ctrl", "qid", "mode"]}
+        defined = []
+        try:
+            for index, note in enumerate(stapsdt_notes(LOAD)):  # one uprobe event per probe site
+                args = " ".join(f"{a}={fetcharg(spec)}" for a, spec in zip(names[note["name"]], note["arguments"]))
+                event_name = f"{note['name']}_{index}"
+                event = (f"p:{group}/{event_name} {LOAD}:{file_offset(LOAD, note['location']):#x}"
+                         f"({file_offset(LOAD, note['semaphore']):#x}) {args}")
+                tracefs_write(f"{tracing}/uprobe_events", event + "\n")
+                defined.append(event_name)
+            os.mkdir(instance)
+            tracefs_write(f"{instance}/buffer_size_kb", "16384")
+            tracefs_write(f"{instance}/events/{group}/enable", "1")
+            result = run_load("--json", "--no-socket", "--queues", "2", "--latency-us", "200",
+                              "--phases", "150ms:qd4,150ms:qd4:poll,150ms:qd4:interrupt")
+            tracefs_write(f"{instance}/events/{group}/enable", "0")
+            with open(f"{instance}/trace") as f:
+                trace = f.read()
+            for cpu in os.listdir(f"{instance}/per_cpu"):
+                with open(f"{instance}/per_cpu/{cpu}/stats") as f:
+                    self.assertIn("overrun: 0", f.read(), f"{cpu} lost trace events")
+        finally:
+            if os.path.isdir(instance):
+                os.rmdir(instance)
+            for event_name in defined:
+                tracefs_write(f"{tracing}/uprobe_events", f"-:{group}/{event_name}\n")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        fired = {name: [] for name in names}
+        for event, fields in re.findall(r" (complete|irq|mode)_\d+: \(0x[0-9a-f]+\) ([^\n]*)", trace):
+            fired[event].append(dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", fields)))
+        for q in report["queues"]:
+            key = (q["ctrl"], q["qid"])
+            mine = {name: [e for e in events if (e["ctrl"], e["qid"]) == key] for name, events in fired.items()}
+            self.assertEqual(sum(e["n"] for e in mine["complete"]), q["completed"], key)
+            self.assertTrue(all(e["n"] > 0 and e["mode"] in (0, 1) for e in mine["complete"]))
+            self.assertEqual(len(mine["irq"]), q["wakeups"], key)
+            self.assertEqual([e["mode"] for e in mine["mode"]], [1, 0], key)
+            self.assertTrue(any(e["mode"] == 1 for e in mine["complete"]), "no batch reaped in poll mode")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,343 @@
+#include "uvnvme/controller.h"
+
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <ctime>
+#include <string>
+
+#include "agent/common/clock.h"
+#include "uvnvme/sync.h"
+
+namespace nvmeadapt::uvnvme {
+namespace {
+
+uint64_t Pack(Coalescing c) { return uint64_t{c.threshold} | (uint64_t{c.time_us} << 32); }
+Coalescing Unpack(uint64_t v) { return {static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32)}; }
+
+struct InFlight {
+  int64_t due_ns;
+  uint64_t order;  // fetch order: ties complete in submission order
+  uint32_t slot;
+  uint32_t cid;
+  uint32_t tag;
+};
+struct LaterFirst {
+  bool operator()(const InFlight& a, const InFlight& b) const {
+    return a.due_ns != b.due_ns ? a.due_ns > b.due_ns : a.order > b.order;
+  }
+};
+
+}  // namespace
+
+void DoorbellWaker::AfterDoorbell(int64_t doorbell_ns) {
+  // Pairs with the controller's store of next_look_ns and its re-read of the tails: either it sees the
+  // new tail, or this sees its deadline and wakes it when the command could be due sooner.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (next_look_ns.load(std::memory_order_seq_cst) > doorbell_ns + min_service_ns_) WakeNow();
+}
+
+void DoorbellWaker::WakeNow() {
+  generation.fetch_add(1, std::memory_order_seq_cst);
+  FutexWakeAll(generation);
+}
+
+struct EmulatedController::Slot {
+  uint32_t qid = 0;
+  QueueMemory* memory = nullptr;
+  int irq_fd = -1;
+  size_t worker = 0;
+  // Controller-thread state.
+  uint32_t sq_head = 0;
+  uint32_t cq_tail = 0;
+  uint32_t phase = kPhaseBit;  // the phase the controller writes on this pass over the ring
+  uint32_t posted_in_pass = 0;
+  uint32_t pending = 0;  // completions posted but not yet signalled (coalescing)
+  int64_t first_pending_ns = 0;
+  Coalescing applied;
+  // Shared with the host.
+  std::atomic<uint64_t> requested{0};
+  std::atomic<uint64_t> interrupts{0};
+};
+
+struct EmulatedController::Worker {
+  explicit Worker(int64_t min_service_ns) : waker(min_service_ns) {}
+  void Run(EmulatedController& ctrl, size_t index);
+  void ApplyCoalescing();
+  void Fetch(ServiceScheduler& scheduler);
+  void PostDue(int64_t now);
+  void Signal(Slot& slot);
+  int64_t Interrupts(int64_t now);  // returns the earliest coalescing deadline, or INT64_MAX
+  bool AnyDoorbellAhead() const;
+
+  std::vector<Slot*> slots;
+  DoorbellWaker waker;
+  std::atomic<bool> running{false};
+  std::atomic<uint64_t> config_requested{0};
+  std::mutex ack_mutex;
+  std::condition_variable ack_cv;
+  uint64_t config_applied = 0;  // guarded by ack_mutex
+  std::vector<InFlight> heap;
+  uint64_t order = 0;
+  uint64_t rng = 0x9E3779B97F4A7C15ULL;
+  std::thread thread;
+  pthread_t handle{};  // for its CPU clock while it runs
+  std::atomic<int64_t> final_cpu_ns{-1};
+  std::vector<Slot*> deferred_full;  // completions of a full CQ (cannot happen with depth < entries)
+};
+
+EmulatedController::EmulatedController(uint32_t index, const ModelConfig& model, uint32_t threads)
+    : index_(index), scheduler_(model) {
+  for (uint32_t i = 0; i < std::max(threads, 1u); ++i) {
+    workers_.push_back(std::make_unique<Worker>(scheduler_.MinServiceNs()));
+    workers_.back()->rng ^= (uint64_t{index} << 32) | i;
+  }
+}
+
+EmulatedController::~EmulatedController() {
+  Stop();
+  for (auto& worker : workers_) {
+    for (Slot* slot : worker->slots) delete slot;
+  }
+}
+
+Status EmulatedController::AttachQueue(uint32_t qid, QueueMemory& memory, int irq_fd) {
+  if (started_) return MakeError(ErrorCode::kFailedPrecondition, "controller already started");
+  if (FindSlot(qid)) {
+    return MakeError(ErrorCode::kInvalidArgument, "queue " + std::to_string(qid) + " attached twice");
+  }
+  size_t queues = 0;
+  for (auto& worker : workers_) queues += worker->slots.size();
+  auto* slot = new Slot();
+  slot->qid = qid;
+  slot->memory = &memory;
+  slot->irq_fd = irq_fd;
+  slot->worker = queues % workers_.size();
+  workers_[slot->worker]->slots.push_back(slot);
+  return OkStatus();
+}
+
+Status EmulatedController::Start(const ThreadPlacement& placement) {
+  if (started_) return OkStatus();
+  started_ = true;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    Worker& worker = *workers_[i];
+    size_t capacity = 0;
+    for (Slot* slot : worker.slots) capacity += slot->memory->entries();
+    worker.heap.reserve(capacity);
+    worker.running.store(true);
+    worker.thread = std::thread([this, i] { workers_[i]->Run(*this, i); });
+    worker.handle = worker.thread.native_handle();
+    const std::string what = "controller " + std::to_string(index_) + " thread " + std::to_string(i);
+    if (Status placed = ApplyPlacement(worker.handle, placement, what); !placed) return placed;
+  }
+  return OkStatus();
+}
+
+void EmulatedController::Stop() {
+  for (auto& worker : workers_) {
+    if (!worker->thread.joinable()) continue;
+    worker->running.store(false);
+    worker->waker.WakeNow();
+    worker->thread.join();
+  }
+}
+
+EmulatedController::Slot* EmulatedController::FindSlot(uint32_t qid) const {
+  for (auto& worker : workers_) {
+    for (Slot* slot : worker->slots) {
+      if (slot->qid == qid) return slot;
+    }
+  }
+  return nullptr;
+}
+
+DoorbellWaker& EmulatedController::WakerFor(uint32_t qid) {
+  Slot* slot = FindSlot(qid);
+  return workers_[slot ? slot->worker : 0]->waker;
+}
+
+Coalescing EmulatedController::GetCoalescing(uint32_t qid) const {
+  Slot* slot = FindSlot(qid);
+  return slot ? Unpack(slot->requested.load()) : Coalescing{};
+}
+
+uint64_t EmulatedController::InterruptsSent(uint32_t qid) const {
+  Slot* slot = FindSlot(qid);
+  return slot ? slot->interrupts.load(std::memory_order_relaxed) : 0;
+}
+
+Status EmulatedController::SetCoalescing(uint32_t qid, Coalescing coalescing, std::chrono::milliseconds timeout) {
+  Slot* slot = FindSlot(qid);
+  if (!slot) return MakeError(ErrorCode::kNotFound, "no queue " + std::to_string(qid));
+  if (coalescing.threshold > kMaxCoalesceThreshold || coalescing.time_us > kMaxCoalesceTimeUs) {
+    return MakeError(ErrorCode::kInvalidArgument, "coalescing outside threshold <= 256, time_us <= 25500");
+  }
+  Worker& worker = *workers_[slot->worker];
+  slot->requested.store(Pack(coalescing));
+  uint64_t ticket = worker.config_requested.fetch_add(1) + 1;
+  if (!worker.running.load()) {  // not started or stopped: read at start, nothing to wait for
+    return OkStatus();
+  }
+  worker.waker.WakeNow();
+  std::unique_lock lock(worker.ack_mutex);
+  if (!worker.ack_cv.wait_for(lock, timeout, [&] { return worker.config_applied >= ticket; })) {
+    return MakeError(ErrorCode::kUnavailable, "controller " + std::to_string(index_) +
+                                                  " did not apply the coalescing in time (starved?)");
+  }
+  return OkStatus();
+}
+
+double EmulatedController::CpuSeconds() const {
+  int64_t total = 0;
+  for (auto& worker : workers_) {
+    int64_t final_ns = worker->final_cpu_ns.load();
+    if (final_ns >= 0 || !worker->thread.joinable()) {
+      total += std::max<int64_t>(final_ns, 0);
+      continue;
+    }
+    clockid_t clock;
+    timespec ts{};
+    if (pthread_getcpuclockid(worker->handle, &clock) == 0 &&
+        clock_gettime(clock, &ts) == 0) {
+      total += int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+    } else {
+      total += std::max<int64_t>(worker->final_cpu_ns.load(), 0);  // it exited meanwhile
+    }
+  }
+  return static_cast<double>(total) / 1e9;
+}
+
+void EmulatedController::Worker::Run(EmulatedController& ctrl, size_t index) {
+  // Timed sleeps are the model's clock: no slack beyond the kernel's own wakeup latency.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  std::string name = "uvnvme-c" + std::to_string(ctrl.index_) + "t" + std::to_string(index);
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+  ApplyCoalescing();
+  while (running.load(std::memory_order_relaxed)) {
+    const uint32_t generation = waker.generation.load(std::memory_order_seq_cst);
+    if (config_requested.load(std::memory_order_relaxed) != config_applied) ApplyCoalescing();
+    Fetch(ctrl.scheduler_);
+    int64_t now = MonotonicNanos();
+    PostDue(now);
+    // Completions are visible before the mask bits are read: pairs with the host's unmask-then-drain.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    int64_t deadline = Interrupts(now);
+    if (!heap.empty()) deadline = std::min(deadline, heap.front().due_ns);
+    if (!deferred_full.empty()) deadline = std::min(deadline, now + 100'000);
+    waker.next_look_ns.store(deadline, std::memory_order_seq_cst);
+    if (AnyDoorbellAhead() || deadline <= MonotonicNanos()) {
+      waker.next_look_ns.store(0, std::memory_order_relaxed);
+      continue;
+    }
+    FutexWait(waker.generation, generation, deadline == INT64_MAX ? 0 : deadline);
+    waker.next_look_ns.store(0, std::memory_order_seq_cst);
+  }
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  final_cpu_ns.store(int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec);
+}
+
+void EmulatedController::Worker::ApplyCoalescing() {
+  const uint64_t ticket = config_requested.load();
+  for (Slot* slot : slots) slot->applied = Unpack(slot->requested.load());
+  // A stricter rule than before may already be met by what is pending: Interrupts() checks on this pass.
+  std::lock_guard lock(ack_mutex);
+  config_applied = ticket;
+  ack_cv.notify_all();
+}
+
+void EmulatedController::Worker::Fetch(ServiceScheduler& scheduler) {
+  for (uint32_t s = 0; s < slots.size(); ++s) {
+    Slot& slot = *slots[s];
+    const uint32_t entries = slot.memory->entries();
+    const uint32_t tail = slot.memory->registers().sq_tail.load(std::memory_order_acquire);
+    if (tail >= entries) continue;  // a host bug; a real controller would raise an asynchronous event
+    const SubmissionEntry* ring = slot.memory->submissions();
+    while (slot.sq_head != tail) {
+      const SubmissionEntry& sqe = ring[slot.sq_head];
+      const int64_t doorbell = static_cast<int64_t>((uint64_t{sqe.submit_ns_hi} << 32) | sqe.submit_ns_lo);
+      const uint32_t bytes = ((sqe.cdw12 & 0xffffu) + 1) * kLbaBytes;
+      const int64_t due = scheduler.DueTime(doorbell, sqe.opcode == kOpcodeWrite, bytes, rng);
+      heap.push_back(InFlight{due, order++, s, sqe.cid, sqe.tag});
+      std::push_heap(heap.begin(), heap.end(), LaterFirst{});
+      slot.sq_head = slot.sq_head + 1 == entries ? 0 : slot.sq_head + 1;
+    }
+  }
+}
+
+void EmulatedController::Worker::PostDue(int64_t now) {
+  for (Slot* slot : slots) slot->posted_in_pass = 0;
+  deferred_full.clear();
+  std::vector<InFlight> blocked;
+  while (!heap.empty() && heap.front().due_ns <= now) {
+    std::pop_heap(heap.begin(), heap.end(), LaterFirst{});
+    InFlight done = heap.back();
+    heap.pop_back();
+    Slot& slot = *slots[done.slot];
+    const uint32_t entries = slot.memory->entries();
+    const uint32_t next = slot.cq_tail + 1 == entries ? 0 : slot.cq_tail + 1;
+    if (next == slot.memory->registers().cq_head.load(std::memory_order_acquire)) {
+      blocked.push_back(done);  // CQ full: retry on a later pass
+      deferred_full.push_back(&slot);
+      continue;
+    }
+    CompletionEntry& cqe = slot.memory->completions()[slot.cq_tail];
+    cqe.result = done.tag;
+    cqe.reserved = 0;
+    cqe.sq_head = static_cast<uint16_t>(slot.sq_head);
+    cqe.sq_id = static_cast<uint16_t>(slot.qid);
+    std::atomic_ref<uint32_t>(cqe.cid_status).store(done.cid | slot.phase, std::memory_order_release);
+    slot.cq_tail = next;
+    if (next == 0) slot.phase ^= kPhaseBit;
+    ++slot.posted_in_pass;
+  }
+  for (const InFlight& again : blocked) {
+    heap.push_back(again);
+    std::push_heap(heap.begin(), heap.end(), LaterFirst{});
+  }
+}
+
+void EmulatedController::Worker::Signal(Slot& slot) {
+  slot.pending = 0;
+  const uint64_t one = 1;
+  // Counted before the write, so whoever the interrupt wakes already sees it counted. The eventfd is
+  // blocking and its counter far from overflow: the write cannot fail short of a bug.
+  slot.interrupts.fetch_add(1, std::memory_order_relaxed);
+  if (write(slot.irq_fd, &one, sizeof one) != sizeof one) slot.interrupts.fetch_sub(1, std::memory_order_relaxed);
+}
+
+int64_t EmulatedController::Worker::Interrupts(int64_t now) {
+  int64_t earliest = INT64_MAX;
+  for (Slot* slot_ptr : slots) {
+    Slot& slot = *slot_ptr;
+    if (slot.posted_in_pass == 0 && slot.pending == 0) continue;
+    if (slot.memory->registers().irq_masked.load(std::memory_order_seq_cst)) {
+      slot.pending = 0;  // masked: the poller reaps these, and drains again after it unmasks
+      continue;
+    }
+    if (slot.pending == 0) slot.first_pending_ns = now;
+    slot.pending += slot.posted_in_pass;
+    const Coalescing rule = slot.applied;
+    const int64_t due = slot.first_pending_ns + int64_t{rule.time_us} * 1000;
+    if (rule.threshold <= 1 || slot.pending >= rule.threshold || now >= due) {
+      Signal(slot);
+    } else {
+      earliest = std::min(earliest, due);
+    }
+  }
+  return earliest;
+}
+
+bool EmulatedController::Worker::AnyDoorbellAhead() const {
+  for (const Slot* slot : slots) {
+    if (slot->memory->registers().sq_tail.load(std::memory_order_seq_cst) != slot->sq_head) return true;
+  }
+  return false;
+}
+
+}  // namespace nvmeadapt::uvnvme

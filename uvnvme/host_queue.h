@@ -1,0 +1,125 @@
+// The host side of one uvnvme queue pair: submits commands (SQ entries + tail doorbell) and reaps
+// completions (phase bit + head doorbell) in interrupt mode (block on the queue's eventfd, then drain) or
+// poll mode (check the phase bit, no syscall). One reaper thread calls Submit/RingDoorbell/Reap; any
+// thread may call SetMode, Kick and the counters.
+//
+// Mode switches happen on the reaper thread, between two reaps, so no completion is lost or reaped twice:
+//   to poll:      mask the vector, then poll (an interrupt already in flight only leaves a stale count).
+//   to interrupt: unmask, then drain once before the next block. A completion posted before the controller
+//                 could see the unmask is in that drain; one posted after is signalled (the controller
+//                 fences between posting and reading the mask, the host between unmasking and draining),
+//                 and an eventfd keeps its count until read, so the next block returns at once.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "agent/common/result.h"
+#include "uvnvme/controller.h"
+#include "uvnvme/queue_memory.h"
+
+namespace nvmeadapt::uvnvme {
+
+enum class ReapMode : uint8_t { kInterrupt = 0, kPoll = 1 };  // values are the USDT `mode` argument
+std::string_view ReapModeName(ReapMode mode);
+std::optional<ReapMode> ParseReapMode(std::string_view name);
+
+struct IoCommand {
+  bool write = false;
+  uint64_t lba = 0;
+  uint32_t blocks = 8;  // logical blocks of kLbaBytes
+};
+
+struct Completion {
+  uint16_t cid = 0;
+  uint32_t tag = 0;  // the submission's tag: unique per queue until 2^32 submissions
+  bool write = false;
+  int64_t latency_ns = 0;  // doorbell to the reap that found it
+};
+
+struct QueueCounters {
+  uint64_t submitted = 0;
+  uint64_t completed = 0;
+  uint64_t wakeups = 0;          // interrupt-mode reaper wakeups (eventfd reads that carried an interrupt)
+  uint64_t mode_switches = 0;
+  uint64_t protocol_errors = 0;  // completions of a cid not in flight or with the wrong tag: must stay 0
+};
+
+class HostQueue {
+ public:
+  // Before the controller starts; `initial` is the mode the reaper starts in (not a switch).
+  static Result<std::unique_ptr<HostQueue>> Create(EmulatedController& controller, uint32_t qid,
+                                                   uint32_t entries, ReapMode initial);
+  ~HostQueue();
+  HostQueue(const HostQueue&) = delete;
+  HostQueue& operator=(const HostQueue&) = delete;
+
+  uint32_t ctrl() const { return ctrl_; }
+  uint32_t qid() const { return qid_; }
+  uint32_t Capacity() const { return memory_->entries() - 1; }  // commands in flight at most
+
+  // Reaper thread.
+  uint32_t Inflight() const { return inflight_; }
+  bool Submit(const IoCommand& command, int64_t now_ns);  // false when Capacity() are in flight
+  void RingDoorbell(int64_t now_ns);                      // after one or more Submit
+  // One reaping step in the current mode, after applying a requested mode change. Interrupt mode blocks
+  // until an interrupt or a Kick. `out` must hold Capacity() entries. Returns the completions reaped.
+  size_t Reap(std::span<Completion> out);
+
+  // Any thread.
+  ReapMode mode() const { return mode_.load(std::memory_order_acquire); }
+  // Returns once the reaper runs in `mode`; withdraws the request and fails if it did not take it in time.
+  Status SetMode(ReapMode mode, std::chrono::milliseconds timeout);
+  void Kick();  // wakes a reaper blocked in interrupt mode (it then returns 0 unless an interrupt came too)
+  QueueCounters Counters() const;
+
+ private:
+  struct Command {
+    uint32_t tag = 0;
+    bool write = false;
+    bool in_flight = false;
+    int64_t submit_ns = 0;
+  };
+
+  HostQueue(EmulatedController& controller, uint32_t qid, std::unique_ptr<QueueMemory> memory, int irq_fd,
+            ReapMode initial);
+  void ApplyModeRequest(uint32_t request);
+  size_t Drain(std::span<Completion> out);
+
+  const uint32_t ctrl_;
+  const uint32_t qid_;
+  std::unique_ptr<QueueMemory> memory_;
+  const int irq_fd_;
+  DoorbellWaker* waker_;
+
+  // Reaper-thread state.
+  std::vector<Command> commands_;  // by cid
+  std::vector<uint16_t> free_cids_;
+  uint32_t inflight_ = 0;
+  uint32_t sq_tail_ = 0;
+  uint32_t cq_head_ = 0;
+  uint32_t expected_phase_ = kPhaseBit;
+  uint32_t next_tag_ = 0;
+  uint64_t unrung_ = 0;  // submitted since the last doorbell
+
+  std::atomic<ReapMode> mode_{ReapMode::kInterrupt};
+  std::atomic<uint32_t> mode_request_{0};  // 0 none, else ReapMode + 1
+  std::atomic<uint64_t> submitted_{0}, completed_{0}, wakeups_{0}, mode_switches_{0}, protocol_errors_{0};
+
+  std::mutex set_mode_mutex_;  // one SetMode at a time
+  std::mutex ack_mutex_;
+  std::condition_variable ack_cv_;
+  uint64_t requests_taken_ = 0;  // guarded by ack_mutex_
+};
+
+}  // namespace nvmeadapt::uvnvme

@@ -1,0 +1,51 @@
+// uvnvme-load's command line: a fio-like description of the load and the device model.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/common/result.h"
+#include "uvnvme/driver.h"
+#include "uvnvme/host_queue.h"
+
+namespace nvmeadapt::uvnvme::load {
+
+struct Phase {
+  std::string label;  // as written in the profile, e.g. "2s:qd64:poll"
+  int64_t duration_ns = 0;
+  uint32_t queue_depth = 0;  // per job; 0 = idle
+  std::optional<ReapMode> mode;  // switch every queue to this mode when the phase starts
+};
+
+struct LoadOptions {
+  DriverConfig driver;     // controllers, queues, entries, model, coalescing, initial mode
+  uint32_t jobs = 0;       // 0: one per queue; job j drives queue j mod queues
+  uint32_t queue_depth = 1;
+  uint32_t block_bytes = 4096;
+  uint32_t read_percent = 100;
+  std::vector<int> host_cpus;  // the reaper threads' CPUs; empty: any
+  bool external = false;   // --mode external: start in interrupt mode, never switch (the agent does)
+  std::vector<Phase> phases;  // always at least one (from --runtime and --qd without --phases)
+  bool json = false;
+  bool socket = true;
+  std::string runtime_dir = "/run";
+  uint64_t seed = 1;
+};
+
+inline constexpr uint64_t kMaxQueuePhases = 4096;  // queues x phases: each keeps an 18 KiB latency histogram
+
+// Errors name the argument: "--qd: expected a positive integer, got 'x'".
+Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args);
+std::string LoadUsage();
+
+// Building blocks, exposed for tests.
+Result<int64_t> ParseDurationNs(std::string_view text);  // "2s", "500ms", "100us", "3" (seconds)
+Result<uint64_t> ParseCount(std::string_view text);      // "4096", "500k", "1m", "2g" (powers of 1000)
+Result<uint64_t> ParseBytes(std::string_view text);      // "4096", "4k" = 4096, "1m" = 1048576
+Result<std::vector<Phase>> ParsePhases(std::string_view profile);
+
+}  // namespace nvmeadapt::uvnvme::load

@@ -1,0 +1,150 @@
+#include "uvnvme/load/report.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace nvmeadapt::uvnvme::load {
+namespace {
+
+using nlohmann::json;
+
+double Rate(uint64_t count, double seconds) { return seconds > 0 ? static_cast<double>(count) / seconds : 0; }
+
+void AddLatency(json& out, const LatencyHistogram& latency) {
+  out["lat_p50_us"] = latency.Quantile(0.50) / 1000.0;
+  out["lat_p99_us"] = latency.Quantile(0.99) / 1000.0;
+  out["lat_p999_us"] = latency.Quantile(0.999) / 1000.0;
+}
+
+std::string ModeText(const LoadOptions& options) {
+  return options.external ? "external" : std::string(ReapModeName(options.driver.initial_mode));
+}
+
+}  // namespace
+
+json ReportJson(const LoadOptions& options, const LoadResult& result) {
+  json report;
+  QueueCounters total;
+  uint64_t interrupts = 0;
+  LatencyHistogram all;
+  json queues = json::array();
+  for (const QueueResult& queue : result.queues) {
+    LatencyHistogram latency;
+    for (const QueuePhaseResult& phase : queue.phases) latency.Merge(phase.latency);
+    all.Merge(latency);
+    json q = {{"ctrl", queue.ctrl},
+              {"qid", queue.qid},
+              {"mode", std::string(ReapModeName(queue.final_mode))},
+              {"submitted", queue.counters.submitted},
+              {"completed", queue.counters.completed},
+              {"iops", Rate(queue.counters.completed, result.seconds)},
+              {"wakeups", queue.counters.wakeups},
+              {"interrupts", queue.interrupts},
+              {"mode_switches", queue.counters.mode_switches},
+              {"protocol_errors", queue.counters.protocol_errors},
+              {"host_cpu_seconds", queue.host_cpu}};
+    AddLatency(q, latency);
+    queues.push_back(std::move(q));
+    total.submitted += queue.counters.submitted;
+    total.completed += queue.counters.completed;
+    total.wakeups += queue.counters.wakeups;
+    total.mode_switches += queue.counters.mode_switches;
+    total.protocol_errors += queue.counters.protocol_errors;
+    interrupts += queue.interrupts;
+  }
+  report["submitted"] = total.submitted;
+  report["completed"] = total.completed;
+  report["iops"] = Rate(total.completed, result.seconds);
+  AddLatency(report, all);
+  report["cpu_seconds"] = result.cpu.process;
+  report["host_cpu_seconds"] = result.cpu.host;
+  report["controller_cpu_seconds"] = result.cpu.controller;
+  report["mode_switches"] = total.mode_switches;
+  report["wakeups"] = total.wakeups;
+  report["interrupts"] = interrupts;
+  report["protocol_errors"] = total.protocol_errors;
+  report["seconds"] = result.seconds;
+  report["interrupted"] = result.interrupted;
+  report["queues"] = std::move(queues);
+
+  json phases = json::array();
+  for (size_t i = 0; i < result.phases.size(); ++i) {
+    const PhaseResult& phase = result.phases[i];
+    LatencyHistogram latency;
+    uint64_t completed = 0;
+    for (const QueueResult& queue : result.queues) {
+      latency.Merge(queue.phases[i].latency);
+      completed += queue.phases[i].completed;
+    }
+    json p = {{"label", phase.phase.label},
+              {"seconds", phase.seconds},
+              {"qd", phase.phase.queue_depth},
+              {"mode", phase.phase.mode ? json(std::string(ReapModeName(*phase.phase.mode))) : json(nullptr)},
+              {"completed", completed},
+              {"iops", Rate(completed, phase.seconds)},
+              {"cpu_seconds", phase.cpu.process},
+              {"host_cpu_seconds", phase.cpu.host},
+              {"controller_cpu_seconds", phase.cpu.controller},
+              {"wakeups", phase.wakeups},
+              {"mode_switches", phase.mode_switches}};
+    AddLatency(p, latency);
+    phases.push_back(std::move(p));
+  }
+  report["phases"] = std::move(phases);
+
+  const DriverConfig& driver = options.driver;
+  report["config"] = {{"controllers", driver.controllers},
+                      {"queues_per_controller", driver.queues_per_controller},
+                      {"queue_entries", driver.queue_entries},
+                      {"controller_threads", driver.controller_threads},
+                      {"jobs", options.jobs},
+                      {"bs", options.block_bytes},
+                      {"rwmixread", options.read_percent},
+                      {"model", DescribeModel(driver.model)},
+                      {"mode", ModeText(options)},
+                      {"coalesce_threshold", driver.coalescing.threshold},
+                      {"coalesce_time_us", driver.coalescing.time_us}};
+  return report;
+}
+
+std::string ReportText(const LoadOptions& options, const LoadResult& result) {
+  const json r = ReportJson(options, result);
+  std::ostringstream out;
+  char line[256];
+  out << "uvnvme-load: " << options.driver.controllers << " controller(s) x " << options.driver.queues_per_controller
+      << " queue(s), " << options.jobs << " job(s), bs " << options.block_bytes << ", " << options.read_percent
+      << "% reads, mode " << ModeText(options) << "\n  model: " << DescribeModel(options.driver.model) << "\n";
+  std::snprintf(line, sizeof line,
+                "  %.2f s%s: %llu submitted, %llu completed, %.0f IOPS, latency p50 %.1f / p99 %.1f / p99.9 %.1f us\n",
+                result.seconds, result.interrupted ? " (interrupted)" : "",
+                static_cast<unsigned long long>(r["submitted"].get<uint64_t>()),
+                static_cast<unsigned long long>(r["completed"].get<uint64_t>()), r["iops"].get<double>(),
+                r["lat_p50_us"].get<double>(), r["lat_p99_us"].get<double>(), r["lat_p999_us"].get<double>());
+  out << line;
+  std::snprintf(line, sizeof line,
+                "  cpu %.2f s (host reapers %.2f s, emulated controllers %.2f s), %llu wakeups, %llu mode switches\n",
+                result.cpu.process, result.cpu.host, result.cpu.controller,
+                static_cast<unsigned long long>(r["wakeups"].get<uint64_t>()),
+                static_cast<unsigned long long>(r["mode_switches"].get<uint64_t>()));
+  out << line;
+  for (const json& q : r["queues"]) {
+    std::snprintf(line, sizeof line, "  c%uq%u %-9s %10.0f IOPS  p99 %8.1f us  wakeups %llu  switches %llu\n",
+                  q["ctrl"].get<unsigned>(), q["qid"].get<unsigned>(), q["mode"].get<std::string>().c_str(),
+                  q["iops"].get<double>(), q["lat_p99_us"].get<double>(),
+                  static_cast<unsigned long long>(q["wakeups"].get<uint64_t>()),
+                  static_cast<unsigned long long>(q["mode_switches"].get<uint64_t>()));
+    out << line;
+  }
+  if (r["phases"].size() > 1) {
+    for (const json& p : r["phases"]) {
+      std::snprintf(line, sizeof line, "  phase %-18s %10.0f IOPS  p99 %8.1f us  cpu %.2f s (host %.2f s)\n",
+                    p["label"].get<std::string>().c_str(), p["iops"].get<double>(), p["lat_p99_us"].get<double>(),
+                    p["cpu_seconds"].get<double>(), p["host_cpu_seconds"].get<double>());
+      out << line;
+    }
+  }
+  if (r["protocol_errors"].get<uint64_t>() > 0) out << "  PROTOCOL ERRORS: " << r["protocol_errors"] << "\n";
+  return out.str();
+}
+
+}  // namespace nvmeadapt::uvnvme::load

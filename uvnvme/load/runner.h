@@ -1,0 +1,58 @@
+// Runs a LoadOptions load on a started Driver: one reaper thread per queue that keeps its jobs' commands
+// in flight (closed loop: every completion is replaced by a new command while the phase wants it) and
+// reaps in the queue's current mode; the calling thread walks the phases, switches modes where a phase
+// says so, samples CPU at each boundary, and at the end stops submitting and drains every queue.
+#pragma once
+
+#include <csignal>
+#include <string>
+#include <vector>
+
+#include "agent/common/result.h"
+#include "uvnvme/driver.h"
+#include "uvnvme/latency_histogram.h"
+#include "uvnvme/load/options.h"
+
+namespace nvmeadapt::uvnvme::load {
+
+struct CpuSample {
+  double process = 0;     // every thread of the process (user + sys)
+  double host = 0;        // the reaper threads: submission and completion work of the host driver
+  double controller = 0;  // the emulated controller threads: the device, free on real hardware
+};
+
+struct QueuePhaseResult {
+  uint64_t completed = 0;
+  LatencyHistogram latency;
+};
+
+struct QueueResult {
+  uint32_t ctrl = 0;
+  uint32_t qid = 0;
+  ReapMode final_mode = ReapMode::kInterrupt;
+  QueueCounters counters;
+  uint64_t interrupts = 0;  // raised by the controller (a wakeup can carry several)
+  double host_cpu = 0;      // this queue's reaper thread
+  std::vector<QueuePhaseResult> phases;
+};
+
+struct PhaseResult {
+  Phase phase;
+  double seconds = 0;  // measured
+  CpuSample cpu;       // used during the phase
+  uint64_t wakeups = 0;
+  uint64_t mode_switches = 0;
+};
+
+struct LoadResult {
+  double seconds = 0;  // start to the end of the drain
+  bool interrupted = false;  // a signal ended the run early
+  CpuSample cpu;             // process: getrusage user + sys of the whole run
+  std::vector<QueueResult> queues;
+  std::vector<PhaseResult> phases;
+};
+
+// `stop_signals`: signals (blocked in every thread by the caller) that end the run early.
+Result<LoadResult> RunLoad(const LoadOptions& options, Driver& driver, const sigset_t* stop_signals);
+
+}  // namespace nvmeadapt::uvnvme::load

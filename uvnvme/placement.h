@@ -1,0 +1,26 @@
+// Where uvnvme's threads run: an optional CPU set and, for the emulated controller, an optional real-time
+// class, so the emulated device can be given a core of its own as hardware would have.
+#pragma once
+
+#include <pthread.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/common/result.h"
+
+namespace nvmeadapt::uvnvme {
+
+struct ThreadPlacement {
+  bool realtime = false;  // SCHED_FIFO priority 1 (needs CAP_SYS_NICE)
+  std::vector<int> cpus;  // empty: wherever the scheduler likes
+};
+
+// `what` names the thread in the error, e.g. "controller 0 thread 1".
+Status ApplyPlacement(pthread_t thread, const ThreadPlacement& placement, const std::string& what);
+
+// "1", "0-3", "0,2-3": CPUs this process may run on (its affinity mask), else an error naming the CPU.
+Result<std::vector<int>> ParseCpuList(std::string_view text);
+
+}  // namespace nvmeadapt::uvnvme

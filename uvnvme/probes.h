@@ -1,0 +1,35 @@
+// The uvnvme USDT probes (docs/probes.md is the contract). Each probe has a semaphore that a tracer
+// increments when it attaches; arguments are evaluated and the probe's nop executed only while it is
+// non-zero, so an unattached probe costs one load and one branch.
+#pragma once
+
+#include <cstdint>
+
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+
+extern "C" {
+// Defined once in probes.cc, in section .probes, as the sys/sdt.h convention wants.
+extern volatile unsigned short uvnvme_complete_semaphore;
+extern volatile unsigned short uvnvme_irq_semaphore;
+extern volatile unsigned short uvnvme_mode_semaphore;
+}
+
+namespace nvmeadapt::uvnvme::probes {
+
+// complete(ctrl, qid, n, mode): one reaped batch of n > 0 completions; mode 0 interrupt, 1 poll.
+inline void Complete(uint32_t ctrl, uint32_t qid, uint32_t n, uint32_t mode) {
+  if (__builtin_expect(uvnvme_complete_semaphore != 0, 0)) STAP_PROBE4(uvnvme, complete, ctrl, qid, n, mode);
+}
+
+// irq(ctrl, qid): one wakeup of an interrupt-mode reaper (an eventfd read that returned an interrupt).
+inline void Irq(uint32_t ctrl, uint32_t qid) {
+  if (__builtin_expect(uvnvme_irq_semaphore != 0, 0)) STAP_PROBE2(uvnvme, irq, ctrl, qid);
+}
+
+// mode(ctrl, qid, mode): a switch, fired once the new mode is in effect.
+inline void Mode(uint32_t ctrl, uint32_t qid, uint32_t mode) {
+  if (__builtin_expect(uvnvme_mode_semaphore != 0, 0)) STAP_PROBE3(uvnvme, mode, ctrl, qid, mode);
+}
+
+}  // namespace nvmeadapt::uvnvme::probes
