@@ -168,6 +168,10 @@ void Agent::RunTimers(engine::Nanos now) {
       if (counters->progress.start >= q->mode_since) progress = counters->progress;
     }
     if (auto decision = engine_.OnTimer(q->handle, now, progress)) {
+      NA_DEBUG("timer " << q->name << ": mode_since " << q->mode_since << " progress " << progress.start << "/"
+                        << progress.completions << " counters " << q->counters.progress.start << "/"
+                        << q->counters.progress.completions << " gen " << q->counters.generation << " vs "
+                        << q->generation << " total " << q->counters.completions);
       Record(engine::FormatTimerLine(q->name, now, progress));
       HandleDecision(*q, *decision);
     }

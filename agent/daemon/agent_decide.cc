@@ -125,6 +125,8 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   queue.mode = mode;
   ++queue.generation;
   queue.mode_since = deps_.monotonic();
+  // The timer's first look at the new mode is one period after it took effect, not the next loop turn.
+  queue.next_timer = queue.mode_since + engine_.View(queue.handle).policy.timer_granularity;
   ++queue.switches;
   queue.degraded = false;
   queue.degraded_reason.clear();

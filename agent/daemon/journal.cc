@@ -17,13 +17,13 @@ int Journal::Find(const std::string& lever, const std::string& target) const {
 }
 
 Status Journal::WillChange(const v1::JournalEntry& entry) {
-  v1::Journal next = journal_;
   if (const int i = Find(entry.lever(), entry.target()); i >= 0) {
-    next.mutable_entries(i)->set_applied_value(entry.applied_value());
-    next.mutable_entries(i)->set_time_unix_ns(entry.time_unix_ns());
-  } else {
-    *next.add_entries() = entry;
+    journal_.mutable_entries(i)->set_applied_value(entry.applied_value());
+    journal_.mutable_entries(i)->set_time_unix_ns(entry.time_unix_ns());
+    return OkStatus();
   }
+  v1::Journal next = journal_;
+  *next.add_entries() = entry;
   if (Status saved = store_.SaveJournal(next); !saved) return saved;
   journal_ = std::move(next);
   return OkStatus();

@@ -20,8 +20,9 @@ class Journal {
   const v1::Journal& entries() const { return journal_; }
   bool empty() const { return journal_.entries_size() == 0; }
 
-  // Records the change about to be made. The first entry for a (lever, target) keeps its safe value: a
-  // second change of the same target only updates applied_value.
+  // Records the change about to be made. The first entry for a (lever, target) keeps its safe value and
+  // is on disk before this returns. A later change of the same target only updates applied_value in
+  // memory: the safe value a restore needs is already durable, so a switch costs no fsync.
   Status WillChange(const v1::JournalEntry& entry);
   // The target is back at its safe value: forget it.
   Status Restored(const std::string& lever, const std::string& target);

@@ -318,6 +318,20 @@ TEST_F(AgentLoop, CompletionsStoppingWhilePollingFailTheTryOnTheTimer) {
   EXPECT_EQ(Queue(1).last_decision().reason(), "stalled");
 }
 
+TEST_F(AgentLoop, TheTimerFirstLooksAtANewModeOnePeriodAfterTheSwitch) {
+  Start();  // default granularity: 1 ms
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  // 40 us without a completion is past the first completion's pace (5 + 20 us), but the timer is not due.
+  now_ += 40 * kUs;
+  agent_->RunOnce();
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  now_ += 1'000'000;
+  agent_->RunOnce();
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_EQ(Queue(1).last_decision().reason(), "stalled");
+}
+
 TEST_F(AgentLoop, AnObserveOnlyCollectorManagesNothing) {
   collector_.observe_only = true;
   Start();

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/daemon/journal.h"
@@ -39,13 +40,20 @@ TEST_F(JournalTest, AChangeIsOnDiskBeforeWillChangeReturns) {
   EXPECT_EQ(after_crash.entries().entries(0).safe_value(), "interrupt");
 }
 
-TEST_F(JournalTest, TheFirstSafeValueIsKept) {
+TEST_F(JournalTest, TheFirstSafeValueIsKeptAndALaterChangeWritesNothing) {
   Journal journal(store_);
   ASSERT_TRUE(journal.WillChange(Entry("q1", "interrupt", "poll")));
+  struct stat before{}, after{};
+  ASSERT_EQ(stat(store_.JournalPath().c_str(), &before), 0);
   ASSERT_TRUE(journal.WillChange(Entry("q1", "poll", "interrupt")));
+  ASSERT_EQ(stat(store_.JournalPath().c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino) << "the journal was rewritten for a target it already holds";
   ASSERT_EQ(journal.entries().entries_size(), 1);
   EXPECT_EQ(journal.entries().entries(0).safe_value(), "interrupt");
   EXPECT_EQ(journal.entries().entries(0).applied_value(), "interrupt");
+  Journal reloaded(store_);
+  ASSERT_TRUE(reloaded.Load());
+  EXPECT_EQ(reloaded.entries().entries(0).safe_value(), "interrupt");
 }
 
 TEST_F(JournalTest, RestoreAllDropsWhatWasRestoredOrIsGoneAndKeepsFailures) {

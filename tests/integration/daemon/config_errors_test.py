@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Bad config at start: exit 2 and one line naming the problem. The same errors on SIGHUP keep the running
+config; a good file on SIGHUP is applied."""
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+from daemon_harness import NVME_ADAPTD, Daemon, Workspace, require_root
+
+BAD = [
+    ("unknown field", '{"polcy": {}}', "polcy"),
+    ("negative slack", '{"policy": {"paceSlackNs": -1}}', "policy.pace_slack_ns"),
+    ("malformed json", '{"policy": {', "config"),
+    ("unknown mode", '{"policy": {"mode": "CONTROLLER_MODE_SOMETIMES"}}', "CONTROLLER_MODE_SOMETIMES"),
+]
+
+
+class ConfigErrors(unittest.TestCase):
+    def setUp(self):
+        require_root(self)
+        self.ws = Workspace("config")
+
+    def tearDown(self):
+        self.ws.cleanup()
+
+    def test_bad_config_at_start_exits_2_with_one_line(self):
+        for name, text, expected in BAD:
+            with self.subTest(name):
+                path = self.ws.path(name.replace(" ", "_") + ".json")
+                with open(path, "w") as f:
+                    f.write(text)
+                result = subprocess.run([NVME_ADAPTD, "--config", path, "--state-dir", self.ws.state_dir],
+                                        capture_output=True, text=True, timeout=30)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                lines = result.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, result.stderr)
+                self.assertIn(expected, lines[0])
+                self.assertIn(path, lines[0])
+        result = subprocess.run([NVME_ADAPTD, "--frobnicate"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stderr.strip(), "nvme-adaptd: unknown argument '--frobnicate' (see --help)")
+
+    def test_sighup_keeps_the_running_config_on_error_and_applies_a_good_one(self):
+        daemon = Daemon(self.ws, config={"policy": {"paceSlackNs": "30000"}}, flags=["--sources", "uvnvme"]).start()
+        try:
+            slack = lambda: daemon.ctl_json("policy", "get")["policy"]["policy"].get("paceSlackNs")
+            self.assertEqual(slack(), "30000")
+            for name, text, expected in BAD:
+                with open(daemon.config_path, "w") as f:
+                    f.write(text)
+                before = daemon.log_text().count("reload refused")
+                daemon.send(signal.SIGHUP)
+                daemon.wait_for(lambda: daemon.log_text().count("reload refused") > before, 10, f"refusal of {name}")
+                self.assertIn(expected, daemon.log_text().splitlines()[-1])
+                self.assertIsNone(daemon.process.poll(), "the daemon died on a bad reload")
+                self.assertEqual(slack(), "30000")
+            self.ws.write_config({"policy": {"paceSlackNs": "40000"}})
+            daemon.send(signal.SIGHUP)
+            daemon.wait_for(lambda: slack() == "40000", 10, "the good config applied")
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
