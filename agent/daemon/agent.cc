@@ -202,7 +202,8 @@ void Agent::Rediscover(engine::Nanos now) {
       attached_processes_[found.pid] = found.binary;  // tried once per process
     }
   }
-  for (ManagedQueue* q : queues_.All()) {
+  const std::vector<ManagedQueue*> known = queues_.All();  // a copy: removing changes the table
+  for (ManagedQueue* q : known) {
     if (!present.count(q->name)) RemoveQueue(*q, "vanished");
   }
   for (auto it = attached_processes_.begin(); it != attached_processes_.end();) {

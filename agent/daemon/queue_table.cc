@@ -15,6 +15,7 @@ ManagedQueue& QueueTable::Insert(ManagedQueue queue) {
   by_key_[raw->desc.key] = raw;
   by_handle_[raw->handle] = raw;
   by_name_[raw->name] = std::move(owned);
+  ordered_stale_ = true;
   return *raw;
 }
 
@@ -24,6 +25,7 @@ void QueueTable::Erase(const std::string& name) {
   by_key_.erase(it->second->desc.key);
   by_handle_.erase(it->second->handle);
   by_name_.erase(it);
+  ordered_stale_ = true;
 }
 
 ManagedQueue* QueueTable::ByName(const std::string& name) {
@@ -46,15 +48,16 @@ bool QueueTable::HasController(const std::string& controller) const {
                      [&](const auto& entry) { return entry.second->desc.controller == controller; });
 }
 
-std::vector<ManagedQueue*> QueueTable::All() {
-  std::vector<ManagedQueue*> all;
-  all.reserve(by_name_.size());
-  for (auto& [name, queue] : by_name_) all.push_back(queue.get());
-  std::sort(all.begin(), all.end(), [](const ManagedQueue* a, const ManagedQueue* b) {
+const std::vector<ManagedQueue*>& QueueTable::All() {
+  if (!ordered_stale_) return ordered_;
+  ordered_.clear();
+  for (auto& [name, queue] : by_name_) ordered_.push_back(queue.get());
+  std::sort(ordered_.begin(), ordered_.end(), [](const ManagedQueue* a, const ManagedQueue* b) {
     if (a->desc.controller != b->desc.controller) return a->desc.controller < b->desc.controller;
     return a->desc.qid < b->desc.qid;
   });
-  return all;
+  ordered_stale_ = false;
+  return ordered_;
 }
 
 }  // namespace nvmeadapt::daemon

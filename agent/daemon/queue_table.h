@@ -52,10 +52,13 @@ class QueueTable {
   bool HasController(const std::string& controller) const;
 
   size_t size() const { return by_name_.size(); }
-  // Stable order (by name) for listings.
-  std::vector<ManagedQueue*> All();
+  // Every queue, by controller then queue id. Rebuilt only when a queue comes or goes: the loop walks it
+  // at every turn. Valid until the next Insert or Erase.
+  const std::vector<ManagedQueue*>& All();
 
  private:
+  std::vector<ManagedQueue*> ordered_;
+  bool ordered_stale_ = true;
   std::unordered_map<std::string, std::unique_ptr<ManagedQueue>> by_name_;
   std::unordered_map<collect::QueueKey, ManagedQueue*, collect::QueueKeyHash> by_key_;
   std::unordered_map<engine::QueueHandle, ManagedQueue*> by_handle_;

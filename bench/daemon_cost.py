@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The agent's own cost while uvnvme-load runs at its highest rate on this machine.
+
+One run: nvme-adaptd (adaptive, BPF collector attached to the driver's USDT probes) and uvnvme-load
+(1 queue, QD32, the rate the default device model allows). Reports the daemon's CPU seconds (utime+stime
+from /proc/PID/stat over the load's run) per million completions, its peak RSS (VmHWM), the load's own CPU
+seconds from its report, and the BPF programs' run time (kernel.bpf_stats_enabled=1 for the run; that time
+is spent in the load's process, at its probes). Writes BUILD/bench-results/daemon_cost.json.
+Usage: bench/daemon_cost.py BUILD_DIR [RUNTIME_S]
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1)) * 1024
+
+
+def bpf_run_seconds(port):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith("nvme_adapt_bpf_run_seconds_total{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def main():
+    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+    runtime = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
+    if os.geteuid() != 0:
+        sys.exit("daemon_cost: needs root (BPF, USDT)")
+    work = tempfile.mkdtemp(prefix="nvme-adapt-daemon-cost-")
+    results = os.path.join(build, "bench-results")
+    os.makedirs(results, exist_ok=True)
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        stats_before = f.read().strip()
+    port = free_port()
+    config = os.path.join(work, "config.json")
+    with open(config, "w") as f:
+        json.dump({"api": {"unixSocket": os.path.join(work, "agent.sock"), "unixSocketGroup": "root"}}, f)
+    daemon = load = None
+    try:
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write("1")
+        daemon = subprocess.Popen(
+            [os.path.join(build, "agent/daemon/nvme-adaptd"), "--config", config, "--state-dir", work + "/state",
+             "--runtime-dir", work, "--sources", "uvnvme", "--default-mode", "adaptive",
+             "--metrics-listen", f"127.0.0.1:{port}"], stderr=open(os.path.join(work, "daemon.log"), "w"))
+        time.sleep(1.0)
+        load = subprocess.Popen(
+            [os.path.join(build, "uvnvme/uvnvme-load"), "--runtime-dir", work, "--mode", "external",
+             "--controller-rt", "--queues", "1", "--qd", "32", "--phases", f"2500ms:idle,{runtime}s:qd32", "--json"],
+            stdout=subprocess.PIPE, text=True)
+        time.sleep(2.2)  # the daemon finds the process (discovery every 2 s) during the idle phase
+        cpu_start, bpf_start = cpu_seconds(daemon.pid), bpf_run_seconds(port)
+        report = json.loads(load.communicate(timeout=runtime + 60)[0])
+        cpu_end, bpf_end = cpu_seconds(daemon.pid), bpf_run_seconds(port)
+        rss = peak_rss_bytes(daemon.pid)
+        with open(os.path.join(work, "daemon.log")) as f:
+            attached = "attached 3 probes" in f.read()
+    finally:
+        for process in (load, daemon):
+            if process and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(30)
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write(stats_before)
+        shutil.rmtree(work, ignore_errors=True)
+    if not attached:
+        sys.exit("daemon_cost: the daemon never attached to uvnvme-load: the figures would mean nothing")
+    completed = report["completed"]
+    daemon_cpu = cpu_end - cpu_start
+    load_cpu = report["cpu_seconds"]
+    out = {
+        "summary": {
+            "completions": completed,
+            "iops": report["iops"],
+            "daemon_cpu_seconds": daemon_cpu,
+            "daemon_cpu_seconds_per_million_completions": daemon_cpu / completed * 1e6,
+            "load_cpu_seconds": load_cpu,
+            "daemon_cpu_vs_load_percent": 100.0 * daemon_cpu / load_cpu,
+            "daemon_peak_rss_bytes": rss,
+            "bpf_run_seconds": bpf_end - bpf_start,
+            "bpf_run_vs_load_percent": 100.0 * (bpf_end - bpf_start) / load_cpu,
+        },
+        "note": "daemon CPU from /proc/PID/stat over the load's run; load CPU is uvnvme-load's own (host reapers "
+                "and the emulated controller); BPF run time is spent inside the load process at its probes",
+        "load_average": os.getloadavg(),
+        "load_report": {k: report[k] for k in ("iops", "lat_p50_us", "lat_p99_us", "cpu_seconds", "mode_switches")},
+    }
+    with open(os.path.join(results, "daemon_cost.json"), "w") as f:
+        json.dump(out, f, indent=2)
+    s = out["summary"]
+    print(f"daemon_cost: {completed} completions at {s['iops']:.0f} IOPS; daemon {daemon_cpu:.3f} CPU s "
+          f"({s['daemon_cpu_seconds_per_million_completions']:.4f} s per million, {s['daemon_cpu_vs_load_percent']:.2f} % "
+          f"of the load's {load_cpu:.2f} s), peak RSS {rss / 2**20:.1f} MiB, BPF {s['bpf_run_seconds']:.3f} s")
+
+
+if __name__ == "__main__":
+    main()
