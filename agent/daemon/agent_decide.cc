@@ -77,7 +77,7 @@ void Agent::HandleDecision(ManagedQueue& queue, const engine::Decision& decision
   }
   if (!Notable(decision)) return;
   NA_INFO("decision " << line << (proto.lever_error().empty() ? "" : " lever_error=" + proto.lever_error()));
-  Publish(v1::EVENT_KIND_DECISION, &queue, line, &proto);
+  Publish(v1::EVENT_KIND_DECISION, &queue, line.substr(queue.name.size() + 1), &proto);  // the event names the queue
 }
 
 bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why) {
