@@ -1,5 +1,5 @@
 // Vocabulary of the decision engine: what goes in (window records, timer ticks, policy and mode changes)
-// and what comes out (decisions with their reason). No I/O, no libbpf, no gRPC here.
+// and what comes out (decisions with their reason). No I/O and no kernel or RPC headers here.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 namespace nvmeadapt::engine {
 
-using Nanos = int64_t;       // CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns)
+using Nanos = int64_t;       // CLOCK_MONOTONIC nanoseconds, the clock of the kernel-side timestamps
 using QueueHandle = uint32_t;  // dense index handed out by Engine::AddQueue
 
 enum class ReapMode : uint8_t { kInterrupt = 0, kPoll = 1 };
