@@ -107,7 +107,7 @@ def check_dashboard(prom: PrometheusServer, dashboard: str, at: float) -> None:
     for query in variables:
         match = re.fullmatch(r"label_values\((.*), (\w+)\)", query)
         check(match is not None, f"variable query {query} is label_values(selector, label)")
-        values = prom.query(f"group by ({match.group(2)}) ({grafana_to_promql(match.group(1), '4s')})")
+        values = prom.query(f"group by ({match.group(2)}) ({grafana_to_promql(match.group(1), '4s')})", at)
         check(bool(values), f"variable {match.group(2)} has values: "
                             f"{sorted(v['metric'].get(match.group(2), '') for v in values)}")
 
@@ -127,6 +127,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target", default="fixture")
     parser.add_argument("--fixture", help="nvme-adapt-metrics-fixture binary")
+    parser.add_argument("--daemon", help="nvme-adaptd binary (target daemon)")
+    parser.add_argument("--uvnvme-load", help="uvnvme-load binary (target daemon)")
+    parser.add_argument("--ctl", help="nvme-adaptctl binary (target daemon)")
     parser.add_argument("--rules-dir", required=True)
     parser.add_argument("--workdir", required=True)
     args = parser.parse_args()
