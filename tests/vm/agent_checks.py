@@ -117,7 +117,7 @@ def _switch(checks, a, name, mode, poll_qids_wanted, summary):
     set_mode = {c["controller"]: c["policy"].get("mode") for c in policy.get("controllers", [])}.get("nvme0")
     summary["switches"][name] = {"kernel_split": split, "agent_queues": _queue_summary(queues),
                                  "cli_seconds": round(called - start, 2),
-                                 "agent_rediscovered_after_seconds": round(agent_done - start, 2)}
+                                 "guest_saw_it_after_seconds": round(agent_done - start, 2)}
     eligible_modes = {q: v["mode"] for q, v in _queue_summary(queues).items() if v["eligible"]}
     ok = (set_mode == f"CONTROLLER_MODE_{mode.upper()}" and resets == resets_before + 1 and
           poll_qids == poll_qids_wanted and split is not None and split[2] == len(poll_qids_wanted) and
@@ -128,24 +128,35 @@ def _switch(checks, a, name, mode, poll_qids_wanted, summary):
                  "and the agent rediscovered it", ok,
                  f"kernel: split {split}, irq {irq_qids}, poll {poll_qids}, resets {resets_before} -> {resets}; "
                  f"agent: qids {sorted(queues)}, eligible in {eligible_modes}; CLI call {called - start:.1f} s, "
-                 f"agent saw it {agent_done - start:.1f} s after the call")
+                 f"the guest's polling saw it {agent_done - start:.1f} s after the call")
 
 
 def _events(checks, a, summary):
     events = facts.json_lines(a / "watch.json")
     q3 = [(e["kind"].removeprefix("EVENT_KIND_").lower()) for e in events
           if e.get("queue", {}).get("queue") == 3 and e["kind"] in ("EVENT_KIND_QUEUE_REMOVED", "EVENT_KIND_QUEUE_ADDED")]
-    switches = [e["decision"]["to"].removeprefix("REAP_MODE_").lower() for e in events
-                if e["kind"] == "EVENT_KIND_DECISION" and e.get("queue", {}).get("queue") == 1 and
-                e["decision"].get("reason") == "mode_changed" and e["decision"].get("applied")]
+    q1 = [e for e in events if e["kind"] == "EVENT_KIND_DECISION" and e.get("queue", {}).get("queue") == 1 and
+          e["decision"].get("reason") == "mode_changed" and e["decision"].get("applied")]
+    switches = [e["decision"]["to"].removeprefix("REAP_MODE_").lower() for e in q1]
+    # A decision is stamped when made, its event once the lever is done: the lever's write and reset.
+    lever_seconds = [round((int(e["timeUnixNs"]) - int(e["decision"]["timeUnixNs"])) / 1e9, 2) for e in q1]
     # A reset that renumbers a vector makes the agent drop and re-add the queue, which then switches again to
     # the mode it already had: count a mode once.
     switches = [m for i, m in enumerate(switches) if i == 0 or switches[i - 1] != m]
-    summary["events_a"] = {"q3": q3, "q1_switches": switches}
+    # From the policy change (published once the lever's reset is done) to the agent's rediscovery of q3.
+    latencies, policy_at = [], None
+    for e in events:
+        if e["kind"] == "EVENT_KIND_POLICY":
+            policy_at = int(e["timeUnixNs"])
+        elif e["kind"] in ("EVENT_KIND_QUEUE_REMOVED", "EVENT_KIND_QUEUE_ADDED") and policy_at is not None:
+            latencies.append(round((int(e["timeUnixNs"]) - policy_at) / 1e9, 2))
+    summary["events_a"] = {"q3": q3, "q1_switches": switches, "q1_lever_seconds": lever_seconds,
+                           "rediscovery_after_policy_seconds": latencies}
     checks.check("agent events (watch --json): q3 removed and added back, q1 switched by the policy",
                  q3 == ["queue_removed", "queue_added", "queue_removed"] and
                  switches == ["poll", "interrupt", "poll", "interrupt"],
-                 f"q3 events {q3}; q1 switches applied {switches}")
+                 f"q3 events {q3}, {latencies} s after their policy events; q1 switches applied {switches}, "
+                 f"the lever (write + reset) took {lever_seconds} s")
 
 
 def _restart(checks, results, a, b, summary):

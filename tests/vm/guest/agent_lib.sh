@@ -80,14 +80,17 @@ agent_watch() {
 }
 
 # agent_settled_queues OUT: ListQueues once the agent's counters (refreshed about once a second) stopped moving.
+# Two equal reads more than a refresh apart. The reads and their uptimes go to OUT.reads.
 agent_settled_queues() {
   local out=$1 previous="" current tries
   for tries in 1 2 3 4 5 6 7 8 9 10; do
     ctl --json queues > "$out"
-    current=$("${AGENT_JSON[@]}" queues "$out" | awk '{ print $1, $4 }')
+    # Each queue's own counter is the only quoted (int64) "completions"; its last window's is a plain number.
+    current=$(grep -o '"completions":"[0-9]*"' "$out" | tr -dc '0-9\n' | tr '\n' ' ')
+    echo "$(uptime_s) $current" >> "$out.reads"
     [[ $current == "$previous" ]] && return 0
     previous=$current
-    sleep 1.2
+    sleep 1.1
   done
   say "agent counters still moving after $tries reads"
   return 1
