@@ -147,7 +147,19 @@ LeverResult<std::vector<PlannedLever::Step>> CoalescingLever::MakeRestore(const 
   auto device = OpenDevice(path);
   if (!device) return device.error();
   for (const auto& [object, command] : commands) {
-    steps.push_back(SetStep(*device, path, object, command.first, command.second));
+    const auto [fid, cdw11] = command;
+    // Only what differs is written back, as in MakePlan: the journal holds a restore point from before an Apply
+    // that may have failed before any write, and a device that refuses the Set (QEMU: Feature Not Changeable)
+    // would otherwise fail every restore of a value it never changed.
+    const bool vector_config = fid == kFidInterruptVectorConfig;
+    auto current = Run(**device,
+                       GetFeaturesCommand(fid, vector_config ? cdw11 & 0xffffu : 0, FeatureSelect::kCurrent,
+                                          options_.timeout_ms),
+                       path, "Get Features " + FidName(fid));
+    if (!current) return current.error();
+    const uint32_t compared = vector_config ? kCoalescingDisableBit : 0xffffu;
+    if ((*current & compared) == (cdw11 & compared)) continue;
+    steps.push_back(SetStep(*device, path, object, fid, cdw11));
   }
   return steps;
 }

@@ -2,7 +2,8 @@
 // kPoll sets the controller's aggregation (FID 08h: THR, TIME) when it differs and enables coalescing on the
 // queue's vector (FID 09h, CD = 0); kInterrupt disables coalescing on the vector (CD = 1) and leaves 08h.
 // The restore point holds the 08h value and the vector's 09h value read (Get Features, current) before the
-// first change. Devices may refuse: QEMU answers Set Features 08h with Feature Not Changeable (kRefused).
+// first change; a restore reads both again and sets only what differs. Devices may refuse: QEMU answers Set
+// Features 08h with Feature Not Changeable (kRefused).
 #pragma once
 
 #include <memory>

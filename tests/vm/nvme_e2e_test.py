@@ -4,8 +4,10 @@
 Boots the VM with tests/vm/guest/nvme_e2e.sh as the guest script, then asserts here, on the host, on the
 files it recorded: queue layout (interrupt vs poll queues), where libaio and io_uring-hipri completions land
 (tracefs hist per qid against fio's counts), the poll_queues + reset_controller lever, NVMe Set Features
-FID 08h on QEMU, and which BPF hooks load and count on this kernel. Writes RESULTS/summary.json.
-A machine without QEMU or the kernel package fails the test with what is missing.
+FID 08h on QEMU, and which BPF hooks load and count on this kernel (the kernel-only, BPF-free cross-checks);
+then the project's agent in the guest (agent_checks.py): discovery, hooks, per-queue counts, the levers
+driven through nvme-adaptctl over gRPC, a crash and restart with its journal. Writes RESULTS/summary.json.
+A machine without QEMU, the kernel package or the built binaries fails the test with what is missing.
 
   tests/vm/nvme_e2e_test.py [--build-dir build]
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import agent_checks  # noqa: E402
 import nvme_facts as facts  # noqa: E402
 from vmkernel import VmSetupError  # noqa: E402
 from vmrun import (GUEST_PATH, SOURCE_DIR, VM_DIR, Clock, VmOptions, VmRunError, raise_on_sigterm,  # noqa: E402
@@ -30,7 +33,10 @@ TOLERANCE = 0.01  # hist counts vs fio's completed I/Os, and stray completions, 
 COUNTED_HOOKS = ("tp_btf/nvme_complete_rq", "raw_tp/nvme_complete_rq", "tracepoint/nvme/nvme_complete_rq")
 SET_FEATURES_NOT_CHANGEABLE = "0x410e"
 # Host programs the guest script runs (from the shared host root), with their Debian packages.
-GUEST_TOOLS = {"fio": "fio", "nvme": "nvme-cli", "bpftool": "bpftool", "python3": "python3", "bash": "bash"}
+GUEST_TOOLS = {"fio": "fio", "nvme": "nvme-cli", "bpftool": "bpftool", "python3": "python3", "bash": "bash",
+               "ip": "iproute2"}
+# The project's binaries the guest runs from the build tree.
+AGENT_BINARIES = ("agent/daemon/nvme-adaptd", "agent/ctl/nvme-adaptctl")
 
 
 class Checks:
@@ -139,6 +145,11 @@ def assert_results(results):
     _routing(checks, results, "hipri-no-poll-queue", after_irq, poll_qids, summary)
 
     _bpf_hooks(checks, results, summary)
+
+    _routing(checks, results, "agent-libaio", irq_qids, poll_qids, summary)
+    _routing(checks, results, "agent-hipri", poll_qids, irq_qids, summary)
+    agent_checks.check_agent(checks, results, summary)
+    print(f"        {agent_checks.describe_hooks(summary)}", flush=True)
     return checks, summary
 
 
@@ -185,6 +196,9 @@ def main(argv=None):
     raise_on_sigterm()
     try:
         require_tools(GUEST_TOOLS, path=GUEST_PATH)
+        missing = [str(build_dir / b) for b in AGENT_BINARIES if not (build_dir / b).is_file()]
+        if missing:
+            raise VmSetupError(f"not built: {', '.join(missing)}; build the project first (cmake --build build)")
         probe = _compile_bpf_probe(build_dir)
         vm = run_vm(VmOptions(guest_script=VM_DIR / "guest" / "nvme_e2e.sh", build_dir=build_dir,
                               env={"NVA_BPF_PROBE_OBJ": str(probe)}, timeout=args.timeout), clock)

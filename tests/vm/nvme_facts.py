@@ -75,3 +75,34 @@ def nvme_ready_uptime(console_log):
     """Guest uptime in seconds when nvme0n1 appeared, from the console log."""
     match = INIT_READY.search(Path(console_log).read_text(errors="replace"))
     return float(match.group(1)) if match else None
+
+
+def agent_queues(path, controller="nvme0"):
+    """{qid: queue} of one controller from `nvme-adaptctl --json queues` (proto3 JSON; int64 fields are strings)."""
+    answer = json.loads(Path(path).read_text())
+    return {q["id"].get("queue", 0): q for q in answer.get("queues", []) if q["id"]["controller"] == controller}
+
+
+def agent_completions(path, controller="nvme0"):
+    """{qid: completions the agent reports} from `nvme-adaptctl --json queues`."""
+    return {qid: int(q.get("completions", "0")) for qid, q in agent_queues(path, controller).items()}
+
+
+def json_lines(path):
+    """The objects of a JSON-lines file (`nvme-adaptctl --json watch`), stopping at a line cut short."""
+    events = []
+    for line in Path(path).read_text().splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return events
+
+
+def metric_value(path, name, labels):
+    """The value of a Prometheus sample `name{labels}` in an exposition text file, or None."""
+    wanted = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    for line in Path(path).read_text().splitlines():
+        if line.startswith(f"{name}{{{wanted}}} "):
+            return float(line.rsplit(" ", 1)[1])
+    return None

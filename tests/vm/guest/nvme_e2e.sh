@@ -1,9 +1,12 @@
 #!/bin/bash
 # Guest side of the VM end-to-end test (tests/vm/nvme_e2e_test.py asserts on what it records).
 # Runs in the VM: nvme loaded with poll_queues=1, the host root as /, results under $NVA_RESULTS_DIR.
-# Kernel-only steps; the daemon's steps join between "io" and "lever" (it must see both routings first).
+# The kernel-only steps (BPF-free cross-checks) come first; the agent's steps (nvme-adaptd and nvme-adaptctl
+# from the build tree) run between "bpf" and "set-features", with the queue layout still 2/0/1.
 # shellcheck source=tests/vm/guest/lib.sh
 source "$NVA_VM_DIR/guest/lib.sh"
+# shellcheck source=tests/vm/guest/agent_lib.sh
+source "$NVA_VM_DIR/guest/agent_lib.sh"
 
 step discovery
 d=$(results_subdir discovery)
@@ -37,6 +40,60 @@ if [[ -n ${NVA_BPF_PROBE_OBJ:-} ]]; then
   # shellcheck disable=SC2034  # read by io_run in lib.sh
   io_wrapper=()
 fi
+
+# Run A: the poll_queues + reset lever for nvme0, chosen in the levers config.
+step agent-start
+a=$(results_subdir agent/a)
+agent_config a '{"controllers": [{"controller": "nvme0", "lever": "LEVER_KIND_POLL_QUEUES_RESET"}]}'
+agent_start a "$a" --metrics-listen off
+ctl --json queues > "$a/queues.json"
+snapshot_queues "$a"
+agent_watch "$a/watch.json"
+
+step agent-io
+agent_settled_queues "$a/queues-before-libaio.json"
+io_run agent-libaio --name=libaio --ioengine=libaio --iodepth=16
+agent_settled_queues "$a/queues-after-libaio.json"
+io_run agent-hipri --name=hipri --ioengine=io_uring --hipri=1 --iodepth=16
+agent_settled_queues "$a/queues-after-hipri.json"
+
+# poll first: the queues are in interrupt mode as found, so only after it does interrupt make a change.
+step agent-lever-poll
+switch_controller poll "$a/switch-1-poll"
+step agent-lever-interrupt
+switch_controller interrupt "$a/switch-2-interrupt"
+step agent-lever-poll-again
+switch_controller poll "$a/switch-3-poll"
+step agent-crash
+switch_controller interrupt "$a/switch-4-interrupt"
+agent_stop "$a" KILL
+cp "$AGENT_DIR/state/journal.json" "$AGENT_DIR/state/policy.json" "$a/"
+
+# Run B: the kernel's default lever (coalescing on a stock kernel), the same state dir: the journal left by
+# the crash puts poll_queues back first, the policy persisted over gRPC (nvme0 interrupt) stays in force.
+step agent-restart
+b=$(results_subdir agent/b)
+ip link set lo up
+agent_config b ""
+agent_start b "$b" --metrics-listen 127.0.0.1:9464
+wait_until 30 "nvme0 with its poll queue back" _kernel_split_is 1
+ctl --json queues > "$b/queues.json"
+ctl --json policy get > "$b/policy.json"
+snapshot_queues "$b"
+agent_watch "$b/watch.json"
+
+step agent-coalescing
+status=0
+ctl --json override nvme0:q1 poll > "$b/override.json" 2>&1 || status=$?
+echo "$status" > "$b/override.status"
+wait_until 20 "a lever error in the agent's status" _agent_reports_lever_error "$b/status-after-error.json"
+wait_until 20 "a lever_error event" grep -q EVENT_KIND_LEVER_ERROR "$b/watch.json"
+python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+  http://127.0.0.1:9464/metrics > "$b/metrics.txt"
+ctl --json queues > "$b/queues-after-error.json"
+ctl --json status > "$b/status-before-stop.json"
+agent_stop "$b" TERM
+cp "$AGENT_DIR/state/journal.json" "$b/" 2>/dev/null || true
 
 step set-features
 d=$(results_subdir set-features)
