@@ -95,6 +95,8 @@ class Agent : public api::AgentControl {
   void HandleDecision(ManagedQueue& queue, const engine::Decision& decision);
   bool ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why);
   void RetryLevers(engine::Nanos now);
+  // The mode a forced, off or shadow queue must be in (retried by the agent); nullopt when the engine decides.
+  std::optional<engine::ReapMode> FixedModeWanted(const ManagedQueue& queue) const;
   void PushControl(ManagedQueue& queue);
   engine::Policy PolicyFor(const DiscoveredQueue& queue) const;
   Status ApplyPolicyBook(PolicyBook book, engine::Nanos now);

@@ -11,6 +11,12 @@ namespace {
 constexpr engine::Nanos kFirstRetryDelay = 1'000'000'000;
 constexpr engine::Nanos kMaxRetryDelay = 60'000'000'000;
 
+// Transient failures are retried; a refusal (a device's "do not retry", an EINVAL from the kernel), a
+// missing lever or a missing permission will not change by itself.
+bool RetryWorthwhile(ErrorCode code) {
+  return code == ErrorCode::kUnavailable || code == ErrorCode::kIo || code == ErrorCode::kInternal;
+}
+
 v1::ReapMode ToProto(engine::ReapMode mode) {
   return mode == engine::ReapMode::kPoll ? v1::REAP_MODE_POLL : v1::REAP_MODE_INTERRUPT;
 }
@@ -84,26 +90,33 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   const engine::Nanos now = deps_.monotonic();
   auto fail = [&](const Error& error) {
     queue.degraded = true;
-    queue.degraded_reason = queue.lever + ": " + error.message;
+    // Lever errors already name their lever; others (no plan, no journal) get it here.
+    queue.degraded_reason =
+        error.message.rfind(queue.lever + ":", 0) == 0 ? error.message : queue.lever + ": " + error.message;
     ++lever_errors_[queue.lever].count;
     lever_errors_[queue.lever].last = error.message;
     lever_errors_[queue.lever].last_code = error.code;
+    const bool transient = RetryWorthwhile(error.code);
     NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << engine::ReapModeName(mode)
-                     << " (" << engine::ReasonName(why) << "): " << error.message);
+                     << " (" << engine::ReasonName(why) << "): " << error.message
+                     << (transient ? "" : " (not retried: it will not change by itself)"));
     if (deps_.metrics) deps_.metrics->OnLeverError(queue.lever.empty() ? "none" : queue.lever, error.code);
     Publish(v1::EVENT_KIND_LEVER_ERROR, &queue, queue.degraded_reason);
-    const engine::QueueState state = engine_.View(queue.handle).state;
-    if (state == engine::QueueState::kForced || state == engine::QueueState::kObserving ||
-        state == engine::QueueState::kShadow) {
-      // Nothing will decide again for a forced mode: retry it with backoff.
+    // The engine follows the real mode: adaptive states decide again on the next window, and clearing an
+    // override or changing the mode later starts from where the queue really is.
+    if (auto followed = engine_.OnLeverResult(queue.handle, queue.mode, now)) {
+      Record(engine::FormatLeverLine(queue.name, now, queue.mode));
+      if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(queue.name, *followed) << '\n';
+    }
+    // A forced mode (or the safe mode of off/shadow) has nothing that decides again: retry it with backoff
+    // while it is still wanted, unless the refusal is permanent (a device's "do not retry", no such lever).
+    if (transient && FixedModeWanted(queue) == mode) {
       queue.retry_mode = mode;
       queue.retry_reason = why;
       queue.retry_delay = std::min(queue.retry_delay ? queue.retry_delay * 2 : kFirstRetryDelay, kMaxRetryDelay);
       queue.retry_at = now + queue.retry_delay;
-    } else if (auto followed = engine_.OnLeverResult(queue.handle, queue.mode, now)) {
-      // The engine follows the real mode and decides again on the next window.
-      Record(engine::FormatLeverLine(queue.name, now, queue.mode));
-      if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(queue.name, *followed) << '\n';
+    } else {
+      queue.retry_mode.reset();
     }
     return false;
   };
@@ -140,15 +153,34 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   return true;
 }
 
+std::optional<engine::ReapMode> Agent::FixedModeWanted(const ManagedQueue& queue) const {
+  const engine::QueueView view = engine_.View(queue.handle);
+  switch (view.state) {
+    case engine::QueueState::kForced:
+      if (view.override_mode) return view.override_mode->mode;
+      return view.policy.mode == engine::ControllerMode::kPoll ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt;
+    case engine::QueueState::kObserving:
+    case engine::QueueState::kShadow:
+      return queue.desc.eligible ? std::optional(queue.desc.mode) : std::nullopt;  // the mode it was found in
+    default:
+      return std::nullopt;  // the engine decides again on the next window
+  }
+}
+
 void Agent::RetryLevers(engine::Nanos now) {
   for (ManagedQueue* q : queues_.All()) {
     if (!q->retry_mode || now < q->retry_at) continue;
     const engine::ReapMode wanted = *q->retry_mode;
-    if (engine_.View(q->handle).mode != wanted || q->mode == wanted) {
+    if (FixedModeWanted(*q) != wanted || q->mode == wanted) {
       q->retry_mode.reset();  // no longer wanted, or already there
       continue;
     }
-    ApplyMode(*q, wanted, q->retry_reason);
+    if (ApplyMode(*q, wanted, q->retry_reason)) {
+      if (auto followed = engine_.OnLeverResult(q->handle, wanted, now)) {  // the engine had followed the failure
+        Record(engine::FormatLeverLine(q->name, now, wanted));
+        if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(q->name, *followed) << '\n';
+      }
+    }
   }
 }
 

@@ -85,7 +85,8 @@ class FakeLevers : public Levers {
     ++applies;
     if (refuse > 0) {
       --refuse;
-      return MakeError(ErrorCode::kRefused, "Feature Not Changeable (0x410e)");
+      return MakeError(refuse_code, refuse_code == ErrorCode::kRefused ? "Feature Not Changeable (0x410e)"
+                                                                        : "controller busy");
     }
     values[plan.target] = plan.applied_value;
     log.push_back("apply " + plan.target + "=" + plan.applied_value);
@@ -99,6 +100,7 @@ class FakeLevers : public Levers {
   std::map<std::string, std::string> values;
   std::vector<std::string> log;
   int refuse = 0;
+  ErrorCode refuse_code = ErrorCode::kRefused;
   int applies = 0;
 };
 

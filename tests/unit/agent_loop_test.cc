@@ -155,9 +155,10 @@ TEST_F(AgentLoop, ARefusingLeverDegradesTheQueueAndTheEngineFollowsTheRealMode) 
   EXPECT_FALSE(q1.degraded());
 }
 
-TEST_F(AgentLoop, AForcedModeTheLeverRefusesIsRetriedWithBackoff) {
+TEST_F(AgentLoop, AForcedModeThatFailsTransientlyIsRetriedWithBackoff) {
   policies_.mutable_policy()->set_mode(v1::CONTROLLER_MODE_POLL);
   levers_.refuse = 2;
+  levers_.refuse_code = ErrorCode::kUnavailable;
   Start();
   EXPECT_EQ(levers_.applies, 2);  // both queues tried at discovery
   EXPECT_TRUE(Queue(1).degraded());
@@ -169,6 +170,27 @@ TEST_F(AgentLoop, AForcedModeTheLeverRefusesIsRetriedWithBackoff) {
   EXPECT_EQ(levers_.applies, 4);
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
   EXPECT_FALSE(Queue(1).degraded());
+}
+
+TEST_F(AgentLoop, ARefusedOverrideIsNotRetriedAndClearingItWritesNothing) {
+  Start();
+  levers_.refuse = 1;  // "Feature Not Changeable": permanent
+  v1::SetQueueModeRequest request;
+  request.mutable_queue()->set_controller("uvnvme:7:0");
+  request.mutable_queue()->set_queue(1);
+  request.set_mode(v1::REAP_MODE_POLL);
+  auto set = agent_->SetQueueMode(request);
+  ASSERT_TRUE(set);
+  EXPECT_EQ(set->queue().mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_TRUE(set->queue().degraded());
+  EXPECT_EQ(set->queue().degraded_reason(), "fake: Feature Not Changeable (0x410e)");
+  now_ += 120'000'000'000;
+  agent_->RunOnce();
+  EXPECT_EQ(levers_.applies, 1) << "a permanent refusal was retried";
+  request.set_mode(v1::REAP_MODE_UNSPECIFIED);
+  ASSERT_TRUE(agent_->SetQueueMode(request));
+  EXPECT_EQ(levers_.applies, 1) << "clearing the override touched a queue that never left interrupt mode";
+  EXPECT_EQ(Queue(1).state(), v1::QUEUE_STATE_MEASURING);
 }
 
 TEST_F(AgentLoop, ShutdownPutsEveryChangedQueueBack) {
