@@ -155,7 +155,7 @@ Result<v1::SetQueueModeResponse> Agent::SetQueueMode(const v1::SetQueueModeReque
     ManagedQueue* q = queues_.ByName(name);
     if (q == nullptr) return NotFound("queue " + name + ": no such queue");
     if (!q->desc.eligible) {
-      return MakeError(ErrorCode::kFailedPrecondition, "queue " + name + " is not eligible: " + q->desc.ineligible_reason);
+      return MakeError(ErrorCode::kFailedPrecondition, "queue " + name + ": not eligible: " + q->desc.ineligible_reason);
     }
     if (request.duration_ns() < 0) {
       return MakeError(ErrorCode::kInvalidArgument, "duration_ns: must be >= 0");
