@@ -4,17 +4,13 @@
 #include "agent/common/log.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
+#include "agent/daemon/proto_views.h"
 #include "agent/engine/trace.h"
 
 namespace nvmeadapt::daemon {
 
-v1::QueueState ToProtoState(engine::QueueState state);  // agent_decide.cc
-
 namespace {
 
-v1::ReapMode ToProtoMode(engine::ReapMode mode) {
-  return mode == engine::ReapMode::kPoll ? v1::REAP_MODE_POLL : v1::REAP_MODE_INTERRUPT;
-}
 
 Error NotFound(std::string message) { return MakeError(ErrorCode::kNotFound, std::move(message)); }
 
@@ -26,8 +22,8 @@ v1::QueueInfo Agent::Describe(ManagedQueue& q) const {
   info.mutable_id()->set_controller(q.desc.controller);
   info.mutable_id()->set_queue(q.desc.qid);
   info.set_source(q.desc.source);
-  info.set_mode(ToProtoMode(q.mode));
-  info.set_state(ToProtoState(view.state));
+  info.set_mode(daemon::ToProto(q.mode));
+  info.set_state(daemon::ToProto(view.state));
   info.set_eligible(q.desc.eligible);
   info.set_ineligible_reason(q.desc.ineligible_reason);
   info.set_controller_mode(config::ToProto(view.policy.mode));
@@ -42,12 +38,12 @@ v1::QueueInfo Agent::Describe(ManagedQueue& q) const {
     window->set_completions(w.completions);
     window->set_span_ns(w.end - w.start);
     if (w.completions > 0) window->set_average_interval_ns(static_cast<double>(w.end - w.start) / w.completions);
-    window->set_mode(ToProtoMode(w.mode));
+    window->set_mode(daemon::ToProto(w.mode));
     window->set_end_unix_ns(q.last_window_unix_ns);
   }
   if (q.last_decision) *info.mutable_last_decision() = *q.last_decision;
   if (view.override_mode) {
-    info.mutable_override()->set_mode(ToProtoMode(view.override_mode->mode));
+    info.mutable_override()->set_mode(daemon::ToProto(view.override_mode->mode));
     if (view.override_mode->expires_at != 0) {
       info.mutable_override()->set_expires_unix_ns(deps_.wall() +
                                                    (view.override_mode->expires_at - deps_.monotonic()));

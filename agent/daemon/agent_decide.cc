@@ -3,6 +3,7 @@
 
 #include "agent/common/log.h"
 #include "agent/daemon/agent.h"
+#include "agent/daemon/proto_views.h"
 #include "agent/engine/trace.h"
 
 namespace nvmeadapt::daemon {
@@ -17,9 +18,6 @@ bool RetryWorthwhile(ErrorCode code) {
   return code == ErrorCode::kUnavailable || code == ErrorCode::kIo || code == ErrorCode::kInternal;
 }
 
-v1::ReapMode ToProto(engine::ReapMode mode) {
-  return mode == engine::ReapMode::kPoll ? v1::REAP_MODE_POLL : v1::REAP_MODE_INTERRUPT;
-}
 
 // Window-by-window outcomes that change nothing are not events: they would flood the stream and the log.
 bool Notable(const engine::Decision& d) {
@@ -38,17 +36,6 @@ bool Notable(const engine::Decision& d) {
 
 }  // namespace
 
-v1::QueueState ToProtoState(engine::QueueState state) {
-  switch (state) {
-    case engine::QueueState::kObserving: return v1::QUEUE_STATE_OBSERVING;
-    case engine::QueueState::kMeasuring: return v1::QUEUE_STATE_MEASURING;
-    case engine::QueueState::kPolling: return v1::QUEUE_STATE_POLLING;
-    case engine::QueueState::kBackoff: return v1::QUEUE_STATE_BACKOFF;
-    case engine::QueueState::kForced: return v1::QUEUE_STATE_FORCED;
-    case engine::QueueState::kShadow: return v1::QUEUE_STATE_SHADOW;
-  }
-  return v1::QUEUE_STATE_UNSPECIFIED;
-}
 
 v1::Decision Agent::ToProto(const engine::Decision& d) const {
   v1::Decision out;
@@ -56,7 +43,7 @@ v1::Decision Agent::ToProto(const engine::Decision& d) const {
   out.set_from(daemon::ToProto(d.from));
   out.set_to(daemon::ToProto(d.to));
   out.set_reason(std::string(engine::ReasonName(d.reason)));
-  out.set_state(ToProtoState(d.state));
+  out.set_state(daemon::ToProto(d.state));
   out.set_shadow(d.shadow);
   out.set_backoff_started(d.backoff_started);
   out.set_failures(d.failures);
