@@ -1,6 +1,6 @@
 # eval-grid.png: IOPS and CPU per completion per configuration and mode (bars: medians; whiskers: min and
 # max over the repetitions). Variables from bench/eval/plots.py: data, out.
-set terminal pngcairo size 1400,1250 font "DejaVu Sans,12"
+set terminal pngcairo size 1400,1350 font "DejaVu Sans,12"
 set output out
 set style data histogram
 set style histogram errorbars gap 2 lw 1.2
@@ -13,6 +13,7 @@ set ytics nomirror
 set format y "%g"
 set logscale y
 set lmargin 12
+set bmargin 4
 int = "#4878cf"; poll = "#d65f5f"; ada = "#6acc65"
 
 set multiplot layout 3,1 title "uvnvme, default device model (media 20 us, 500k IOPS per device), this 2-vCPU VM: interrupt vs poll vs nvme-adaptd adaptive" font ",14"

@@ -57,6 +57,10 @@ def write_timeline_data(timeline, directory):
         include.append(f'phase_start_{number} = {start}; phase_end_{number} = {stop}; '
                        f'phase_color_{number} = "{shade}"; phase_text_{number} = "{text}"')
     include.append(f"phases = {len(timeline['phases'])}")
+    engine = timeline["engine"]
+    failed = ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in sorted(engine["failed_tries"].items())) or "none failed"
+    include.append(f'engine_text = "{engine["tries"]} polling tries ({failed}), {engine["polling_windows_kept"]} '
+                   f'polling windows kept, {engine["backoffs"]} backoffs"')
     (directory / "eval-timeline-setup.gp").write_text("\n".join(include) + "\n")
 
 

@@ -18,10 +18,11 @@ set origin 0, 0.36
 set title "Completion rate per measurement window (8192 completions; the agent records the windows it accepts)"
 set ylabel "completions per second"
 set format y "%.0s%c"
-set key top right opaque
+set key outside top center horizontal
 set yrange [0:*]
+set offsets 0, 0, graph 0.15, 0
 do for [p = 1:phases] {
-  eval sprintf('set label %d phase_text_%d at (phase_start_%d + phase_end_%d) / 2, graph 0.93 center front', p, p, p, p)
+  eval sprintf('set label %d phase_text_%d at (phase_start_%d + phase_end_%d) / 2, graph 0.90 center front', p, p, p, p)
 }
 plot for [q = 0:queues - 1] dir.sprintf("eval-timeline-rate-%d.dat", q) using 1:($3 == 0 ? $2 : 1/0) \
        with points pt 7 ps 0.8 lc rgb "#4878cf" title (q == 0 ? "window in interrupt mode" : ""), \
@@ -31,7 +32,7 @@ unset label
 
 set size 1, 0.34
 set origin 0, 0.0
-set title "Reaping mode (switches as decided and applied by the agent)"
+set title "Reaping mode as the agent switched it: ".engine_text
 set ylabel "mode"
 set xlabel "seconds since uvnvme-load started"
 set yrange [-0.2:1.2]
