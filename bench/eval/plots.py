@@ -15,6 +15,7 @@ class PlotError(RuntimeError):
 
 
 def triple(s, mode, metric, scale=1.0):
+    """median min max of one metric, times scale (NaN when the mode did not run)."""
     entry = s["modes"].get(mode, {}).get(metric)
     if not entry:
         return "NaN NaN NaN"
@@ -22,12 +23,16 @@ def triple(s, mode, metric, scale=1.0):
 
 
 def write_grid_data(result, path):
-    lines = ["# label, then per mode (interrupt, poll, adaptive) median min max of: IOPS (thousands);"
-             " host CPU us per completion (adaptive: reapers + agent); process CPU us per completion (adaptive: + agent)"]
+    lines = ["# label, then per mode (interrupt, poll, adaptive) median min max of: IOPS relative to the interrupt"
+             " median; host CPU us per completion (adaptive: reapers + agent); process CPU us per completion"
+             " (adaptive: + agent)"]
     for s in result["configs"]:
-        tick = s["config"]["label"].replace(" QD", "\\nQD")  # two lines per tick: gnuplot reads \n in "..."
+        irq = summary.median(s, "interrupt", "iops")
+        # gnuplot reads \n in a double-quoted string as a line break: three lines per tick
+        tick = s["config"]["label"].replace(" QD", "\\nQD") + (f"\\ninterrupt {irq / 1000:.0f}k" if irq else "")
         columns = [f'"{tick}"']
-        for metric, scale in (("iops", 1e-3), ("host_plus_agent_cpu_us", 1.0), ("process_plus_agent_cpu_us", 1.0)):
+        for metric, scale in (("iops", 1 / irq if irq else float("nan")), ("host_plus_agent_cpu_us", 1.0),
+                              ("process_plus_agent_cpu_us", 1.0)):
             columns += [triple(s, mode, metric, scale) for mode in summary.MODES]
         lines.append(" ".join(columns))
     path.write_text("\n".join(lines) + "\n")
