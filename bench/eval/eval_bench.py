@@ -10,10 +10,12 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 
+import machine
 import plots
 import summary
 import traces
@@ -51,6 +53,15 @@ class Evaluation:
             raise AgentError(f"{self.load} missing: build the project first")
         self.placement = placement()
         self.agent = AgentSession(args.build, args.agent_cpus, args.policy)
+        self.process = None  # the uvnvme-load running now, stopped if the evaluation is interrupted
+        self.quiet_wait_left = args.max_total_quiet_wait_seconds
+
+    def wait_until_quiet(self):
+        """Before a configuration: let other work on the shared machine finish, within the time budget."""
+        waited, other = machine.wait_until_quiet(self.agent.cpu_seconds, self.args.quiet_cpus,
+                                                 min(self.args.max_quiet_wait_seconds, self.quiet_wait_left))
+        self.quiet_wait_left = max(0.0, self.quiet_wait_left - waited)
+        return {"quiet_wait_s": round(waited, 1), "other_cpus": round(other, 3)}
 
     def command(self, config, mode, phases):
         command = [self.load, "--json", "--controllers", str(config["controllers"]), "--queues",
@@ -61,28 +72,33 @@ class Evaluation:
 
     def launch(self, config, mode, phases, warmup_s):
         """Runs uvnvme-load; for adaptive runs waits for the agent to take its queues and samples the
-        agent's CPU at the start and end of the measured part (after warmup_s)."""
+        agent's CPU at the start and end of the measured part (after warmup_s). Measures the other work
+        on the machine meanwhile."""
         queues = config["controllers"] * config["queues"]
         run = {"loadavg": [round(x, 2) for x in os.getloadavg()]}
+        agent_at_launch = self.agent.cpu_seconds()
+        sampler = machine.Sampler()
         started = time.monotonic_ns()
-        process = subprocess.Popen(self.command(config, mode, phases), stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(self.command(config, mode, phases), stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
         if mode == "adaptive":
-            found = self.agent.wait_for_queues(process.pid, queues, warmup_s, process)
+            found = self.agent.wait_for_queues(self.process.pid, queues, warmup_s, self.process)
             run["agent_found_queues_s"] = found
             time.sleep(max(0.0, started / 1e9 + warmup_s - time.monotonic()))
-            run["agent_cpu_start"] = self.agent.cpu_seconds()
-        stdout, stderr = process.communicate()
+            agent_at_measure = self.agent.cpu_seconds()
+        stdout, stderr = self.process.communicate()
+        pid, status, self.process = self.process.pid, self.process.returncode, None
         run["ended"] = time.monotonic_ns()
+        agent_at_end = self.agent.cpu_seconds()
+        run["other_cpus"] = round(sampler.other_cpus(agent_at_end - agent_at_launch), 3)
         if mode == "adaptive":
-            run["agent_cpu_seconds"] = self.agent.cpu_seconds() - run.pop("agent_cpu_start")
-        if process.returncode != 0:
-            raise AgentError(f"uvnvme-load ({label(config)}, {mode}) failed with {process.returncode}: "
-                             f"{stderr.strip()}")
+            run["agent_cpu_seconds"] = agent_at_end - agent_at_measure
+        if status != 0:
+            raise AgentError(f"uvnvme-load ({label(config)}, {mode}) failed with {status}: {stderr.strip()}")
         report = json.loads(stdout)
         if report.get("protocol_errors"):
             raise AgentError(f"uvnvme-load ({label(config)}, {mode}): {report['protocol_errors']} protocol errors")
-        return process.pid, started, run, report
+        return pid, started, run, report
 
     def grid_run(self, config, mode, rep):
         warmup = self.args.agent_warmup_seconds if mode == "adaptive" else self.args.warmup_seconds
@@ -123,8 +139,10 @@ class Evaluation:
         for rep in range(self.args.repeats):
             order = summary.MODES[rep % 3:] + summary.MODES[:rep % 3]
             for config in configs:
+                before = self.wait_until_quiet()
                 for mode in order:
                     run = self.grid_run(config, mode, rep)
+                    run["before"] = before
                     runs.append(run)
                     extra = ""
                     if mode == "adaptive":
@@ -134,13 +152,14 @@ class Evaluation:
                                  f"{', AGENT LATE' if run['agent_late'] else ''}")
                     print(f"eval [{len(runs)}/{total}] rep {rep} {run['config']:22s} {mode:9s} "
                           f"{run['iops']:10,.0f} IOPS  p50 {run['lat_p50_us']:6.1f} us  "
-                          f"host {run['host_cpu_us']:.3f} us/IO  load {run['loadavg'][0]}{extra}", flush=True)
+                          f"host {run['host_cpu_us']:.3f} us/IO  other work {run['other_cpus']:.2f} CPUs{extra}", flush=True)
         return runs
 
     def timeline(self):
         config = dict(controllers=1, queues=1, jobs=1, qd=1)
         phases = ",".join(f"{seconds}s:qd{qd}" for _, seconds, qd in TIMELINE_PHASES)
         warmup = self.args.agent_warmup_seconds
+        before = self.wait_until_quiet()
         pid, started, run, report = self.launch(config, "adaptive", phases, warmup)
         windows = traces.parse_trace(self.agent.trace.read_text())
         decisions = traces.parse_decisions(self.agent.decisions.read_text())
@@ -153,7 +172,9 @@ class Evaluation:
                                "mode_switches": phase["mode_switches"]})
             t += phase["seconds"]
         return {
-            "phases": boundaries, "loadavg": run["loadavg"], "agent_cpu_seconds": run["agent_cpu_seconds"],
+            "phases": boundaries, "loadavg": run["loadavg"], "other_cpus": run["other_cpus"],
+            "before": before,
+            "agent_cpu_seconds": run["agent_cpu_seconds"],
             "agent_found_queues_s": run["agent_found_queues_s"],
             "queues": {q: {"windows": [{"t_s": round(t, 4), "rate": round(r), "mode": m}
                                        for t, r, m in traces.rates(windows, q, started)],
@@ -198,6 +219,10 @@ def main():
                         help='engine policy in JSON, e.g. \'{"paceSlackNs": 100000}\' (diagnosis; default: the defaults)')
     parser.add_argument("--only", default=None, help="comma-separated QD list of single-device configurations "
                         "and 'contended' (diagnosis; default: the whole grid)")
+    parser.add_argument("--quiet-cpus", type=float, default=0.25,
+                        help="before each configuration wait until other work uses at most this many CPUs")
+    parser.add_argument("--max-quiet-wait-seconds", type=float, default=60.0, help="per configuration")
+    parser.add_argument("--max-total-quiet-wait-seconds", type=float, default=300.0, help="for the whole evaluation")
     parser.add_argument("--quick", action="store_true", help="one repetition of 3 s runs, a few configurations")
     args = parser.parse_args()
     configs = SINGLE + CONTENDED
@@ -213,19 +238,24 @@ def main():
     began, load_before = time.time(), os.getloadavg()
 
     evaluation = Evaluation(args)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("eval_bench: terminated"))
     try:
         evaluation.agent.start()
         runs = evaluation.grid(configs)
         timeline = evaluation.timeline()
         evaluation.agent.stop()
     except (AgentError, OSError, ValueError) as error:
+        sys.exit(f"eval_bench: {error}")
+    finally:  # also on SIGINT and SIGTERM: nothing of ours keeps running
+        if evaluation.process is not None:
+            evaluation.process.kill()
+            evaluation.process.wait()
         if evaluation.agent.alive():
             evaluation.agent.stop()
-        sys.exit(f"eval_bench: {error}")
-    finally:
         for suffix in ("", ".decisions"):
             if (evaluation.agent.workdir / f"trace{suffix}").exists():
                 shutil.copy(evaluation.agent.workdir / f"trace{suffix}", os.path.join(args.results, f"eval.trace{suffix}"))
+        shutil.rmtree(evaluation.agent.workdir, ignore_errors=True)
 
     summaries = []
     for config in configs:
@@ -244,7 +274,9 @@ def main():
         "units": "CPU in microseconds per completion (= CPU seconds per million completions): process = the "
                  "whole uvnvme-load process (reapers, emulated controllers, socket); host = the reaper threads; "
                  "controller = the emulated device threads; agent = nvme-adaptd (/proc/PID/stat) over the "
-                 "measured part of adaptive runs. Medians with min and max over the repetitions.",
+                 "measured part of adaptive runs. Medians with min and max over the repetitions. other_cpus: CPUs "
+                 "busy with work other than the evaluation's during a run (/proc/stat less the evaluation's "
+                 "processes); loadavg is recorded too but counts the evaluation's own spinning threads.",
         "goals": {"iops": f"adaptive >= {summary.IOPS_GOAL} x the better static mode (medians)",
                   "qd1_cpu": f"at QD1 adaptive host + agent CPU per completion <= {summary.QD1_CPU_GOAL} x interrupt's"},
         "summary": flat_summary(summaries), "configs": summaries, "timeline": timeline, "runs": runs,

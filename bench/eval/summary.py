@@ -30,6 +30,8 @@ def median(summary, mode, metric):
 def summarize_config(config, runs):
     """config: the grid entry (dict); runs: every run of it (dicts with 'mode' and 'rep' and the metrics)."""
     out = {"config": config, "modes": {}}
+    others = [r["other_cpus"] for r in runs if r.get("other_cpus") is not None]
+    out["other_cpus_max"] = max(others) if others else None
     for mode in MODES:
         mine = [r for r in runs if r["mode"] == mode]
         if mine:
@@ -94,8 +96,8 @@ def pct(value):
 def markdown(result):
     configs = result["configs"]
     lines = ["| configuration | interrupt IOPS | poll IOPS | adaptive IOPS | adaptive vs interrupt | "
-             "adaptive vs best static | paired runs | goal: adaptive >= 0.95 x best |",
-             "|---|---|---|---|---|---|---|---|"]
+             "adaptive vs best static | paired runs | goal: adaptive >= 0.95 x best | other work (max CPUs) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for s in configs:
         goal = s.get("goal_iops")
         paired = s.get("paired_adaptive_over_best_static") or []
@@ -103,7 +105,8 @@ def markdown(result):
                      f"{cell(s, 'adaptive', 'iops')} | {pct(s.get('adaptive_vs_interrupt_pct'))} | "
                      f"{pct(s.get('adaptive_vs_best_static_pct'))} ({s.get('best_static', '-')}) | "
                      f"{', '.join(f'{p:.2f}' for p in paired)} | "
-                     f"{'-' if not goal else ('met' if goal['met'] else 'NOT met')} ({fmt(goal and goal['ratio'])}) |")
+                     f"{'-' if not goal else ('met' if goal['met'] else 'NOT met')} ({fmt(goal and goal['ratio'])}) | "
+                     f"{fmt(s.get('other_cpus_max'), 2)} |")
     lines += ["", "| configuration | host CPU us/IO: interrupt | poll | adaptive (reapers + agent) | agent alone | "
               "process CPU us/IO: interrupt | poll | adaptive (+ agent) | QD1 goal: adaptive <= 1.10 x interrupt |",
               "|---|---|---|---|---|---|---|---|---|"]
