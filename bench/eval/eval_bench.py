@@ -189,7 +189,7 @@ def flat_summary(summaries):
     """The headline numbers, flat (bench/summarize.py prints them)."""
     flat = {}
     for s in summaries:
-        key = s["config"]["label"].replace(" ", "_").replace("_x_", "x")
+        key = s["config"]["label"].replace(" ", "_")
         for mode in summary.MODES:
             if (iops := summary.median(s, mode, "iops")) is not None:
                 flat[f"{key}_{mode}_iops"] = iops
