@@ -115,6 +115,9 @@ class Evaluation:
             "host_cpu_us": per_completion_us(phase["host_cpu_seconds"], done),
             "controller_cpu_us": per_completion_us(phase["controller_cpu_seconds"], done),
             "wakeups_per_completion": phase["wakeups"] / done if done else None,
+            # Share of its CPU the emulated device used: at 0.95 it is the real-time bandwidth limit
+            # (kernel.sched_rt_runtime_us), which pauses it for up to 50 ms a second, in every mode.
+            "controller_cpu_util": phase["controller_cpu_seconds"] / phase["seconds"] if phase["seconds"] else None,
             "mode_switches": phase["mode_switches"],
         })
         if mode == "adaptive":

@@ -10,7 +10,7 @@ import sys
 MODES = ("interrupt", "poll", "adaptive")
 METRICS = ("iops", "lat_p50_us", "lat_p99_us", "process_cpu_us", "host_cpu_us", "controller_cpu_us",
            "agent_cpu_us", "host_plus_agent_cpu_us", "process_plus_agent_cpu_us", "wakeups_per_completion",
-           "poll_time_share")
+           "poll_time_share", "controller_cpu_util")
 IOPS_GOAL = 0.95      # adaptive IOPS at least this times the better static mode
 QD1_CPU_GOAL = 1.10   # at QD1, adaptive CPU per completion at most this times interrupt mode's
 
@@ -119,8 +119,8 @@ def markdown(result):
                      f"{cell(s, 'interrupt', 'process_cpu_us')} | {cell(s, 'poll', 'process_cpu_us')} | "
                      f"{cell(s, 'adaptive', 'process_plus_agent_cpu_us')} | {verdict} |")
     lines += ["", "| configuration | p50 us: interrupt | poll | adaptive | p99 us: interrupt | poll | adaptive | "
-              "adaptive: time polling | tries | kept windows | failed tries | backoffs |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "adaptive: time polling | tries | kept windows | failed tries | backoffs | device CPU: interrupt, poll, adaptive |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in configs:
         engine = s.get("adaptive_engine") or {}
         failed = ", ".join(f"{k} {v}" for k, v in sorted(engine.get("failed_tries", {}).items())) or "0"
@@ -130,7 +130,8 @@ def markdown(result):
                      f"{cell(s, 'adaptive', 'lat_p50_us')} | {cell(s, 'interrupt', 'lat_p99_us')} | "
                      f"{cell(s, 'poll', 'lat_p99_us')} | {cell(s, 'adaptive', 'lat_p99_us')} | "
                      f"{share} | {engine.get('tries', '-')} | "
-                     f"{engine.get('polling_windows_kept', '-')} | {failed} | {engine.get('backoffs', '-')} |")
+                     f"{engine.get('polling_windows_kept', '-')} | {failed} | {engine.get('backoffs', '-')} | "
+                     f"{', '.join(fmt(median(s, m, 'controller_cpu_util'), 2) for m in MODES)} |")
     return "\n".join(lines)
 
 
