@@ -1,0 +1,50 @@
+"""How busy the shared machine is with work other than the evaluation's. The load average cannot tell: the
+evaluation's own spinning reapers and real-time device threads count in it for a minute after they ran.
+/proc/stat's busy time minus the CPU of the processes the evaluation runs can."""
+import os
+import time
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def busy_cpu_seconds():
+    """CPU seconds spent by every CPU on anything but idle and iowait since boot."""
+    with open("/proc/stat") as stat:
+        fields = stat.readline().split()
+    if fields[0] != "cpu":
+        raise OSError("/proc/stat: first line is not the cpu total")
+    user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in fields[1:9])
+    return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS
+
+
+def own_cpu_seconds():
+    """This script's own CPU and that of its waited-for children so far."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class Sampler:
+    """Busy CPU over an interval, less what the evaluation's processes used: other work, in CPUs."""
+
+    def __init__(self):
+        self.wall, self.busy, self.own = time.monotonic(), busy_cpu_seconds(), own_cpu_seconds()
+
+    def other_cpus(self, evaluation_cpu_seconds=0.0):
+        """evaluation_cpu_seconds: CPU of evaluation processes that are not children waited for (the agent)."""
+        wall = time.monotonic() - self.wall
+        busy = busy_cpu_seconds() - self.busy
+        own = own_cpu_seconds() - self.own
+        return max(0.0, busy - own - evaluation_cpu_seconds) / wall if wall > 0 else None
+
+
+def wait_until_quiet(agent_cpu_seconds, threshold_cpus, max_wait_s, probe_s=1.0):
+    """Waits until other work uses at most threshold_cpus over a probe of probe_s, or max_wait_s passed.
+    Returns (seconds waited, other CPUs of the last probe). agent_cpu_seconds: a callable (the idle agent)."""
+    started = time.monotonic()
+    while True:
+        sampler, agent_before = Sampler(), agent_cpu_seconds()
+        time.sleep(probe_s)
+        other = sampler.other_cpus(agent_cpu_seconds() - agent_before)
+        waited = time.monotonic() - started
+        if other <= threshold_cpus or waited >= max_wait_s:
+            return waited, other

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Unit tests of bench/eval's pure parts: reading the agent's trace and decisions, the poll-time share, the
+failed-try details, and the aggregation and goal checks of the summary. Synthetic inputs only.
+
+Usage: eval_bench_test.py PATH_TO_bench/eval"""
+import sys
+import unittest
+
+sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else "bench/eval")
+import summary  # noqa: E402
+import traces  # noqa: E402
+
+Q = "uvnvme:4242:0:q1"
+TRACE = f"""queue {Q} eligible=1 reap=interrupt safe=interrupt window=8192 mode=adaptive
+window {Q} interrupt 8192 1000 2000
+# a comment
+window {Q} poll 8192 3000 3500 miss=17:900
+timer {Q} 4000 3500 0
+window uvnvme:7:0:q1 interrupt 10 0 5
+"""
+DECISIONS = f"""{Q} at=2000 interrupt->poll reason=window_fast state=polling failures=0 measured=1000 limit=81920000
+{Q} at=3500 poll->poll reason=poll_window_faster state=polling failures=0 measured=500 limit=1000
+{Q} at=4000 poll->interrupt reason=stalled state=backoff failures=3 k=1 measured=500 limit=300 backoff
+uvnvme:7:0:q1 at=4100 interrupt->poll reason=window_fast state=polling failures=0 measured=1 limit=2
+"""
+
+
+class TraceTest(unittest.TestCase):
+    def test_windows(self):
+        windows = traces.parse_trace(TRACE)
+        self.assertEqual([w.mode for w in windows], ["interrupt", "poll", "interrupt"])
+        self.assertEqual((windows[1].completions, windows[1].start, windows[1].end), (8192, 3000, 3500))
+        self.assertTrue(windows[1].pace_miss)
+        self.assertFalse(windows[0].pace_miss)
+
+    def test_short_window_line_is_an_error(self):
+        with self.assertRaises(ValueError):
+            traces.parse_trace(f"window {Q} poll 8192 3000")
+
+    def test_decisions_with_flags(self):
+        decisions = traces.parse_decisions(DECISIONS)
+        self.assertEqual(len(decisions), 4)
+        last_of_q = decisions[2]
+        self.assertEqual((last_of_q.before, last_of_q.after, last_of_q.reason), ("poll", "interrupt", "stalled"))
+        self.assertIs(last_of_q.fields.get("backoff"), True)
+        self.assertEqual(last_of_q.fields["k"], "1")
+
+    def test_not_a_decision(self):
+        with self.assertRaises(ValueError):
+            traces.parse_decisions("garbage line")
+
+    def test_queue_pid(self):
+        self.assertEqual(traces.queue_pid(Q), 4242)
+        self.assertIsNone(traces.queue_pid("nvme0:q1"))
+
+    def test_poll_time_share(self):
+        decisions = traces.parse_decisions(DECISIONS)
+        # poll from 2000 to 4000 within [1000, 5000]
+        self.assertAlmostEqual(traces.poll_time_share(decisions, Q, 1000, 5000), 0.5)
+        # a span that starts while polling
+        self.assertAlmostEqual(traces.poll_time_share(decisions, Q, 3000, 5000), 0.5)
+        self.assertIsNone(traces.poll_time_share(decisions, Q, 5000, 5000))
+
+    def test_adaptive_summary_keeps_to_its_process(self):
+        s = traces.adaptive_summary(traces.parse_trace(TRACE), traces.parse_decisions(DECISIONS), 4242, 0, 10000)
+        self.assertEqual(s["queues"], 1)
+        self.assertEqual((s["tries"], s["polling_windows_kept"], s["backoffs"], s["switches"]), (1, 1, 1, 2))
+        self.assertEqual(s["failed_tries"], {"stalled": 1})
+        self.assertEqual(s["failures"], [{"reason": "stalled", "k": 1, "measured_us": 0.5, "limit_us": 0.3,
+                                          "since_try_ms": 0.002, "kept_windows_before": 1}])
+        self.assertAlmostEqual(s["poll_completion_share_of_recorded_windows"], 0.5)
+
+
+def run(mode, rep, iops, host=1.0, agent=None):
+    r = {"mode": mode, "rep": rep, "iops": iops, "host_cpu_us": host, "process_cpu_us": 2 * host,
+         "host_plus_agent_cpu_us": host + (agent or 0), "process_plus_agent_cpu_us": 2 * host + (agent or 0)}
+    if agent is not None:
+        r["agent_cpu_us"] = agent
+    return r
+
+
+class SummaryTest(unittest.TestCase):
+    def test_medians_spread_and_iops_goal(self):
+        runs = [run("interrupt", i, v) for i, v in enumerate((100, 90, 110))]
+        runs += [run("poll", i, v) for i, v in enumerate((200, 210, 190))]
+        runs += [run("adaptive", i, v, agent=0.1) for i, v in enumerate((185, 200, 195))]
+        s = summary.summarize_config({"qd": 8, "label": "x"}, runs)
+        self.assertEqual(s["modes"]["poll"]["iops"]["median"], 200)
+        self.assertEqual((s["modes"]["interrupt"]["iops"]["min"], s["modes"]["interrupt"]["iops"]["max"]), (90, 110))
+        self.assertEqual(s["best_static"], "poll")
+        self.assertAlmostEqual(s["adaptive_vs_best_static_pct"], (195 / 200 - 1) * 100)
+        self.assertAlmostEqual(s["adaptive_vs_interrupt_pct"], (195 / 100 - 1) * 100)
+        self.assertEqual(s["paired_adaptive_over_best_static"], [185 / 200, 200 / 210, 195 / 190])
+        self.assertTrue(s["goal_iops"]["met"])
+        self.assertNotIn("goal_qd1_cpu", s)
+
+    def test_iops_goal_missed(self):
+        runs = [run("interrupt", 0, 100), run("poll", 0, 200), run("adaptive", 0, 189)]
+        self.assertFalse(summary.summarize_config({"qd": 8, "label": "x"}, runs)["goal_iops"]["met"])
+
+    def test_qd1_cpu_goal_counts_the_agent(self):
+        runs = [run("interrupt", 0, 100, host=10.0), run("poll", 0, 120, host=30.0)]
+        within = summary.summarize_config({"qd": 1, "label": "x"}, runs + [run("adaptive", 0, 100, 10.5, agent=0.4)])
+        self.assertTrue(within["goal_qd1_cpu"]["met"])
+        self.assertAlmostEqual(within["goal_qd1_cpu"]["host_ratio"], 1.09)
+        over = summary.summarize_config({"qd": 1, "label": "x"}, runs + [run("adaptive", 0, 100, 10.5, agent=0.6)])
+        self.assertFalse(over["goal_qd1_cpu"]["met"])
+
+    def test_markdown_names_every_configuration(self):
+        runs = [run("interrupt", 0, 100), run("poll", 0, 200), run("adaptive", 0, 150, agent=0.0)]
+        configs = [summary.summarize_config({"qd": 8, "label": "cfg A"}, runs),
+                   summary.summarize_config({"qd": 1, "label": "cfg B"}, runs)]
+        text = summary.markdown({"configs": configs})
+        self.assertEqual(text.count("| cfg A |"), 3)
+        self.assertEqual(text.count("| cfg B |"), 3)
+        self.assertIn("NOT met", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
