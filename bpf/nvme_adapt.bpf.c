@@ -14,11 +14,15 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 na_tp_nvme_sq_ctrl_off = 8;
 const volatile __u32 na_tp_nvme_sq_qid_off = 44;
 
-/* Block devices the block program skips because the kernel nvme programs already account them. Set
- * before load only where those programs load, so elsewhere the check is compiled out of the hot path. */
-const volatile bool na_skip_nvme_disks = false;
-__u32 na_skip_devs[NA_MAX_SKIP_DEVS];
-__u32 na_skip_dev_count;
+/* The nvme disks (dev_t and controller instance), filled by the agent from /sys/block. Where the kernel
+ * nvme programs load they count these disks' completions, so the block program skips them; where they
+ * cannot (no fentry on nvme_irq/nvme_poll, e.g. no module BTF) the block program counts them under the
+ * controller's queue, so the daemon's nvme queues get their windows all the same. na_nvme_disks_as is
+ * set before load: where it is NA_NVME_DISKS_BLOCK the lookup is compiled out of the hot path. */
+const volatile __u32 na_nvme_disks_as = NA_NVME_DISKS_BLOCK;
+__u32 na_nvme_disk_devs[NA_MAX_NVME_DISKS];
+__u32 na_nvme_disk_ctrls[NA_MAX_NVME_DISKS];
+__u32 na_nvme_disk_count;
 
 struct na_cpu_context na_cpu[NA_MAX_CPUS];
 
@@ -44,33 +48,39 @@ static __always_inline struct na_cpu_context *na_this_cpu(void)
 
 /* ---- any blk-mq device: block_rq_complete ------------------------------------------------------ */
 
-static __always_inline bool na_skipped_dev(__u32 dev)
-{
-	__u32 count;
-
-	if (!na_skip_nvme_disks)
-		return false;
-	count = NA_READ(na_skip_dev_count);
-	if (count == 0)
-		return false;
-	for (__u32 i = 0; i < NA_MAX_SKIP_DEVS && i < count; i++)
-		if (na_skip_devs[i] == dev)
-			return true;
-	return false;
-}
-
 /* Kernel dev_t encoding (MKDEV: major << 20 | minor), as /sys/block/X/dev prints it split. */
 static __always_inline __u32 na_mkdev(int major, int minor)
 {
 	return ((__u32)major << 20) | ((__u32)minor & 0xfffff);
 }
 
+/* The nvme disk's index in na_nvme_disk_devs, or -1. */
+static __always_inline int na_nvme_disk(__u32 dev)
+{
+	__u32 count = NA_READ(na_nvme_disk_count);
+
+	for (__u32 i = 0; i < NA_MAX_NVME_DISKS && i < count; i++)
+		if (na_nvme_disk_devs[i] == dev)
+			return (int)i;
+	return -1;
+}
+
 static __always_inline void na_block_complete(__u32 dev, __u32 hctx, __u32 nr_bytes)
 {
 	struct na_queue_key key = {.source = NA_SOURCE_BLOCK, .ctrl = dev, .qid = hctx + 1, .pid = 0};
 
-	if (na_skipped_dev(dev))
-		return;
+	if (na_nvme_disks_as != NA_NVME_DISKS_BLOCK) {
+		int disk = na_nvme_disk(dev);
+
+		if (disk >= 0 && na_nvme_disks_as == NA_NVME_DISKS_SKIPPED)
+			return;
+		/* Every namespace of a controller shares its hardware queues, and nvme numbers the I/O queue
+		 * of hardware context i as qid i + 1 (nvme_req_qid() in drivers/nvme/host/nvme.h). */
+		if (disk >= 0 && disk < NA_MAX_NVME_DISKS) {
+			key.source = NA_SOURCE_KERNEL_NVME;
+			key.ctrl = na_nvme_disk_ctrls[disk];
+		}
+	}
 	/* Flush requests complete with nr_bytes 0; they are completions of the queue all the same. */
 	na_account_key(&key, bpf_ktime_get_ns(), 1, nr_bytes, NA_MODE_UNKNOWN);
 }

@@ -17,13 +17,20 @@
 #define NA_DEFAULT_WINDOW 8192
 #define NA_DEFAULT_PACE_SLACK_NS 20000ULL
 #define NA_MAX_CPUS 1024          /* per-CPU scratch (interrupt attribution, handler entry time) */
-#define NA_MAX_SKIP_DEVS 64       /* block devices the block program leaves to the kernel nvme programs */
+#define NA_MAX_NVME_DISKS 64      /* nvme disks the block program skips or counts as their controller's */
 
 enum na_source {
 	NA_SOURCE_KERNEL_NVME = 1, /* nvme tracepoints: ctrl = nvme instance, qid = NVMe qid */
 	NA_SOURCE_BLOCK = 2,       /* block_rq_complete: ctrl = dev_t (major << 20 | minor), qid = hctx + 1 */
 	NA_SOURCE_UVNVME = 3,      /* uvnvme USDT: ctrl = controller index, qid, pid */
 	NA_SOURCE_SPDK = 4,        /* spdk uprobe: ctrl = high, qid = low 32 bits of the qpair pointer, pid */
+};
+
+/* What the block program does with an nvme disk's completions (set before load, see na_nvme_disks). */
+enum na_nvme_disks_as {
+	NA_NVME_DISKS_BLOCK = 0,   /* counted under the disk's block key, like any other disk */
+	NA_NVME_DISKS_SKIPPED = 1, /* left out: the kernel nvme programs count them */
+	NA_NVME_DISKS_NVME = 2,    /* counted under the controller's kernel nvme key, qid = hctx + 1 */
 };
 
 enum na_reap_mode {

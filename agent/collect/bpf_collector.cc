@@ -7,10 +7,9 @@
 #include <cstdarg>
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <set>
 
+#include "agent/collect/nvme_disks.h"
 #include "agent/collect/records.h"
 #include "agent/common/log.h"
 #include "bpf/nvme_adapt.h"
@@ -37,15 +36,6 @@ Error LibbpfError(std::string_view what, std::string_view object, int err) {
   return SysError(what, object, err < 0 ? -err : err);
 }
 
-// Reads "MAJOR:MINOR" from a sysfs dev attribute into the kernel's dev_t encoding (major << 20 | minor).
-std::optional<uint32_t> ReadDev(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  unsigned major = 0, minor = 0;
-  char colon = 0;
-  if (!(in >> major >> colon >> minor) || colon != ':') return std::nullopt;
-  return (major << 20) | (minor & 0xfffff);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<BpfCollector>> BpfCollector::Open(const CollectorOptions& options, const HookPlan& plan,
@@ -56,7 +46,7 @@ Result<std::unique_ptr<BpfCollector>> BpfCollector::Open(const CollectorOptions&
   std::unique_ptr<BpfCollector> collector(new BpfCollector());
   collector->probe_ = std::move(probe);
   if (Status loaded = collector->Load(options, plan, extra); !loaded.ok()) return std::move(loaded).take_error();
-  if (Status skipped = collector->SkipNvmeDisks(options.root); !skipped.ok()) return std::move(skipped).take_error();
+  collector->TellNvmeDisks(options.root);
   if (Status attached = collector->AttachKernelHooks(plan); !attached.ok()) return std::move(attached).take_error();
   return collector;
 }
@@ -69,7 +59,11 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
                      "collector: default_window must be in [1, " + std::to_string(NA_MAX_WINDOW) + "]");
   }
   skel_->rodata->na_default_window = options.default_window;
-  skel_->rodata->na_skip_nvme_disks = plan.nvme != Attach::kNone;
+  // With the nvme programs attached the block program leaves nvme disks to them; without, it counts an
+  // nvme disk's completions under its controller's queue, so nvme queues are observed either way.
+  skel_->rodata->na_nvme_disks_as = plan.nvme != Attach::kNone ? NA_NVME_DISKS_SKIPPED
+                                    : plan.block != Attach::kNone ? NA_NVME_DISKS_NVME
+                                                                   : NA_NVME_DISKS_BLOCK;
   if (plan.nvme == Attach::kTracepoint) {
     skel_->rodata->na_tp_nvme_sq_ctrl_off = plan.nvme_sq_layout.offsets.at("ctrl_id");
     skel_->rodata->na_tp_nvme_sq_qid_off = plan.nvme_sq_layout.offsets.at("qid");
@@ -95,25 +89,23 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
   return OkStatus();
 }
 
-// nvme namespaces are accounted by the nvme programs when those are attached: the block program leaves
-// them out so that a completion is not counted under two keys.
-Status BpfCollector::SkipNvmeDisks(const std::string& root) {
-  if (!skel_->rodata->na_skip_nvme_disks) return OkStatus();
-  std::error_code ec;
+void BpfCollector::TellNvmeDisks(const std::string& root) {
+  const uint32_t as = skel_->rodata->na_nvme_disks_as;
+  if (as == NA_NVME_DISKS_BLOCK) return;
   uint32_t count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(root) / "sys/block", ec)) {
-    if (!entry.path().filename().string().starts_with("nvme")) continue;
-    auto dev = ReadDev(entry.path() / "dev");
-    if (!dev) continue;
-    if (count == NA_MAX_SKIP_DEVS) {
-      NA_WARN("collector: more than " << NA_MAX_SKIP_DEVS << " nvme disks; the rest are counted twice "
-                                      "(kernel and block sources)");
+  for (const NvmeDisk& disk : ListNvmeDisks(root)) {
+    // A disk without a controller (a multipath head) is bio-based: its requests run on the path disks.
+    if (as == NA_NVME_DISKS_NVME && !disk.controller) continue;
+    if (count == NA_MAX_NVME_DISKS) {
+      NA_WARN("collector: more than " << NA_MAX_NVME_DISKS << " nvme disks; from " << disk.name
+                                      << " on they are counted as block devices, not as nvme queues");
       break;
     }
-    skel_->bss->na_skip_devs[count++] = *dev;
+    skel_->bss->na_nvme_disk_devs[count] = disk.dev;
+    skel_->bss->na_nvme_disk_ctrls[count] = disk.controller.value_or(0);
+    ++count;
   }
-  __atomic_store_n(&skel_->bss->na_skip_dev_count, count, __ATOMIC_RELEASE);
-  return OkStatus();
+  __atomic_store_n(&skel_->bss->na_nvme_disk_count, count, __ATOMIC_RELEASE);
 }
 
 Status BpfCollector::AttachKernelHooks(const HookPlan& plan) {

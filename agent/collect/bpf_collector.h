@@ -63,7 +63,8 @@ class BpfCollector final : public Collector {
   BpfCollector() = default;
   Status Load(const CollectorOptions& options, const HookPlan& plan, const BpfOpenOptions& extra);
   Status AttachKernelHooks(const HookPlan& plan);
-  Status SkipNvmeDisks(const std::string& root);
+  // Fills the block program's table of nvme disks (bpf/nvme_adapt.bpf.c, na_nvme_disks) from <root>/sys/block.
+  void TellNvmeDisks(const std::string& root);
   static int OnRecord(void* context, void* data, size_t size);
 
   nvme_adapt_bpf* skel_ = nullptr;

@@ -72,7 +72,7 @@ void PlanNvme(FeatureProbe& probe, HookPlan& plan) {
   if (!probe.FentryAttachable("nvme", "nvme_irq") || !probe.FentryAttachable("nvme", "nvme_poll")) {
     plan.decisions.push_back(
         "nvme: fentry on nvme_irq/nvme_poll not attachable (no BTF for them, or the kernel refused a trial "
-        "fentry program); nvme queues are observed through the block layer");
+        "fentry program); nvme queues are observed through the block layer, under their controllers' queues");
     return;
   }
   if (probe.TpBtfAttachable("nvme_core", "nvme_sq")) {
@@ -89,7 +89,8 @@ void PlanNvme(FeatureProbe& probe, HookPlan& plan) {
         "nvme: tracepoint/nvme/nvme_sq (no nvme_core BTF, so a raw tracepoint could not name the controller; "
         "the classic entry carries ctrl_id and qid) with fentry attribution");
   } else {
-    plan.decisions.push_back("nvme: no usable nvme_sq hook; nvme queues are observed through the block layer");
+    plan.decisions.push_back("nvme: no usable nvme_sq hook; nvme queues are observed through the block layer, under their "
+                             "controllers' queues");
     return;
   }
   plan.nvme_attribution = true;

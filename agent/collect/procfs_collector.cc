@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/collect/nvme_disks.h"
 #include "agent/common/clock.h"
 
 namespace nvmeadapt::collect {
@@ -55,14 +56,6 @@ Status ReadInterrupts(const fs::path& path, ProcfsCollector::Snapshot& out) {
     }
   }
   return OkStatus();
-}
-
-std::optional<uint32_t> ReadDevNumber(const fs::path& path) {
-  std::ifstream in(path);
-  unsigned major = 0, minor = 0;
-  char colon = 0;
-  if (!(in >> major >> colon >> minor) || colon != ':') return std::nullopt;
-  return (major << 20) | (minor & 0xfffff);
 }
 
 // Documentation/block/stat.rst: reads completed [0], sectors read [2], writes completed [4], sectors

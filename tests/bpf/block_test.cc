@@ -1,14 +1,19 @@
 // The block-layer program on a real device: fio randread and randwrite, 4 KiB, direct I/O, on a loop
 // device; per-queue completions against /sys/block/loopN/stat, and windows that account for all of them.
+// Then the same device presented as an nvme disk: without the nvme programs, its completions are counted
+// under its controller's queue.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "agent/collect/collector.h"
 #include "tests/bpf/test_support.h"
+#include "tests/unit/test_fs.h"
 
 namespace nvmeadapt::collect {
 namespace {
@@ -20,10 +25,11 @@ using nvmeadapt::testing::RunFio;
 constexpr uint32_t kWindow = 64;
 constexpr uint64_t kIoBytesPerPass = 64ull << 20;  // 16384 I/Os of 4 KiB per fio pass
 
-// Polls the collector on its own thread, as the daemon does, keeping the events of one device.
+// Polls the collector on its own thread, as the daemon does, keeping the events of one controller.
 class WindowRecorder {
  public:
-  WindowRecorder(Collector& collector, uint32_t dev) : collector_(collector), dev_(dev) {
+  WindowRecorder(Collector& collector, Source source, uint32_t ctrl)
+      : collector_(collector), source_(source), ctrl_(ctrl) {
     thread_ = std::thread([this] {
       while (!stop_) Drain(100);
     });
@@ -45,7 +51,7 @@ class WindowRecorder {
  private:
   void Drain(int timeout_ms) {
     auto polled = collector_.Poll(timeout_ms, [this](const WindowEvent& event) {
-      if (event.key.source != Source::kBlock || event.key.ctrl != dev_) return;
+      if (event.key.source != source_ || event.key.ctrl != ctrl_) return;
       std::lock_guard lock(mutex_);
       events_.push_back(event);
     });
@@ -53,7 +59,8 @@ class WindowRecorder {
   }
 
   Collector& collector_;
-  const uint32_t dev_;
+  const Source source_;
+  const uint32_t ctrl_;
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::vector<WindowEvent> events_;
@@ -75,7 +82,7 @@ TEST(BpfBlock, LoopDeviceCompletionsMatchDiskStatsAndWindowsCoverThem) {
   const auto hooks = collector.Hooks();
   EXPECT_NE(std::find(hooks.begin(), hooks.end(), "tp_btf/block_rq_complete"), hooks.end());
 
-  WindowRecorder recorder(collector, loop->dev());
+  WindowRecorder recorder(collector, Source::kBlock, loop->dev());
   const QueueKey key{Source::kBlock, loop->dev(), 1, 0};  // a loop device has one hardware queue
   auto before_stat = ReadBlockStat(loop->name());
   ASSERT_TRUE(before_stat.ok()) << before_stat.error().message;
@@ -121,6 +128,52 @@ TEST(BpfBlock, LoopDeviceCompletionsMatchDiskStatsAndWindowsCoverThem) {
   const CollectorStats stats = collector.Stats();
   EXPECT_EQ(stats.ringbuf_drops, 0u);
   EXPECT_EQ(stats.slots_exhausted, 0u);
+}
+
+// A kernel without fentry on nvme_irq/nvme_poll (or with the nvme programs turned off) leaves nvme
+// queues to the block program; the loop device stands in for namespace 1 of controller nvme7 in a sysfs
+// tree whose /sys/block/nvme7n1 has the loop's dev_t and a device link to nvme7.
+TEST(BpfBlock, AnNvmeDiskWithoutTheNvmeProgramsIsCountedUnderItsControllersQueue) {
+  const std::string missing = nvmeadapt::testing::MissingForBpfTests();
+  ASSERT_EQ(missing, "") << "BPF test cannot run: " << missing;
+  auto loop = LoopDevice::Create(64ull << 20);
+  ASSERT_TRUE(loop.ok()) << loop.error().message;
+  constexpr uint32_t kController = 7;
+  nvmeadapt::testing::TempDir root;
+  const std::filesystem::path disk = std::filesystem::path(root.path()) / "sys/block/nvme7n1";
+  std::filesystem::create_directories(disk);
+  std::ofstream(disk / "dev") << (loop->dev() >> 20) << ":" << (loop->dev() & 0xfffff) << "\n";
+  std::filesystem::create_directory_symlink("../../nvme7", disk / "device");
+
+  CollectorOptions options;
+  options.default_window = kWindow;
+  options.kernel_nvme = false;
+  options.root = root.path();
+  auto opened = OpenCollector(options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  Collector& collector = **opened;
+  ASSERT_EQ(collector.Name(), "bpf") << "the BPF collector must load as root here";
+
+  WindowRecorder recorder(collector, Source::kKernelNvme, kController);
+  const QueueKey nvme_key{Source::kKernelNvme, kController, 1, 0};  // hardware context 0 is qid 1
+  const QueueKey block_key{Source::kBlock, loop->dev(), 1, 0};
+  auto before_stat = ReadBlockStat(loop->name());
+  ASSERT_TRUE(before_stat.ok()) << before_stat.error().message;
+  ASSERT_TRUE(RunFio(loop->path(), "randread", kIoBytesPerPass).ok());
+  auto after_stat = ReadBlockStat(loop->name());
+  ASSERT_TRUE(after_stat.ok()) << after_stat.error().message;
+  auto counted = collector.ReadCounters(nvme_key);
+  ASSERT_TRUE(counted.ok()) << "no kernel nvme queue " << kController << ":1: " << counted.error().message;
+  recorder.Stop();
+
+  const uint64_t device = after_stat->completions - before_stat->completions;
+  ASSERT_GE(device, kIoBytesPerPass / 4096) << "fio did not read";
+  // The queue appeared with this test's first I/O, so all it counted is this test's.
+  EXPECT_NEAR(static_cast<double>(counted->completions), static_cast<double>(device), 0.01 * static_cast<double>(device));
+  EXPECT_FALSE(collector.ReadCounters(block_key).ok()) << "the nvme disk was also counted as a block device";
+  const auto events = recorder.events();
+  ASSERT_FALSE(events.empty()) << "no window of the controller's queue reached the collector";
+  for (const WindowEvent& event : events) EXPECT_EQ(event.key, nvme_key);
 }
 
 }  // namespace

@@ -81,6 +81,7 @@ TEST(HookPlan, FentryNotAttachableSelectsTheBlockLayerPath) {
   EXPECT_EQ(plan.block, Attach::kTpBtf);
   for (const std::string& program : plan.Programs()) EXPECT_FALSE(program.starts_with("na_nvme_")) << program;
   EXPECT_TRUE(AnyContains(plan.decisions, "fentry on nvme_irq/nvme_poll not attachable"));
+  EXPECT_TRUE(AnyContains(plan.decisions, "under their controllers' queues"));
 }
 
 TEST(HookPlan, TpBtfRefusedEverywhereSelectsRawTpTwins) {
