@@ -71,6 +71,7 @@ class BpfCollector final : public Collector {
   ring_buffer* ring_ = nullptr;
   std::unique_ptr<QueueTable> queues_;
   std::shared_ptr<FeatureProbe> probe_;
+  bool userspace_wakeups_ = false;
   std::vector<bpf_link*> kernel_links_;
   std::vector<std::string> kernel_hooks_;
   std::vector<std::string> loaded_programs_;

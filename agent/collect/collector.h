@@ -69,7 +69,7 @@ struct QueueCounters {
   uint64_t irq_completions = 0;   // procfs: interrupts of the queue's vector
   uint64_t poll_completions = 0;
   uint64_t batches = 0;           // userspace drivers: reaped batches (probe fires)
-  uint64_t wakeups = 0;           // uvnvme: interrupt-mode reaper wakeups
+  uint64_t wakeups = 0;           // uvnvme: interrupt-mode reaper wakeups (with userspace_wakeups)
   uint64_t mode_switches = 0;     // uvnvme: mode() probe fires
   uint64_t abandoned_completions = 0;  // in windows restarted at a mode change: in no window record
   uint32_t generation = 0;        // control generation the window in flight runs under
@@ -119,6 +119,10 @@ struct CollectorOptions {
   bool kernel_nvme = true;         // the nvme tracepoints (with fentry attribution) where they can attach
   bool block = true;               // block_rq_complete for every blk-mq device
   bool irqs = true;                // irq_handler_entry/exit per interrupt line
+  // Also attach uvnvme's irq probe, for QueueCounters::wakeups. Off by default: nothing the agent decides
+  // or exports reads it, and it is one more uprobe trap per interrupt on the driver's reaping path
+  // (bench/probe_cost.py).
+  bool userspace_wakeups = false;
   bool force_procfs = false;       // skip BPF altogether
   std::string root = "/";          // the procfs collector reads <root>/proc and <root>/sys (tests: a captured tree)
   int procfs_interval_ms = 1000;   // the procfs collector samples at most this often

@@ -1,7 +1,10 @@
 // na-collect: opens the collector the way the daemon will (OpenCollector) and reports what it sees.
 // Used by tests (the unprivileged fallback run) and by hand:
 //   na-collect [--seconds N | --until-eof] [--window N] [--interval-ms N] [--root DIR] [--procfs]
+//              [--userspace-only] [--attach-binary PATH] [--wakeups]
 // --until-eof: run until standard input is closed (tests end the run when their load is done).
+// --attach-binary: attach the userspace probes to every process of PATH, now and later (pid 0);
+// --wakeups: with them uvnvme's irq probe; --userspace-only: no kernel hooks.
 // Prints "collector NAME observe_only=0|1", the hooks, one line per event, then program statistics.
 #include <poll.h>
 #include <unistd.h>
@@ -21,6 +24,7 @@ int main(int argc, char** argv) {
   CollectorOptions options;
   double seconds = 1;
   bool until_eof = false;
+  std::string attach_binary;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&]() -> std::string {
@@ -42,6 +46,12 @@ int main(int argc, char** argv) {
       options.root = next();
     } else if (arg == "--procfs") {
       options.force_procfs = true;
+    } else if (arg == "--userspace-only") {
+      options.kernel_nvme = options.block = options.irqs = false;
+    } else if (arg == "--attach-binary") {
+      attach_binary = next();
+    } else if (arg == "--wakeups") {
+      options.userspace_wakeups = true;
     } else {
       std::cerr << "na-collect: unknown argument " << arg << "\n";
       return 2;
@@ -53,8 +63,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   Collector& collector = **opened;
+  if (!attach_binary.empty()) {
+    if (Status attached = collector.AttachProcess(0, attach_binary); !attached.ok()) {
+      std::cerr << "na-collect: " << attached.error().message << "\n";
+      return 1;
+    }
+  }
   std::cout << "collector " << collector.Name() << " observe_only=" << collector.ObserveOnly() << "\n";
   for (const std::string& hook : collector.Hooks()) std::cout << "hook " << hook << "\n";
+  std::cout << std::flush;  // a reader waits for the hooks before it starts its load
   const int64_t end = MonotonicNanos() + static_cast<int64_t>(seconds * 1e9);
   auto running = [&] {
     if (!until_eof) return MonotonicNanos() < end;

@@ -19,8 +19,9 @@ using nvmeadapt::testing::Wait;
 
 constexpr uint32_t kWindow = 64;
 
-std::unique_ptr<Collector> OpenUserspaceOnly() {
+std::unique_ptr<Collector> OpenUserspaceOnly(bool wakeups = true) {
   CollectorOptions options;
+  options.userspace_wakeups = wakeups;
   options.default_window = kWindow;
   options.block = false;
   options.irqs = false;
@@ -114,6 +115,41 @@ TEST(BpfUserspace, UvnvmeProbesAreCountedPerQueueAndFormWindows) {
 
   ASSERT_TRUE(collector->DetachProcess(pid).ok());
   for (const QueueKey& key : collector->ObservedQueues()) EXPECT_NE(key.pid, static_cast<uint32_t>(pid));
+}
+
+// By default the irq probe stays detached (one uprobe trap less per interrupt): completions, batches and
+// windows are all there, the wakeup count is not.
+TEST(BpfUserspace, ByDefaultTheUvnvmeIrqProbeIsNotAttached) {
+  const std::string missing = nvmeadapt::testing::MissingForBpfTests();
+  ASSERT_EQ(missing, "") << "BPF test cannot run: " << missing;
+  auto collector = OpenUserspaceOnly(/*wakeups=*/false);
+  ASSERT_NE(collector, nullptr);
+
+  const uint32_t ctrl = 2, batches = 200, n = 2;
+  auto child = Spawn({NA_UVNVME_FIXTURE, std::to_string(ctrl),
+                      "1:" + std::to_string(batches) + ":" + std::to_string(n) + ":0"});
+  ASSERT_TRUE(child.ok()) << child.error().message;
+  const pid_t pid = child->pid;
+  Status attached = collector->AttachProcess(pid, NA_UVNVME_FIXTURE);
+  std::string err;
+  auto exit_code = Wait(*child, 60, nullptr, &err);
+  ASSERT_TRUE(attached.ok()) << attached.error().message;
+  ASSERT_TRUE(exit_code.ok());
+  ASSERT_EQ(*exit_code, 0) << "fixture: " << err;
+  const auto hooks = collector->Hooks();
+  const std::string suffix = " pid=" + std::to_string(pid);
+  EXPECT_NE(std::find(hooks.begin(), hooks.end(), "usdt/uvnvme:complete" + suffix), hooks.end());
+  EXPECT_NE(std::find(hooks.begin(), hooks.end(), "usdt/uvnvme:mode" + suffix), hooks.end());
+  EXPECT_EQ(std::find(hooks.begin(), hooks.end(), "usdt/uvnvme:irq" + suffix), hooks.end());
+
+  const QueueKey key{Source::kUvnvme, ctrl, 1, static_cast<uint32_t>(pid)};
+  auto counters = collector->ReadCounters(key);
+  ASSERT_TRUE(counters.ok()) << key.ToString() << ": " << counters.error().message;
+  EXPECT_EQ(counters->batches, batches);
+  EXPECT_EQ(counters->completions, uint64_t{batches} * n);
+  EXPECT_EQ(counters->irq_completions, uint64_t{batches} * n);
+  EXPECT_EQ(counters->wakeups, 0u);
+  ASSERT_TRUE(collector->DetachProcess(pid).ok());
 }
 
 TEST(BpfUserspace, SpdkProcessCompletionsReturnValuesAreCountedPerQpair) {

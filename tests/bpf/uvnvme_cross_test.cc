@@ -21,6 +21,7 @@ TEST_P(UvnvmeCross, CountsEqualTheDriversOwnReportPerQueue) {
   CollectorOptions options;
   options.default_window = kWindow;
   options.block = options.irqs = options.kernel_nvme = false;
+  options.userspace_wakeups = true;
   auto collector = OpenCollector(options);
   ASSERT_TRUE(collector.ok()) << collector.error().message;
   ASSERT_EQ((*collector)->Name(), "bpf");
