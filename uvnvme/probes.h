@@ -8,6 +8,16 @@
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
 
+#if defined(__x86_64__) && !defined(UVNVME_PROBE_SITE_NOP1)
+// The probe site is a 5-byte nop (nopl 0x0(%rax,%rax,1)) instead of sys/sdt.h's 1-byte nop. A tracer
+// traps on either; from Linux 6.18 on, the kernel rewrites a uprobe on a 5-byte nop into a call to its
+// uprobe trampoline and a syscall, which costs far less than the int3 trap (bench/probe_cost.py).
+// Any other kernel and tracer treats it as one nop instruction. Redefined after the include: the probe
+// macros expand _SDT_NOP where they are used.
+#undef _SDT_NOP
+#define _SDT_NOP .nops 5
+#endif
+
 extern "C" {
 // Defined once in probes.cc, in section .probes, as the sys/sdt.h convention wants.
 extern volatile unsigned short uvnvme_complete_semaphore;
