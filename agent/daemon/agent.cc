@@ -165,7 +165,10 @@ void Agent::RunTimers(engine::Nanos now) {
       q->counters = *counters;
       // A window that started before the last switch belongs to the old mode: the new one has no
       // completion yet and started when the switch took effect.
-      if (counters->progress.start >= q->mode_since) progress = counters->progress;
+      if (counters->progress.start >= q->mode_since) {
+        progress = counters->progress;
+        progress.last = counters->last_completion;
+      }
     }
     if (auto decision = engine_.OnTimer(q->handle, now, progress)) {
       NA_DEBUG("timer " << q->name << ": mode_since " << q->mode_since << " progress " << progress.start << "/"

@@ -1,5 +1,7 @@
 #include "agent/engine/engine.h"
 
+#include <algorithm>
+
 namespace nvmeadapt::engine {
 namespace {
 
@@ -264,6 +266,10 @@ std::optional<Decision> Engine::OnTimer(QueueHandle queue, Nanos now, const Wind
     return Reset(*q, queue, now, Reason::kOverrideExpired);
   }
   if (q->state != QueueState::kPolling) return std::nullopt;
+  // The timer is for completions that stop. Completions reaped in batches leave gaps between batches,
+  // and the next batch is judged by the pace check where it lands, at k + its size; so the timer judges
+  // only a window that has had no completion for a whole timer period.
+  if (now - std::max(progress.start, progress.last) < q->policy.timer_granularity) return std::nullopt;
   // With k completions in and none since, the (k+1)th can only arrive later than now: once now is past
   // its pace limit, the window has failed even though no completion shows it.
   const uint32_t next = progress.completions + 1;

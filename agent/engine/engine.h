@@ -56,8 +56,8 @@ class Engine {
   // A window from the collectors. Returns the decision it leads to, or nothing when the window is ignored.
   std::optional<Decision> OnWindow(const WindowRecord& record);
 
-  // The agent timer, every policy.timer_granularity: fails a polling try whose queue is behind pace with no
-  // completion to show it, and ends expired overrides.
+  // The agent timer, every policy.timer_granularity: fails a polling try whose completions stopped (none
+  // for a whole timer period) and whose next completion is already behind pace; ends expired overrides.
   std::optional<Decision> OnTimer(QueueHandle queue, Nanos now, const WindowProgress& progress);
   // True when OnTimer can decide something for this queue (polling, or an override with an expiry).
   bool NeedsTimer(QueueHandle queue) const;

@@ -104,7 +104,8 @@ std::string FormatWindowLine(std::string_view name, const WindowRecord& r) {
 
 std::string FormatTimerLine(std::string_view name, Nanos now, const WindowProgress& progress) {
   std::ostringstream out;
-  out << "timer " << name << ' ' << now << ' ' << progress.start << ' ' << progress.completions;
+  out << "timer " << name << ' ' << now << ' ' << progress.start << ' ' << progress.completions << ' '
+      << progress.last;
   return out.str();
 }
 
@@ -233,14 +234,16 @@ Status TraceReplayer::Apply(std::string_view line) {
     return OkStatus();
   }
   if (verb == "timer") {
-    NA_TRY(need(5, "timer NAME NOW START COMPLETIONS"));
+    NA_TRY(need(5, "timer NAME NOW START COMPLETIONS [LAST]"));
     auto now = Number<Nanos>(w[2], "now");
     auto start = Number<Nanos>(w[3], "start");
     auto completions = Number<uint32_t>(w[4], "completions");
+    auto last = w.size() > 5 ? Number<Nanos>(w[5], "last") : Result<Nanos>(Nanos{0});
     if (!now) return now.error();
     if (!start) return start.error();
     if (!completions) return completions.error();
-    Emit(w[1], engine_.OnTimer(*handle, *now, WindowProgress{*start, *completions}));
+    if (!last) return last.error();
+    Emit(w[1], engine_.OnTimer(*handle, *now, WindowProgress{*start, *completions, *last}));
     return OkStatus();
   }
   auto now = w.size() >= 3 ? Number<Nanos>(w[2], "now") : Result<Nanos>(BadLine(std::string(verb) + ": no time"));

@@ -70,6 +70,7 @@ struct WindowRecord {
 struct WindowProgress {
   Nanos start = 0;
   uint32_t completions = 0;
+  Nanos last = 0;  // the window's latest completion; at or before start (e.g. 0): none yet
 };
 
 struct Decision {

@@ -70,11 +70,24 @@ TEST_F(EngineEdges, PaceWithAFractionalPerCompletionBaselineIsExact) {
 }
 
 TEST_F(EngineEdges, TimerExactlyAtThePaceLimitWaits) {
-  QueueHandle q = Add();
+  Policy p = Adaptive();
+  p.timer_granularity = 10 * kUs;  // the smallest: the pace limit, not the quiet period, decides here
+  QueueHandle q = Add(p);
   StartTry(q, 5 * kUs);
   const Nanos start = now_;
   EXPECT_FALSE(engine_.OnTimer(q, start + 20 * kUs + 5 * kUs, WindowProgress{start, 0}));
   EXPECT_TRUE(engine_.OnTimer(q, start + 20 * kUs + 5 * kUs + 1, WindowProgress{start, 0}));
+}
+
+TEST_F(EngineEdges, TimerExactlyOnePeriodAfterTheLastCompletionJudges) {
+  Policy p = Adaptive();
+  p.timer_granularity = 100 * kUs;
+  QueueHandle q = Add(p);
+  StartTry(q, 5 * kUs);
+  const Nanos start = now_;
+  // 3 completions, the last at 15 us; the 4th was due at 40 us. Quiet since 15 us.
+  EXPECT_FALSE(engine_.OnTimer(q, start + 115 * kUs - 1, WindowProgress{start, 3, start + 15 * kUs}));
+  EXPECT_TRUE(engine_.OnTimer(q, start + 115 * kUs, WindowProgress{start, 3, start + 15 * kUs}));
 }
 
 TEST_F(EngineEdges, PollSpanEqualToTheBaselineFails) {

@@ -177,18 +177,38 @@ TEST_F(EngineRules, CompletionsStoppingDuringATryFailOnTheTimer) {
   StartTry(q, 5 * kUs);
   ASSERT_TRUE(engine_.NeedsTimer(q));
   const Nanos start = now_;
-  // 10 completions in, then nothing. The 11th would be on pace until 11 * 5 + 20 = 75 us.
-  EXPECT_FALSE(engine_.OnTimer(q, start + 75 * kUs, WindowProgress{start, 10}));
-  auto d = engine_.OnTimer(q, start + 75 * kUs + 1, WindowProgress{start, 10});
+  const Nanos period = engine_.View(q).policy.timer_granularity;
+  // 10 completions in, the last at 50 us, then nothing. The 11th would be on pace until 11 * 5 + 20 = 75 us.
+  const WindowProgress progress{start, 10, start + 50 * kUs};
+  EXPECT_FALSE(engine_.OnTimer(q, start + 50 * kUs + period - 1, progress)) << "quiet for less than a period";
+  auto d = engine_.OnTimer(q, start + 50 * kUs + period, progress);
   ASSERT_TRUE(d);
   EXPECT_TRUE(d->Switches());
   EXPECT_EQ(d->reason, Reason::kStalled);
   EXPECT_EQ(d->pace_index, 11u);
+  EXPECT_EQ(d->measured, 50 * kUs + period);
   EXPECT_EQ(d->failures, 1u);
   EXPECT_FALSE(engine_.NeedsTimer(q));
-  // A queue that never completed anything since the switch fails once the first completion is late.
+  // A queue that never completed anything since the switch fails once a period has passed without any.
   StartTry(q, 5 * kUs);
-  EXPECT_TRUE(engine_.OnTimer(q, now_ + 25 * kUs + 1, WindowProgress{now_, 0}));
+  EXPECT_FALSE(engine_.OnTimer(q, now_ + period - 1, WindowProgress{now_, 0}));
+  EXPECT_TRUE(engine_.OnTimer(q, now_ + period, WindowProgress{now_, 0}));
+}
+
+// Completions reaped in batches leave gaps longer than one completion's pace. The timer waits for the next
+// batch, whose place the pace check judges; only a whole quiet period is a stall.
+TEST_F(EngineRules, AGapBetweenBatchesShorterThanTheTimerPeriodIsNoStall) {
+  QueueHandle q = Add();
+  StartTry(q, 5 * kUs);
+  const Nanos start = now_;
+  const Nanos period = engine_.View(q).policy.timer_granularity;
+  // 40 completions by 180 us, then a 60 us gap: the 41st was due at 41 * 5 + 20 = 225 us.
+  EXPECT_FALSE(engine_.OnTimer(q, start + 240 * kUs, WindowProgress{start, 40, start + 180 * kUs}));
+  EXPECT_EQ(engine_.View(q).state, QueueState::kPolling);
+  // The first batch after the switch is late by the same gap: still no stall within a period.
+  EXPECT_FALSE(engine_.OnTimer(q, start + 60 * kUs, WindowProgress{start, 0}));
+  EXPECT_FALSE(engine_.OnTimer(q, start + period - 1, WindowProgress{start, 0, 0}));
+  EXPECT_EQ(engine_.View(q).state, QueueState::kPolling);
 }
 
 TEST_F(EngineRules, TimerOnANonPollingQueueDecidesNothing) {

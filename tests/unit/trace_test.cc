@@ -50,7 +50,7 @@ TEST(Trace, BadLinesAreRefusedWithTheLineNumberAndTheProblem) {
       {"queue q mode=sometimes\n", "line 1: unknown controller mode 'sometimes'"},
       {"queue q slack=-5\n", "line 1: pace_slack_ns: must be in [0, 10000000000] (got -5)"},
       {"queue q\nqueue q\n", "line 2: queue 'q' exists"},
-      {"queue q\ntimer q 1\n", "line 2: timer: expected 'timer NAME NOW START COMPLETIONS'"},
+      {"queue q\ntimer q 1\n", "line 2: timer: expected 'timer NAME NOW START COMPLETIONS [LAST]'"},
       {"frobnicate q 1\n", "line 1: unknown queue 'q'"},
       {"queue q\nfrobnicate q 1\n", "line 2: unknown verb 'frobnicate'"},
   };
