@@ -62,6 +62,27 @@ struct QueuePlan {
   uint32_t qid, batches, n, mode;
 };
 
+// Runs the probe fixture for controller ctrl with these queues, attached to the collector, to its end.
+// Returns its pid (0 after a failure, which it reports).
+pid_t RunFixture(Collector& collector, uint32_t ctrl, const std::vector<QueuePlan>& plans) {
+  std::vector<std::string> argv = {NA_UVNVME_FIXTURE, std::to_string(ctrl)};
+  for (const QueuePlan& p : plans)
+    argv.push_back(std::to_string(p.qid) + ":" + std::to_string(p.batches) + ":" + std::to_string(p.n) + ":" +
+                   std::to_string(p.mode));
+  auto child = Spawn(argv);
+  if (!child.ok()) {
+    ADD_FAILURE() << child.error().message;
+    return 0;
+  }
+  const pid_t pid = child->pid;
+  Status attached = collector.AttachProcess(pid, NA_UVNVME_FIXTURE);
+  std::string err;
+  auto exit_code = Wait(*child, 60, nullptr, &err);
+  if (!attached.ok()) ADD_FAILURE() << attached.error().message;
+  if (!exit_code.ok() || *exit_code != 0) ADD_FAILURE() << "fixture did not exit 0: " << err;
+  return attached.ok() && exit_code.ok() && *exit_code == 0 ? pid : 0;
+}
+
 TEST(BpfUserspace, UvnvmeProbesAreCountedPerQueueAndFormWindows) {
   const std::string missing = nvmeadapt::testing::MissingForBpfTests();
   ASSERT_EQ(missing, "") << "BPF test cannot run: " << missing;
@@ -70,19 +91,8 @@ TEST(BpfUserspace, UvnvmeProbesAreCountedPerQueueAndFormWindows) {
 
   const uint32_t ctrl = 3;
   const std::vector<QueuePlan> plans = {{1, 500, 3, 0}, {2, 300, 5, 1}, {4, 40, 1, 0}};
-  std::vector<std::string> argv = {NA_UVNVME_FIXTURE, std::to_string(ctrl)};
-  for (const QueuePlan& p : plans)
-    argv.push_back(std::to_string(p.qid) + ":" + std::to_string(p.batches) + ":" + std::to_string(p.n) + ":" +
-                   std::to_string(p.mode));
-  auto child = Spawn(argv);
-  ASSERT_TRUE(child.ok()) << child.error().message;
-  const pid_t pid = child->pid;
-  Status attached = collector->AttachProcess(pid, NA_UVNVME_FIXTURE);
-  std::string err;
-  auto exit_code = Wait(*child, 60, nullptr, &err);
-  ASSERT_TRUE(attached.ok()) << attached.error().message;
-  ASSERT_TRUE(exit_code.ok());
-  ASSERT_EQ(*exit_code, 0) << "fixture: " << err;
+  const pid_t pid = RunFixture(*collector, ctrl, plans);
+  ASSERT_NE(pid, 0);
   const auto hooks = collector->Hooks();
   EXPECT_NE(std::find(hooks.begin(), hooks.end(), "usdt/uvnvme:complete pid=" + std::to_string(pid)), hooks.end());
 
@@ -126,16 +136,8 @@ TEST(BpfUserspace, ByDefaultTheUvnvmeIrqProbeIsNotAttached) {
   ASSERT_NE(collector, nullptr);
 
   const uint32_t ctrl = 2, batches = 200, n = 2;
-  auto child = Spawn({NA_UVNVME_FIXTURE, std::to_string(ctrl),
-                      "1:" + std::to_string(batches) + ":" + std::to_string(n) + ":0"});
-  ASSERT_TRUE(child.ok()) << child.error().message;
-  const pid_t pid = child->pid;
-  Status attached = collector->AttachProcess(pid, NA_UVNVME_FIXTURE);
-  std::string err;
-  auto exit_code = Wait(*child, 60, nullptr, &err);
-  ASSERT_TRUE(attached.ok()) << attached.error().message;
-  ASSERT_TRUE(exit_code.ok());
-  ASSERT_EQ(*exit_code, 0) << "fixture: " << err;
+  const pid_t pid = RunFixture(*collector, ctrl, {{1, batches, n, 0}});
+  ASSERT_NE(pid, 0);
   const auto hooks = collector->Hooks();
   const std::string suffix = " pid=" + std::to_string(pid);
   EXPECT_NE(std::find(hooks.begin(), hooks.end(), "usdt/uvnvme:complete" + suffix), hooks.end());
