@@ -69,6 +69,8 @@ def check_rate(prom: PrometheusServer, target: Target, report: LoadReport) -> No
 
 def check_heavy_phase_rate(prom: PrometheusServer, target: Target, report: LoadReport) -> None:
     # rate() over the heavy phase without its first and last second, evaluated by Prometheus from scrapes.
+    # Each sample may be up to one scrape plus one counter refresh old (the daemon refreshes every 1 s), and
+    # the two ends' ages differ by up to that much: the phase must be long against 1 s for 10 % to hold.
     window_s = max(2, int(report.heavy_end_unix - report.heavy_start_unix) - 2)
     expr = f"nvme_adapt_queue_completions_total{target.completions_selector}"
     rate = sum_at(prom, f"rate({expr}[{window_s}s])", report.heavy_end_unix - 1.0)
