@@ -340,6 +340,36 @@ TEST_F(AgentLoop, CompletionsStoppingWhilePollingFailTheTryOnTheTimer) {
   EXPECT_EQ(Queue(1).last_decision().reason(), "stalled");
 }
 
+TEST_F(AgentLoop, ALeverThatFailsDuringATryIsNotAskedAgainEveryTimerPeriod) {
+  policies_.mutable_policy()->set_timer_granularity_ns(10 * kUs);
+  Start();
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  const int applies = levers_.applies;
+  // The driver exits mid-try: no completion comes, and every request to its socket fails.
+  levers_.refuse = 1000;
+  levers_.refuse_code = ErrorCode::kUnavailable;
+  now_ += 50 * kUs;
+  agent_->RunOnce();
+  EXPECT_EQ(levers_.applies, applies + 1);
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  EXPECT_TRUE(Queue(1).degraded());
+  for (int i = 0; i < 100; ++i) {  // 100 timer periods
+    now_ += 10 * kUs;
+    agent_->RunOnce();
+  }
+  EXPECT_EQ(levers_.applies, applies + 1) << "the timer asked the failing lever again every period";
+  now_ += 1'000'000'000;  // the first backoff
+  agent_->RunOnce();
+  EXPECT_EQ(levers_.applies, applies + 2);
+  levers_.refuse = 0;
+  now_ += 2'000'000'000;  // the second, doubled
+  agent_->RunOnce();
+  EXPECT_EQ(levers_.applies, applies + 3);
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_FALSE(Queue(1).degraded());
+}
+
 TEST_F(AgentLoop, TheTimerFirstLooksAtANewModeOnePeriodAfterTheSwitch) {
   Start();  // default granularity: 1 ms
   Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
