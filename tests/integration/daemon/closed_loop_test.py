@@ -2,11 +2,15 @@
 """The closed loop on uvnvme: the agent in adaptive mode over a light, heavy, light load.
 
 Bound tested: once the heavy phase ends, the queue is back in interrupt mode within 1 s and stays there.
-At the light phase's rate (~20k IOPS at QD1) a polling window's next completion falls behind pace at once
-(the baseline was ~3-5 us per completion, the light phase gives ~45 us), the BPF pace check or the 1 ms timer
-fails the try, and a measuring window at QD1 averages ~45 us, above the 10 us threshold, so it never tries
-again; a window that straddles the drop ends within 8192 completions. 1 s covers that with room for a
-loaded machine.
+At the light phase's rate (12-20k IOPS at QD1) a polling window's next completion falls behind pace at once
+(the baseline was ~3-5 us per completion, the light phase gives 50-80 us), the BPF pace check fails the try,
+and a measuring window at QD1 averages 50-80 us, above the 10 us threshold, so it never tries again; a
+window that straddles the drop ends within 8192 completions. 1 s covers that with room for a loaded machine.
+
+The policy's pace slack is 100 us, not the patch's 20 us: uvnvme's emulated device posts completions in
+batches 35-40 us apart, so with 20 us the first batch of a polling window often misses its pace on a
+busy machine and no window is kept (docs/evaluation.md, finding 3). 100 us is what an operator of a
+batch-reaping userspace driver would set; the test judges the closed loop, not that default.
 """
 import subprocess
 import sys
@@ -25,7 +29,8 @@ class ClosedLoop(unittest.TestCase):
         require_root(self)
         ws = Workspace("closed-loop")
         trace = ws.path("trace")
-        daemon = Daemon(ws, flags=["--sources", "uvnvme", "--default-mode", "adaptive", "--record-windows", trace])
+        daemon = Daemon(ws, config={"policy": {"paceSlackNs": 100_000}},
+                        flags=["--sources", "uvnvme", "--default-mode", "adaptive", "--record-windows", trace])
         load = Load(ws, "--mode", "external", "--controller-rt",
                     "--phases", f"{LIGHT_S}s:qd1,{HEAVY_S}s:qd16,{LIGHT_S}s:qd1")
         try:
