@@ -98,8 +98,10 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
     queue.retry_delay = std::min(queue.retry_delay ? queue.retry_delay * 2 : kFirstRetryDelay, kMaxRetryDelay);
     // While the engine, following the real mode, believes a try is still polling, the timer would fail it
     // again every period and ask the lever again: a driver that exited mid-try got a thousand requests a
-    // second until discovery dropped it. The timer waits out the same backoff as a retry.
-    queue.next_timer = std::max(queue.next_timer, now + queue.retry_delay);
+    // second until discovery dropped it. The timer waits out the same backoff as a retry (only then: an
+    // override's expiry stays on time).
+    if (engine_.View(queue.handle).state == engine::QueueState::kPolling)
+      queue.next_timer = std::max(queue.next_timer, now + queue.retry_delay);
     // A forced mode (or the safe mode of off/shadow) has nothing that decides again: retry it with backoff
     // while it is still wanted, unless the refusal is permanent (a device's "do not retry", no such lever).
     if (transient && FixedModeWanted(queue) == mode) {
