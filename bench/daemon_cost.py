@@ -82,7 +82,7 @@ def main():
         cpu_end, bpf_end = cpu_seconds(daemon.pid), bpf_run_seconds(port)
         rss = peak_rss_bytes(daemon.pid)
         with open(os.path.join(work, "daemon.log")) as f:
-            attached = "attached 3 probes" in f.read()
+            attached = re.search(r"collector: attached \d+ probes to \S*uvnvme-load", f.read()) is not None
     finally:
         for process in (load, daemon):
             if process and process.poll() is None:
