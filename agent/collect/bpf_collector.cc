@@ -46,13 +46,15 @@ Result<std::unique_ptr<BpfCollector>> BpfCollector::Open(const CollectorOptions&
   std::unique_ptr<BpfCollector> collector(new BpfCollector());
   collector->probe_ = std::move(probe);
   collector->userspace_wakeups_ = options.userspace_wakeups;
-  if (Status loaded = collector->Load(options, plan, extra); !loaded.ok()) return std::move(loaded).take_error();
-  collector->TellNvmeDisks(options.root);
+  const std::vector<NvmeDisk> disks = ListNvmeDisks(options.root);
+  if (Status loaded = collector->Load(options, plan, extra, disks); !loaded.ok()) return std::move(loaded).take_error();
+  collector->TellNvmeDisks(disks);
   if (Status attached = collector->AttachKernelHooks(plan); !attached.ok()) return std::move(attached).take_error();
   return collector;
 }
 
-Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan, const BpfOpenOptions& extra) {
+Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan, const BpfOpenOptions& extra,
+                          const std::vector<NvmeDisk>& disks) {
   skel_ = nvme_adapt_bpf__open();
   if (skel_ == nullptr) return LibbpfError("open BPF object", "nvme_adapt", errno);
   if (options.default_window == 0 || options.default_window > NA_MAX_WINDOW) {
@@ -61,10 +63,13 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
   }
   skel_->rodata->na_default_window = options.default_window;
   // With the nvme programs attached the block program leaves nvme disks to them; without, it counts an
-  // nvme disk's completions under its controller's queue, so nvme queues are observed either way.
-  skel_->rodata->na_nvme_disks_as = plan.nvme != Attach::kNone ? NA_NVME_DISKS_SKIPPED
-                                    : plan.block != Attach::kNone ? NA_NVME_DISKS_NVME
-                                                                   : NA_NVME_DISKS_BLOCK;
+  // nvme disk's completions under its controller's queue, so nvme queues are observed either way. With no
+  // nvme disk at all the lookup is compiled out of the block program.
+  const bool any_controller = std::any_of(disks.begin(), disks.end(), [](const NvmeDisk& d) { return d.controller; });
+  skel_->rodata->na_nvme_disks_as = disks.empty()                                  ? NA_NVME_DISKS_BLOCK
+                                    : plan.nvme != Attach::kNone                   ? NA_NVME_DISKS_SKIPPED
+                                    : plan.block != Attach::kNone && any_controller ? NA_NVME_DISKS_NVME
+                                                                                    : NA_NVME_DISKS_BLOCK;
   if (plan.nvme == Attach::kTracepoint) {
     skel_->rodata->na_tp_nvme_sq_ctrl_off = plan.nvme_sq_layout.offsets.at("ctrl_id");
     skel_->rodata->na_tp_nvme_sq_qid_off = plan.nvme_sq_layout.offsets.at("qid");
@@ -90,11 +95,11 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
   return OkStatus();
 }
 
-void BpfCollector::TellNvmeDisks(const std::string& root) {
+void BpfCollector::TellNvmeDisks(const std::vector<NvmeDisk>& disks) {
   const uint32_t as = skel_->rodata->na_nvme_disks_as;
   if (as == NA_NVME_DISKS_BLOCK) return;
   uint32_t count = 0;
-  for (const NvmeDisk& disk : ListNvmeDisks(root)) {
+  for (const NvmeDisk& disk : disks) {
     // A disk without a controller (a multipath head) is bio-based: its requests run on the path disks.
     if (as == NA_NVME_DISKS_NVME && !disk.controller) continue;
     if (count == NA_MAX_NVME_DISKS) {

@@ -11,6 +11,7 @@
 #include "agent/collect/collector.h"
 #include "agent/collect/feature_probe.h"
 #include "agent/collect/hook_plan.h"
+#include "agent/collect/nvme_disks.h"
 #include "agent/collect/queue_table.h"
 
 struct nvme_adapt_bpf;
@@ -61,10 +62,11 @@ class BpfCollector final : public Collector {
   };
 
   BpfCollector() = default;
-  Status Load(const CollectorOptions& options, const HookPlan& plan, const BpfOpenOptions& extra);
+  Status Load(const CollectorOptions& options, const HookPlan& plan, const BpfOpenOptions& extra,
+              const std::vector<NvmeDisk>& disks);
   Status AttachKernelHooks(const HookPlan& plan);
-  // Fills the block program's table of nvme disks (bpf/nvme_adapt.bpf.c, na_nvme_disks) from <root>/sys/block.
-  void TellNvmeDisks(const std::string& root);
+  // Fills the block program's table of nvme disks (bpf/nvme_adapt.bpf.c, na_nvme_disks).
+  void TellNvmeDisks(const std::vector<NvmeDisk>& disks);
   static int OnRecord(void* context, void* data, size_t size);
 
   nvme_adapt_bpf* skel_ = nullptr;
