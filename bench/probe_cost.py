@@ -17,19 +17,15 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval"))
+from machine import placement  # noqa: E402  (the evaluation's placement, shared)
+
 # variant -> (load binary, collector arguments or None for no collector)
 VARIANTS = {"none": ("uvnvme-load", None), "default_probes": ("uvnvme-load", []),
             "with_irq_probe": ("uvnvme-load", ["--wakeups"]), "nop1_none": ("uvnvme-load-nop1", None),
             "nop1_default_probes": ("uvnvme-load-nop1", [])}
 BASELINE = {"nop1_default_probes": "nop1_none"}  # every other variant is compared with "none"
 LOADS = ["qd1", "qd32"]
-
-
-def placement():
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        return []
-    return ["--controller-cpus", str(cpus[-1]), "--host-cpus", ",".join(map(str, cpus[:-1])), "--controller-rt"]
 
 
 def start_collector(build, load, extra):

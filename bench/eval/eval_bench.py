@@ -32,15 +32,6 @@ def label(config):
     return f"{config['controllers']} dev x {config['jobs'] // config['controllers']} jobs QD{config['qd']}"
 
 
-def placement():
-    """The emulated devices get the last CPU, SCHED_FIFO (as bench/uvnvme_bench.py): they run on time
-    whatever the reapers do, as hardware would. The reapers get the other CPUs."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        return []
-    return ["--controller-cpus", str(cpus[-1]), "--host-cpus", ",".join(map(str, cpus[:-1])), "--controller-rt"]
-
-
 def per_completion_us(cpu_seconds, completed):
     return cpu_seconds / completed * 1e6 if completed else None
 
@@ -51,7 +42,7 @@ class Evaluation:
         self.load = os.path.join(args.build, "uvnvme/uvnvme-load")
         if not os.access(self.load, os.X_OK):
             raise AgentError(f"{self.load} missing: build the project first")
-        self.placement = placement()
+        self.placement = machine.placement()
         self.agent = AgentSession(args.build, args.agent_cpus, args.policy)
         self.process = None  # the uvnvme-load running now, stopped if the evaluation is interrupted
         self.quiet_wait_left = args.max_total_quiet_wait_seconds

@@ -48,3 +48,12 @@ def wait_until_quiet(agent_cpu_seconds, threshold_cpus, max_wait_s, probe_s=1.0)
         waited = time.monotonic() - started
         if other <= threshold_cpus or waited >= max_wait_s:
             return waited, other
+
+
+def placement():
+    """uvnvme-load arguments: the emulated devices get the last CPU, SCHED_FIFO (as bench/uvnvme_bench.py):
+    they run on time whatever the reapers do, as hardware would. The reapers get the other CPUs."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return []
+    return ["--controller-cpus", str(cpus[-1]), "--host-cpus", ",".join(map(str, cpus[:-1])), "--controller-rt"]
