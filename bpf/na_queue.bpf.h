@@ -17,6 +17,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "nvme_adapt.h"
+#include "na_pace.h"
 
 #define NA_READ(x) (*(volatile typeof(x) *)&(x))
 #define NA_WRITE(x, v) (*(volatile typeof(x) *)&(x) = (v))
@@ -167,32 +168,48 @@ static __always_inline struct na_queue_slot *na_slot_of(const struct na_queue_ke
 	return na_slot_lookup(key, now, hash);
 }
 
-static __always_inline __u32 na_record_mode(const struct na_queue_slot *slot)
+/* The mode a window ran in: a managed queue's window carries the mode its generation switched to; an
+ * unmanaged queue reaps in the mode last observed. */
+static __always_inline __u32 na_window_mode(const struct na_queue_slot *slot, __u32 window_generation)
 {
-	/* A managed queue reaps in the mode the agent set; others in the mode last observed. */
-	return slot->control.generation ? slot->control.mode : slot->counters.observed_mode;
+	return window_generation ? NA_READ(slot->counters.window_mode) : NA_READ(slot->counters.observed_mode);
 }
 
-static __always_inline void na_emit(struct na_queue_slot *slot, __u32 kind, __u32 completions, __u64 start,
-			       __u64 end, __u64 bytes, __u32 generation)
+struct na_emit_args {
+	__u32 kind;
+	__u32 completions;
+	__u32 generation; /* the generation of the window the record describes */
+	__u32 batch;
+	__u64 start;
+	__u64 end;
+	__u64 bytes;
+	__u64 first;
+};
+
+/* Returns false when the ring buffer was full (counted in na_stats.ringbuf_drops). */
+static __always_inline bool na_emit(struct na_queue_slot *slot, const struct na_emit_args *a)
 {
 	struct na_window_record *rec;
 
 	rec = bpf_ringbuf_reserve(&na_windows, sizeof(*rec), 0);
 	if (!rec) {
 		__sync_fetch_and_add(&na_stats.ringbuf_drops, 1);
-		return;
+		return false;
 	}
 	rec->key = slot->key;
-	rec->kind = kind;
-	rec->mode = na_record_mode(slot);
-	rec->completions = completions;
-	rec->generation = generation;
-	rec->start_ns = start;
-	rec->end_ns = end;
-	rec->bytes = bytes;
+	rec->kind = a->kind;
+	rec->mode = na_window_mode(slot, a->generation);
+	rec->completions = a->completions;
+	rec->generation = a->generation;
+	rec->start_ns = a->start;
+	rec->end_ns = a->end;
+	rec->bytes = a->bytes;
+	rec->first_ns = a->first;
+	rec->batch = a->batch;
+	rec->pad = 0;
 	bpf_ringbuf_submit(rec, 0);
 	__sync_fetch_and_add(&na_stats.records, 1);
+	return true;
 }
 
 /* Starts a new window at `start`, for the caller that claimed the boundary (window_seq moved by it), so
@@ -204,6 +221,7 @@ static __always_inline __u64 na_window_reset(struct na_queue_slot *slot, __u64 s
 	__u64 word;
 
 	NA_WRITE(slot->counters.window_start_ns, start);
+	NA_WRITE(slot->counters.window_first_ns, 0);
 	na_barrier();
 	word = __sync_lock_test_and_set(&slot->counters.window, 0);
 	__sync_fetch_and_add(&slot->counters.done_completions, NA_WINDOW_COUNT(word));
@@ -211,12 +229,12 @@ static __always_inline __u64 na_window_reset(struct na_queue_slot *slot, __u64 s
 	return word;
 }
 
-/* The agent bumped control.generation (a mode change): the window restarts at mode_since_ns. One CPU
- * wins the claim; until it publishes counters.generation, other CPUs count but skip the pace check.
- * Completions counted into the abandoned window between the claim and the reset go with it: they stay
- * in the totals (abandoned_completions) but in no window. Windows straddling a mode change measure
- * nothing anyway. */
-static __noinline bool na_window_restart(struct na_queue_slot *slot, __u32 seen, __u32 generation)
+/* The window of a new control generation starts at `start`, in `mode`: the instant the mode took effect
+ * (the driver's mode probe, or mode_since_ns from the agent). One caller wins the claim per generation;
+ * until it publishes counters.generation, other CPUs count but neither close windows nor check pace.
+ * What the abandoned window held stays in the totals (abandoned_completions) and in no window record. */
+static __noinline bool na_window_restart(struct na_queue_slot *slot, __u32 seen, __u32 generation, __u64 start,
+					 __u32 mode)
 {
 	__u64 word;
 
@@ -224,44 +242,65 @@ static __noinline bool na_window_restart(struct na_queue_slot *slot, __u32 seen,
 		return false;
 	/* Moving window_seq makes every close claimed on the abandoned window fail. */
 	__sync_fetch_and_add(&slot->counters.window_seq, 1);
-	word = na_window_reset(slot, NA_READ(slot->control.mode_since_ns));
+	word = na_window_reset(slot, start);
 	__sync_fetch_and_add(&slot->counters.abandoned_completions, NA_WINDOW_COUNT(word));
 	NA_WRITE(slot->counters.pace_miss_seq, 0);
+	NA_WRITE(slot->counters.window_mode, mode);
 	na_barrier();
 	NA_WRITE(slot->counters.generation, generation);
 	return true;
 }
 
-/* Engine rule (agent/engine/engine.cc Engine::BehindPace): behind at completion k iff
- * elapsed * n > k * span + slack * n. For an integer x, x > r <=> x > floor(r), so with
- * x = elapsed - slack and r = k * span / n the test is exact in u64 without a 128-bit product:
- * k * span / n = k * (span / n) + k * (span % n) / n, where k * (span % n) < 2^64 for k, n < 2^32. */
-static __always_inline bool na_behind_pace(__u64 elapsed, __u32 k, __u64 span, __u32 n, __u64 slack)
+/* A driver that says when it switched (uvnvme's mode probe, the probe contract) calls this at that
+ * instant. If the agent's pending switch asked for this mode, the try's window starts now, so every
+ * completion reaped in the new mode counts in it and no time before the switch is charged to it. Any
+ * other switch (the driver's own) restarts the window under the same generation: a window straddling
+ * a switch measures neither mode. The driver reaps a queue from one thread: nothing races this there. */
+static __always_inline void na_driver_switched(struct na_queue_slot *slot, __u64 now, __u32 mode)
 {
-	__u64 limit;
+	__u32 generation = NA_READ(slot->control.generation), seen = NA_READ(slot->counters.generation);
 
-	if (n == 0 || elapsed <= slack)
-		return false;
-	limit = (__u64)k * (span / n) + ((__u64)k * (span % n)) / n;
-	return elapsed - slack > limit;
+	__sync_fetch_and_add(&slot->counters.mode_switches, 1);
+	NA_WRITE(slot->counters.observed_mode, mode);
+	na_barrier();
+	if (generation != seen && NA_READ(slot->control.mode) == mode &&
+	    na_window_restart(slot, seen, generation, now, mode))
+		return;
+	__sync_fetch_and_add(&slot->counters.window_seq, 1);
+	__sync_fetch_and_add(&slot->counters.abandoned_completions, NA_WINDOW_COUNT(na_window_reset(slot, now)));
+	NA_WRITE(slot->counters.window_mode, mode);
 }
 
-static __noinline void na_check_pace(struct na_queue_slot *slot, __u64 now, __u32 k, __u32 generation)
+static __noinline void na_check_pace(struct na_queue_slot *slot, __u64 now, __u32 k, __u32 n, __u32 generation)
 {
 	__u64 start = NA_READ(slot->counters.window_start_ns);
-	__u32 seq, reported;
+	__u32 seq, reported, flags = NA_READ(slot->control.flags);
+	struct na_emit_args rec = {};
 
 	if (now <= start)
 		return;
-	if (!na_behind_pace(now - start, k, NA_READ(slot->control.baseline_span_ns),
-			    NA_READ(slot->control.baseline_completions), NA_READ(slot->control.pace_slack_ns)))
+	if (!na_behind_pace(now - start, na_pace_index(k, n, flags & NA_CONTROL_BATCH_ALLOWANCE),
+			    NA_READ(slot->control.baseline_span_ns), NA_READ(slot->control.baseline_completions),
+			    NA_READ(slot->control.pace_slack_ns)))
 		return;
 	/* At most one early record per window: the CPU that moves pace_miss_seq to this window sends it. */
 	seq = NA_READ(slot->counters.window_seq) + 1;
 	reported = NA_READ(slot->counters.pace_miss_seq);
 	if (reported == seq || __sync_val_compare_and_swap(&slot->counters.pace_miss_seq, reported, seq) != reported)
 		return;
-	na_emit(slot, NA_RECORD_PACE_MISS, k, start, now, NA_WINDOW_BYTES(NA_READ(slot->counters.window)), generation);
+	rec.kind = NA_RECORD_PACE_MISS;
+	rec.completions = k;
+	rec.generation = generation;
+	rec.batch = n;
+	rec.start = start;
+	rec.end = now;
+	rec.bytes = NA_WINDOW_BYTES(NA_READ(slot->counters.window));
+	rec.first = NA_READ(slot->counters.window_first_ns);
+	if (na_emit(slot, &rec))
+		return;
+	/* Lost on a full ring buffer: give the claim back, so the next completion still behind sends it. */
+	__sync_val_compare_and_swap(&slot->counters.pace_miss_seq, seq, reported);
+	__sync_fetch_and_add(&slot->counters.pace_miss_retries, 1);
 }
 
 /*
@@ -273,14 +312,20 @@ static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __
 				       __u32 mode)
 {
 	__u32 generation, seen, window, seq, old, k;
-	bool pace_ok = true;
-	__u64 prev, word;
+	bool settled = true; /* this completion saw no switch in progress: it may close windows and check pace */
+	__u64 prev, word, since;
 
 	generation = NA_READ(slot->control.generation);
 	seen = NA_READ(slot->counters.generation);
 	na_barrier();
-	if (generation != seen)
-		pace_ok = na_window_restart(slot, seen, generation);
+	if (generation != seen) {
+		/* A switch the agent published. Until it took effect (mode_since_ns 0: the driver's probe or
+		 * the lever's return will say), completions go on in the old window. */
+		since = NA_READ(slot->control.mode_since_ns);
+		settled = since && na_window_restart(slot, seen, generation, since, NA_READ(slot->control.mode));
+		if (settled)
+			seen = generation;
+	}
 
 	if (n > NA_MAX_WINDOW)
 		n = NA_MAX_WINDOW;
@@ -313,23 +358,30 @@ static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __
 				    ((__u64)n << NA_WINDOW_COUNT_SHIFT) | (bytes & NA_WINDOW_BYTES_MASK));
 	old = NA_WINDOW_COUNT(word);
 	k = old + n;
+	if (old == 0)
+		NA_WRITE(slot->counters.window_first_ns, now);
+	if (!settled)
+		return;
 	if (k >= window) {
 		/* The add that crossed the boundary closes the window; so may any add that finds it already
 		 * full (a racing completion before the reset, or a window the agent shrank below the count).
 		 * All of them claim window_seq as it was before their add: one wins, and a claim based on a
-		 * window that has since closed or restarted fails. */
-		__u64 start;
+		 * window that has since closed or restarted fails. The record carries the generation this
+		 * completion found the window in, not the control's. */
+		struct na_emit_args rec = {.kind = NA_RECORD_WINDOW, .generation = seen, .batch = n, .end = now};
 
 		if (__sync_val_compare_and_swap(&slot->counters.window_seq, seq, seq + 1) != seq)
 			return;
-		start = NA_READ(slot->counters.window_start_ns);
+		rec.start = NA_READ(slot->counters.window_start_ns);
+		rec.first = NA_READ(slot->counters.window_first_ns);
 		word = na_window_reset(slot, now);
-		na_emit(slot, NA_RECORD_WINDOW, NA_WINDOW_COUNT(word), start, now, NA_WINDOW_BYTES(word), generation);
+		rec.completions = NA_WINDOW_COUNT(word);
+		rec.bytes = NA_WINDOW_BYTES(word);
+		na_emit(slot, &rec);
 		return;
 	}
-	if (pace_ok && generation && NA_READ(slot->control.mode) == NA_MODE_POLL &&
-	    NA_READ(slot->control.baseline_completions))
-		na_check_pace(slot, now, k, generation);
+	if (seen && NA_READ(slot->counters.window_mode) == NA_MODE_POLL && NA_READ(slot->control.baseline_completions))
+		na_check_pace(slot, now, k, n, seen);
 }
 
 static __always_inline void na_account_key(const struct na_queue_key *key, __u64 now, __u32 n, __u64 bytes,

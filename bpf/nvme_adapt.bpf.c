@@ -322,21 +322,15 @@ int BPF_USDT(na_uvnvme_irq, __u32 ctrl, __u32 qid)
 	return 0;
 }
 
-/* uvnvme:mode(ctrl, qid, mode): the new mode is in effect. A window straddling the switch measures
- * neither mode, so the window restarts here (its completions stay in the totals). The driver reaps a
- * queue from one thread, so nothing races this on the same queue. */
+/* uvnvme:mode(ctrl, qid, mode): the new mode is in effect (fired by the reaper before it reaps in it). */
 SEC("usdt")
 int BPF_USDT(na_uvnvme_mode, __u32 ctrl, __u32 qid, __u32 mode)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct na_queue_slot *slot = na_uvnvme_slot(ctrl, qid, now);
 
-	if (!slot)
-		return 0;
-	__sync_fetch_and_add(&slot->counters.mode_switches, 1);
-	NA_WRITE(slot->counters.observed_mode, mode ? NA_MODE_POLL : NA_MODE_INTERRUPT);
-	__sync_fetch_and_add(&slot->counters.window_seq, 1);
-	__sync_fetch_and_add(&slot->counters.abandoned_completions, NA_WINDOW_COUNT(na_window_reset(slot, now)));
+	if (slot)
+		na_driver_switched(slot, now, mode ? NA_MODE_POLL : NA_MODE_INTERRUPT);
 	return 0;
 }
 
@@ -387,5 +381,17 @@ int na_test_account(__u64 *args)
 	struct na_queue_key key = {.source = args[0], .ctrl = args[1], .qid = args[2], .pid = args[3]};
 
 	na_account_key(&key, args[4], args[5], args[6], args[7]);
+	return 0;
+}
+
+/* A driver's mode probe with a caller-chosen clock: args = {source, ctrl, qid, pid, now, mode}. */
+SEC("raw_tp")
+int na_test_mode(__u64 *args)
+{
+	struct na_queue_key key = {.source = args[0], .ctrl = args[1], .qid = args[2], .pid = args[3]};
+	struct na_queue_slot *slot = na_slot_of(&key, args[4]);
+
+	if (slot)
+		na_driver_switched(slot, args[4], args[5] == NA_MODE_POLL ? NA_MODE_POLL : NA_MODE_INTERRUPT);
 	return 0;
 }

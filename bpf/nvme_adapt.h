@@ -51,27 +51,42 @@ struct na_queue_key {
 	__u32 pid;    /* 0 for kernel queues */
 };
 
-/* Written by the agent (one entry per managed queue), read by BPF at every completion. */
+/* na_queue_control.flags */
+#define NA_CONTROL_BATCH_ALLOWANCE 1U /* pace: a reap of n completions is held to k + n - 1 (DESIGN.md 3) */
+
+/*
+ * Written by the agent (one entry per managed queue), read by BPF at every completion. A switch is
+ * published before the lever acts: a new generation with mode_since_ns 0 means "pending": completions go
+ * on in the old window (no pace check) until the mode takes effect, which is either the driver's own mode
+ * probe for this mode (its instant starts the window) or the agent writing mode_since_ns (the moment the
+ * lever's write returned, for drivers that cannot tell). Whichever comes first restarts the window once.
+ */
 struct na_queue_control {
-	__u32 mode;                 /* enum na_reap_mode now in effect */
+	__u32 mode;                 /* enum na_reap_mode the queue is switched to */
 	__u32 generation;           /* bumped by the agent at each mode change: BPF restarts the window */
-	__u64 mode_since_ns;        /* bpf_ktime_get_ns() clock: when the mode took effect */
+	__u64 mode_since_ns;        /* bpf_ktime_get_ns() clock: when the mode took effect; 0: pending */
 	__u64 baseline_span_ns;     /* polling: span of the measuring window */
 	__u32 baseline_completions; /* polling: completions of the measuring window (0: no pace check) */
 	__u32 window_completions;   /* this queue's window size */
 	__u64 pace_slack_ns;
+	__u32 flags;                /* NA_CONTROL_* */
+	__u32 pad;
 };
 
-/* One ring buffer record. For NA_RECORD_PACE_MISS, completions = k and end_ns - start_ns = elapsed. */
+/* One ring buffer record. For NA_RECORD_PACE_MISS, completions = k, end_ns - start_ns = elapsed and batch
+ * = n, the size of the reap that brought the window to k. */
 struct na_window_record {
 	struct na_queue_key key;
 	__u32 kind;        /* enum na_record_kind */
 	__u32 mode;        /* enum na_reap_mode during the window */
 	__u32 completions;
-	__u32 generation;  /* na_queue_control.generation the window ran under */
+	__u32 generation;  /* the generation this window itself ran under (not the control's at the time) */
 	__u64 start_ns;
 	__u64 end_ns;
 	__u64 bytes;
+	__u64 first_ns;    /* the window's first completion */
+	__u32 batch;
+	__u32 pad;
 };
 
 /* The window in flight is one 64-bit word, so that a completion adds itself (count and bytes) and learns
@@ -96,14 +111,16 @@ struct na_queue_counters {
 	__u32 restart_gen;      /* BPF-internal: generation whose window restart one CPU has claimed */
 	__u32 pace_miss_seq;    /* BPF-internal: window_seq + 1 of the last window that sent a pace miss */
 	__u32 observed_mode;    /* enum na_reap_mode last seen by a hook that can tell (uvnvme, fentry) */
-	__u32 pad;
+	__u32 window_mode;      /* enum na_reap_mode of the window in flight (managed queues) */
 
+	__u64 window_first_ns;  /* first completion of the window in flight (written once per window) */
 	__u64 abandoned_completions; /* part of done_completions in windows restarted before they filled */
 	__u64 irq_completions;  /* completions attributed to the interrupt path (kernel: fentry nvme_irq) */
 	__u64 poll_completions; /* completions attributed to the poll path (kernel: fentry nvme_poll) */
 	__u64 batches;          /* userspace sources: complete() fires / process_completions calls that reaped */
 	__u64 wakeups;          /* uvnvme: irq() fires (interrupt-mode reaper wakeups) */
 	__u64 mode_switches;    /* uvnvme: mode() fires */
+	__u64 pace_miss_retries; /* pace misses the full ring buffer refused: the next completion sends again */
 	/* log2 buckets of inter-completion intervals; an interval that came out <= 0 across CPUs counts in
 	 * bucket 0, so the buckets add up to completions minus the queue's first batch */
 	__u64 hist[NA_HIST_BUCKETS] __attribute__((aligned(64)));

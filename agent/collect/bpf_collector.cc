@@ -75,7 +75,10 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
     skel_->rodata->na_tp_nvme_sq_qid_off = plan.nvme_sq_layout.offsets.at("qid");
   }
   std::vector<std::string> programs = plan.Programs();
-  if (extra.test_entry) programs.emplace_back("na_test_account");
+  if (extra.test_entry) {
+    programs.emplace_back("na_test_account");
+    programs.emplace_back("na_test_mode");
+  }
   const std::set<std::string> wanted(programs.begin(), programs.end());
   bpf_program* program = nullptr;
   bpf_object__for_each_program(program, skel_->obj) {
@@ -274,6 +277,18 @@ Status BpfCollector::TestAccount(const QueueKey& key, uint64_t now_ns, uint32_t 
   LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof args);
   if (bpf_prog_test_run_opts(bpf_program__fd(program), &opts) != 0)
     return SysError("BPF_PROG_TEST_RUN", "na_test_account", errno);
+  return OkStatus();
+}
+
+Status BpfCollector::TestDriverSwitched(const QueueKey& key, uint64_t now_ns, engine::ReapMode mode) {
+  const bpf_program* program = skel_->progs.na_test_mode;
+  if (bpf_program__fd(program) < 0)
+    return MakeError(ErrorCode::kFailedPrecondition, "test entry not loaded (BpfOpenOptions::test_entry)");
+  uint64_t args[6] = {static_cast<uint64_t>(key.source), key.ctrl, key.qid, key.pid, now_ns,
+                      static_cast<uint64_t>(mode)};
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof args);
+  if (bpf_prog_test_run_opts(bpf_program__fd(program), &opts) != 0)
+    return SysError("BPF_PROG_TEST_RUN", "na_test_mode", errno);
   return OkStatus();
 }
 

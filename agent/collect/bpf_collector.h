@@ -47,6 +47,8 @@ class BpfCollector final : public Collector {
 
   // Runs na_account for `key` with the caller's clock through BPF_PROG_TEST_RUN (BpfOpenOptions::test_entry).
   Status TestAccount(const QueueKey& key, uint64_t now_ns, uint32_t n, uint64_t bytes, uint32_t mode);
+  // The test entry na_test_mode: a driver's mode probe (uvnvme:mode) for `key` at `now_ns`.
+  Status TestDriverSwitched(const QueueKey& key, uint64_t now_ns, engine::ReapMode mode);
   // Per-interrupt-line count and time in handler (irq_handler_entry/exit).
   struct IrqStats {
     uint64_t count = 0;

@@ -48,19 +48,23 @@ struct WindowEvent {
   uint64_t bytes = 0;
   uint64_t interrupts = 0;  // procfs: interrupts of the queue's vector in [start, end]; BPF windows: 0
   uint32_t generation = 0;  // QueueControl generation the window ran under (0: queue not managed)
+  engine::Nanos first = 0;  // the window's first completion (0: none yet, for a pace miss at k = n)
   std::optional<engine::PaceMiss> pace_miss;
 };
 
 // What the agent tells the BPF side about a managed queue, so it can restart windows at mode changes and
-// check the pace of polling windows per completion.
+// check the pace of polling windows per completion. A switch is published before the lever acts, with
+// mode_since 0 (pending): the window of the new generation then starts when the driver reports the switch
+// (a mode probe), or at the mode_since the agent sets once the lever's write returned, whichever is first.
 struct QueueControl {
   engine::ReapMode mode = engine::ReapMode::kInterrupt;
   uint32_t generation = 1;  // must change at each mode change; 0 is reserved for "not managed"
-  engine::Nanos mode_since = 0;
+  engine::Nanos mode_since = 0;  // 0: pending, see above
   engine::Nanos baseline_span = 0;
   uint32_t baseline_completions = 0;  // 0: no pace check
   uint32_t window_completions = 8192;
   engine::Nanos pace_slack = 20'000;
+  bool batch_pace_allowance = true;  // engine::Policy::batch_pace_allowance
 };
 
 struct QueueCounters {
@@ -72,8 +76,10 @@ struct QueueCounters {
   uint64_t wakeups = 0;           // uvnvme: interrupt-mode reaper wakeups (with userspace_wakeups)
   uint64_t mode_switches = 0;     // uvnvme: mode() probe fires
   uint64_t abandoned_completions = 0;  // in windows restarted at a mode change: in no window record
+  uint64_t pace_miss_retries = 0;  // pace misses a full ring buffer refused, sent again by a later completion
   uint32_t generation = 0;        // control generation the window in flight runs under
   engine::WindowProgress progress;  // the window in flight
+  engine::Nanos window_first = 0;  // its first completion (0: none yet)
   engine::Nanos last_completion = 0;
   std::array<uint64_t, kHistBuckets> interval_histogram{};
 };

@@ -79,13 +79,16 @@ Status QueueTable::SetControl(const QueueKey& key, const QueueControl& control) 
   if (!index.ok()) return std::move(index).take_error();
   na_queue_control& target = slots_[*index].control;
   const na_queue_control wanted = ToBpfControl(control);
-  // BPF reads generation first: every other field is in place before the new generation shows.
+  // BPF reads generation first: every other field is in place before the new generation shows. Setting
+  // mode_since of a pending generation (same generation, 0 -> the lever's return) needs no other order:
+  // a completion that reads 0 waits for the next one.
   __atomic_store_n(&target.mode, wanted.mode, __ATOMIC_RELAXED);
   __atomic_store_n(&target.mode_since_ns, wanted.mode_since_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&target.baseline_span_ns, wanted.baseline_span_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&target.baseline_completions, wanted.baseline_completions, __ATOMIC_RELAXED);
   __atomic_store_n(&target.window_completions, wanted.window_completions, __ATOMIC_RELAXED);
   __atomic_store_n(&target.pace_slack_ns, wanted.pace_slack_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&target.flags, wanted.flags, __ATOMIC_RELAXED);
   __atomic_store_n(&target.generation, wanted.generation, __ATOMIC_RELEASE);
   return OkStatus();
 }

@@ -1,6 +1,9 @@
 #include "agent/collect/records.h"
 
 #include <algorithm>
+#include <cstddef>
+
+#include "agent/engine/policy.h"
 
 namespace nvmeadapt::collect {
 
@@ -12,6 +15,10 @@ static_assert(static_cast<uint32_t>(Source::kSpdk) == NA_SOURCE_SPDK);
 static_assert(static_cast<uint32_t>(engine::ReapMode::kInterrupt) == NA_MODE_INTERRUPT);
 static_assert(static_cast<uint32_t>(engine::ReapMode::kPoll) == NA_MODE_POLL);
 static_assert(sizeof(na_queue_slot) % 64 == 0, "slots are padded to whole cache lines");
+static_assert(offsetof(na_queue_slot, counters) == 64, "key and control share the slot's first line");
+static_assert(offsetof(na_queue_counters, window_first_ns) == 64, "what every completion touches is one line");
+static_assert(engine::kMaxWindowCompletions == NA_MAX_WINDOW,
+              "the engine accepts no window the BPF side cannot count (one limit, bpf/nvme_adapt.h)");
 
 na_queue_key ToBpfKey(const QueueKey& key) {
   return na_queue_key{static_cast<__u32>(key.source), key.ctrl, key.qid, key.pid};
@@ -35,9 +42,11 @@ Result<WindowEvent> FromBpfRecord(const na_window_record& record) {
   event.end = static_cast<engine::Nanos>(record.end_ns);
   event.bytes = record.bytes;
   event.generation = record.generation;
+  event.first = static_cast<engine::Nanos>(record.first_ns);
   if (record.kind == NA_RECORD_PACE_MISS) {
     event.pace_miss = engine::PaceMiss{record.completions,
-                                       static_cast<engine::Nanos>(record.end_ns - std::min(record.start_ns, record.end_ns))};
+                                       static_cast<engine::Nanos>(record.end_ns - std::min(record.start_ns, record.end_ns)),
+                                       std::max<uint32_t>(record.batch, 1)};
   }
   return event;
 }
@@ -47,6 +56,8 @@ QueueCounters FromBpfCounters(const na_queue_counters& counters) {
   out.completions = counters.done_completions + NA_WINDOW_COUNT(counters.window);
   out.bytes = counters.done_bytes + NA_WINDOW_BYTES(counters.window);
   out.abandoned_completions = counters.abandoned_completions;
+  out.pace_miss_retries = counters.pace_miss_retries;
+  out.window_first = static_cast<engine::Nanos>(counters.window_first_ns);
   out.irq_completions = counters.irq_completions;
   out.poll_completions = counters.poll_completions;
   out.batches = counters.batches;
@@ -80,6 +91,7 @@ na_queue_control ToBpfControl(const QueueControl& control) {
   out.baseline_completions = control.baseline_completions;
   out.window_completions = control.window_completions;
   out.pace_slack_ns = static_cast<__u64>(control.pace_slack);
+  out.flags = control.batch_pace_allowance ? NA_CONTROL_BATCH_ALLOWANCE : 0;
   return out;
 }
 

@@ -145,6 +145,7 @@ void Agent::OnWindowEvent(const collect::WindowEvent& event) {
     ++q->stale_windows;  // ran under a mode the agent has since changed
     return;
   }
+  if (q->open_switch && q->open_switch->first_completion == 0) q->open_switch->first_completion = event.first;
   ++q->windows;
   q->last_window = event;
   if (deps_.metrics && q->metrics_id && event.completions > 0) {
@@ -163,11 +164,13 @@ void Agent::RunTimers(engine::Nanos now) {
     engine::WindowProgress progress{q->mode_since, 0};
     if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) {
       q->counters = *counters;
-      // A window that started before the last switch belongs to the old mode: the new one has no
-      // completion yet and started when the switch took effect.
-      if (counters->progress.start >= q->mode_since) {
+      // Until a completion restarts the window under the current generation, the window in flight
+      // belongs to the old mode: the new one has no completion yet and started when the switch took effect.
+      if (counters->generation == q->generation) {
         progress = counters->progress;
         progress.last = counters->last_completion;
+        if (q->open_switch && q->open_switch->first_completion == 0)
+          q->open_switch->first_completion = counters->window_first;
       }
     }
     if (auto decision = engine_.OnTimer(q->handle, now, progress)) {
@@ -264,6 +267,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
 void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
   NA_INFO("queue " << queue.name << " " << why << ": dropped");
   Publish(v1::EVENT_KIND_QUEUE_REMOVED, &queue, "queue " + queue.name + " " + why);
+  CloseSwitch(queue, std::nullopt);
   Record("remove " + queue.name);
   engine_.RemoveQueue(queue.handle);
   (void)deps_.collector->ForgetQueue(queue.desc.key);

@@ -93,13 +93,24 @@ class Agent : public api::AgentControl {
 
   // agent_decide.cc: decisions, levers, policy.
   void HandleDecision(ManagedQueue& queue, const engine::Decision& decision);
-  bool ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why);
+  // `evidence`: the window end or timer tick the decision rests on (for the switch timeline).
+  bool ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, engine::Nanos evidence);
+  // After the lever returned: when the mode took effect (the driver's probe, or the lever's return).
+  void TakeEffect(ManagedQueue& queue, SwitchTimeline& timeline);
+  // Ends the queue's open switch timeline with the first decision on its new mode (or none).
+  void CloseSwitch(ManagedQueue& queue, std::optional<engine::Decision> verdict);
   void RetryLevers(engine::Nanos now);
-  // The mode a forced, off or shadow queue must be in (retried by the agent); nullopt when the engine decides.
-  std::optional<engine::ReapMode> FixedModeWanted(const ManagedQueue& queue) const;
-  void PushControl(ManagedQueue& queue);
+  // The mode the agent itself must bring the queue to and retry (a forced mode, the safe mode of off or
+  // shadow, interrupt mode for a measuring queue left polling); nullopt when the engine decides.
+  std::optional<engine::ReapMode> ModeWantedByAgent(const ManagedQueue& queue) const;
+  collect::QueueControl ControlFor(const ManagedQueue& queue, engine::ReapMode mode, uint32_t generation,
+                                   engine::Nanos mode_since) const;
+  void PushControl(ManagedQueue& queue);  // the control of the queue as it is now
+  // Marks the queue degraded (and says so once) when the collector refuses the control.
+  void SendControl(ManagedQueue& queue, const collect::QueueControl& control);
   engine::Policy PolicyFor(const DiscoveredQueue& queue) const;
   Status ApplyPolicyBook(PolicyBook book, engine::Nanos now);
+  v1::Event QueueEvent(v1::EventKind kind, const ManagedQueue* queue, std::string message) const;
   void Publish(v1::EventKind kind, const ManagedQueue* queue, std::string message,
                const v1::Decision* decision = nullptr);
   v1::Decision ToProto(const engine::Decision& decision) const;

@@ -11,6 +11,7 @@ namespace {
 
 constexpr engine::Nanos kFirstRetryDelay = 1'000'000'000;
 constexpr engine::Nanos kMaxRetryDelay = 60'000'000'000;
+constexpr std::string_view kControlErrorPrefix = "collector: cannot set the queue's BPF control: ";
 
 // Transient failures are retried; a refusal (a device's "do not retry", an EINVAL from the kernel), a
 // missing lever or a missing permission will not change by itself.
@@ -48,6 +49,7 @@ v1::Decision Agent::ToProto(const engine::Decision& d) const {
   out.set_backoff_started(d.backoff_started);
   out.set_failures(d.failures);
   out.set_pace_index(d.pace_index);
+  out.set_pace_batch(d.pace_batch);
   out.set_measured_ns(d.measured);
   out.set_limit_ns(d.limit);
   return out;
@@ -56,9 +58,11 @@ v1::Decision Agent::ToProto(const engine::Decision& d) const {
 void Agent::HandleDecision(ManagedQueue& queue, const engine::Decision& decision) {
   const std::string line = engine::FormatDecision(queue.name, decision);
   if (decision_log_.is_open()) decision_log_ << line << '\n' << std::flush;
+  // Whatever the engine decides first after a switch is that switch's verdict (or supersedes it).
+  CloseSwitch(queue, decision);
   v1::Decision proto = ToProto(decision);
   if (decision.Switches()) {
-    const bool applied = ApplyMode(queue, decision.to, decision.reason);
+    const bool applied = ApplyMode(queue, decision.to, decision.reason, decision.at);
     proto.set_applied(applied);
     if (!applied) proto.set_lever_error(queue.degraded_reason);
   } else if (decision.reason != engine::Reason::kLeverFailed) {
@@ -73,8 +77,31 @@ void Agent::HandleDecision(ManagedQueue& queue, const engine::Decision& decision
   Publish(v1::EVENT_KIND_DECISION, &queue, line.substr(queue.name.size() + 1), &proto);  // the event names the queue
 }
 
-bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why) {
-  const engine::Nanos now = deps_.monotonic();
+void Agent::CloseSwitch(ManagedQueue& queue, std::optional<engine::Decision> verdict) {
+  if (!queue.open_switch) return;
+  SwitchTimeline timeline = std::move(*queue.open_switch);
+  queue.open_switch.reset();
+  timeline.verdict = verdict;
+  const std::string line = FormatSwitchLine(queue.name, timeline);
+  Record(line);
+  v1::Event event = QueueEvent(v1::EVENT_KIND_SWITCH, &queue, line.substr(std::string_view("switch ").size()));
+  *event.mutable_switch_timeline() = daemon::ToProto(timeline, deps_.wall() - deps_.monotonic());
+  bus_.Publish(std::move(event));
+}
+
+// The switch protocol (DESIGN.md section 3, when a try's clock starts): journal, publish the pending
+// switch to the BPF side, call the lever, then learn when the mode took effect: the driver's own mode
+// probe where it has one (the BPF side restarted the window at that instant), else the lever's return.
+bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, engine::Nanos evidence) {
+  SwitchTimeline timeline;
+  timeline.generation = queue.generation + 1;
+  timeline.from = queue.mode;
+  timeline.to = mode;
+  timeline.reason = why;
+  timeline.lever = queue.lever;
+  timeline.evidence = evidence;
+  timeline.decided = deps_.monotonic();
+  const engine::Nanos now = timeline.decided;
   auto fail = [&](const Error& error) {
     queue.degraded = true;
     // Lever errors already name their lever; others (no plan, no journal) get it here.
@@ -102,9 +129,10 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
     // override's expiry stays on time).
     if (engine_.View(queue.handle).state == engine::QueueState::kPolling)
       queue.next_timer = std::max(queue.next_timer, now + queue.retry_delay);
-    // A forced mode (or the safe mode of off/shadow) has nothing that decides again: retry it with backoff
-    // while it is still wanted, unless the refusal is permanent (a device's "do not retry", no such lever).
-    if (transient && FixedModeWanted(queue) == mode) {
+    // A mode the agent itself must reach (forced, the safe mode of off/shadow, or interrupt mode for an
+    // adaptive queue left polling without a baseline) has nothing that decides again: retry it with
+    // backoff while it is still wanted, unless the refusal is permanent (a device's "do not retry").
+    if (transient && ModeWantedByAgent(queue) == mode) {
       queue.retry_mode = mode;
       queue.retry_reason = why;
       queue.retry_at = now + queue.retry_delay;
@@ -127,10 +155,24 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   if (Status journaled = journal_.WillChange(entry); !journaled) {
     return fail(MakeError(journaled.error().code, "not changed: cannot journal it: " + journaled.error().message));
   }
-  if (Status applied = deps_.levers->Apply(*plan); !applied) return fail(applied.error());
+  timeline.journaled = deps_.monotonic();
+  // Pending: the BPF side keeps counting the old window (and drops its records as stale from here on)
+  // until the new mode takes effect; completions reaped in the new mode all count in the try's window.
+  queue.generation = timeline.generation;
+  SendControl(queue, ControlFor(queue, mode, queue.generation, 0));
+  timeline.published = deps_.monotonic();
+  timeline.requested = deps_.monotonic();
+  Status applied = deps_.levers->Apply(*plan);
+  timeline.acknowledged = deps_.monotonic();
+  if (!applied) {
+    // Nothing switched: the control goes back to what it was, and the window in flight (still the old
+    // generation's: nothing restarted it while the switch was pending) goes on as if nothing happened.
+    --queue.generation;
+    PushControl(queue);
+    return fail(applied.error());
+  }
   queue.mode = mode;
-  ++queue.generation;
-  queue.mode_since = deps_.monotonic();
+  TakeEffect(queue, timeline);
   // The timer's first look at the new mode is one period after it took effect, not the next loop turn.
   queue.next_timer = queue.mode_since + engine_.View(queue.handle).policy.timer_granularity;
   ++queue.switches;
@@ -138,17 +180,44 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   queue.degraded_reason.clear();
   queue.retry_mode.reset();
   queue.retry_delay = 0;
-  PushControl(queue);
   if (deps_.metrics && queue.metrics_id) {
     deps_.metrics->OnSwitch(*queue.metrics_id, why);
+    deps_.metrics->OnSwitchLatency(queue.lever, timeline.Latency());
     deps_.metrics->UpdateQueue(*queue.metrics_id, queue.counters, queue.mode);
   }
+  queue.open_switch = std::move(timeline);
   return true;
 }
 
-std::optional<engine::ReapMode> Agent::FixedModeWanted(const ManagedQueue& queue) const {
+void Agent::TakeEffect(ManagedQueue& queue, SwitchTimeline& timeline) {
+  auto driver_switched = [&]() -> std::optional<engine::Nanos> {
+    auto counters = deps_.collector->ReadCounters(queue.desc.key);
+    if (!counters || counters->generation != queue.generation) return std::nullopt;
+    return counters->progress.start;
+  };
+  // A driver of the probe contract fires its mode probe before it acknowledges, so by now the BPF side
+  // has restarted the window at the driver's instant, if it has one to give.
+  std::optional<engine::Nanos> effect = driver_switched();
+  if (!effect) {
+    queue.mode_since = timeline.acknowledged;
+    PushControl(queue);
+    // A probe that fired between the read and the push won the restart: its instant stands.
+    effect = driver_switched();
+  }
+  timeline.effect_by_driver = effect && *effect != timeline.acknowledged;
+  timeline.effect = effect.value_or(timeline.acknowledged);
+  queue.mode_since = timeline.effect;
+}
+
+std::optional<engine::ReapMode> Agent::ModeWantedByAgent(const ManagedQueue& queue) const {
   const engine::QueueView view = engine_.View(queue.handle);
   switch (view.state) {
+    case engine::QueueState::kMeasuring:
+    case engine::QueueState::kBackoff:
+      // Measuring needs interrupt mode; a queue the lever left polling (found polling, its first switch
+      // refused) has no baseline to be held to and would never decide again.
+      if (view.mode == engine::ReapMode::kPoll) return engine::ReapMode::kInterrupt;
+      return std::nullopt;
     case engine::QueueState::kForced:
       if (view.override_mode) return view.override_mode->mode;
       return view.policy.mode == engine::ControllerMode::kPoll ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt;
@@ -164,11 +233,11 @@ void Agent::RetryLevers(engine::Nanos now) {
   for (ManagedQueue* q : queues_.All()) {
     if (!q->retry_mode || now < q->retry_at) continue;
     const engine::ReapMode wanted = *q->retry_mode;
-    if (FixedModeWanted(*q) != wanted || q->mode == wanted) {
+    if (ModeWantedByAgent(*q) != wanted || q->mode == wanted) {
       q->retry_mode.reset();  // no longer wanted, or already there
       continue;
     }
-    if (ApplyMode(*q, wanted, q->retry_reason)) {
+    if (ApplyMode(*q, wanted, q->retry_reason, now)) {
       if (auto followed = engine_.OnLeverResult(q->handle, wanted, now)) {  // the engine had followed the failure
         Record(engine::FormatLeverLine(q->name, now, wanted));
         if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(q->name, *followed) << '\n';
@@ -177,21 +246,49 @@ void Agent::RetryLevers(engine::Nanos now) {
   }
 }
 
-void Agent::PushControl(ManagedQueue& queue) {
+collect::QueueControl Agent::ControlFor(const ManagedQueue& queue, engine::ReapMode mode, uint32_t generation,
+                                        engine::Nanos mode_since) const {
   const engine::QueueView view = engine_.View(queue.handle);
   collect::QueueControl control;
-  control.mode = queue.mode;
-  control.generation = queue.generation;
-  control.mode_since = queue.mode_since;
-  if (queue.mode == engine::ReapMode::kPoll && view.state == engine::QueueState::kPolling) {
+  control.mode = mode;
+  control.generation = generation;
+  control.mode_since = mode_since;
+  if (mode == engine::ReapMode::kPoll && view.state == engine::QueueState::kPolling) {
     control.baseline_span = view.baseline_span;
     control.baseline_completions = view.baseline_completions;
   }
   control.window_completions = view.policy.window_completions;
   control.pace_slack = view.policy.pace_slack;
-  if (Status set = deps_.collector->SetQueueControl(queue.desc.key, control); !set) {
-    NA_DEBUG("collector: control of " << queue.name << ": " << set.error().message);
+  control.batch_pace_allowance = view.policy.batch_pace_allowance;
+  return control;
+}
+
+void Agent::PushControl(ManagedQueue& queue) {
+  SendControl(queue, ControlFor(queue, queue.mode, queue.generation, queue.mode_since));
+}
+
+void Agent::SendControl(ManagedQueue& queue, const collect::QueueControl& control) {
+  Status set = deps_.collector->SetQueueControl(queue.desc.key, control);
+  if (set) {
+    if (queue.control_error) {
+      queue.control_error = false;
+      if (queue.degraded_reason.rfind(kControlErrorPrefix, 0) == 0) {
+        queue.degraded = false;
+        queue.degraded_reason.clear();
+      }
+    }
+    return;
   }
+  // Without its control the BPF side neither restarts windows at switches nor checks the pace: the
+  // queue's windows would be judged wrongly or never come. Said once per episode, shown in status.
+  const std::string reason = std::string(kControlErrorPrefix) + set.error().message;
+  if (!queue.control_error || queue.degraded_reason != reason) {
+    NA_WARN("queue " << queue.name << ": " << reason);
+    Publish(v1::EVENT_KIND_LEVER_ERROR, &queue, reason);
+  }
+  queue.control_error = true;
+  queue.degraded = true;
+  queue.degraded_reason = reason;
 }
 
 engine::Policy Agent::PolicyFor(const DiscoveredQueue& queue) const {
@@ -223,8 +320,7 @@ Status Agent::ApplyPolicyBook(PolicyBook book, engine::Nanos now) {
   return OkStatus();
 }
 
-void Agent::Publish(v1::EventKind kind, const ManagedQueue* queue, std::string message,
-                    const v1::Decision* decision) {
+v1::Event Agent::QueueEvent(v1::EventKind kind, const ManagedQueue* queue, std::string message) const {
   v1::Event event;
   event.set_time_unix_ns(deps_.wall());
   event.set_kind(kind);
@@ -233,8 +329,14 @@ void Agent::Publish(v1::EventKind kind, const ManagedQueue* queue, std::string m
     event.mutable_queue()->set_queue(queue->desc.qid);
     event.set_source(queue->desc.source);
   }
-  if (decision != nullptr) *event.mutable_decision() = *decision;
   event.set_message(std::move(message));
+  return event;
+}
+
+void Agent::Publish(v1::EventKind kind, const ManagedQueue* queue, std::string message,
+                    const v1::Decision* decision) {
+  v1::Event event = QueueEvent(kind, queue, std::move(message));
+  if (decision != nullptr) *event.mutable_decision() = *decision;
   bus_.Publish(std::move(event));
 }
 

@@ -10,6 +10,7 @@
 
 #include "agent/collect/collector.h"
 #include "agent/daemon/ports.h"
+#include "agent/daemon/switch_timeline.h"
 #include "agent/engine/types.h"
 #include "agent/metrics/agent_metrics.h"
 #include "nvmeadapt/v1/agent.pb.h"
@@ -22,8 +23,9 @@ struct ManagedQueue {
   engine::QueueHandle handle = 0;
   std::string lever;  // "" when no lever serves it
   engine::ReapMode mode = engine::ReapMode::kInterrupt;  // the real mode, as the levers left it
-  uint32_t generation = 1;         // bumped at each applied switch; windows of older generations are stale
-  engine::Nanos mode_since = 0;
+  uint32_t generation = 1;         // bumped at each switch published; windows of older generations are stale
+  engine::Nanos mode_since = 0;    // when the current mode took effect (the current window's earliest start)
+  std::optional<SwitchTimeline> open_switch;  // the last applied switch, until the engine's first verdict
   engine::Nanos next_timer = 0;
   std::optional<collect::WindowEvent> last_window;
   int64_t last_window_unix_ns = 0;
@@ -34,6 +36,7 @@ struct ManagedQueue {
   collect::QueueCounters counters;  // last read from the collector
   bool degraded = false;
   std::string degraded_reason;
+  bool control_error = false;  // the collector refused the queue's BPF control (degraded meanwhile)
   std::optional<metrics::QueueId> metrics_id;
   std::optional<engine::ReapMode> retry_mode;  // a forced mode the lever refused, retried with backoff
   engine::Reason retry_reason = engine::Reason::kModeChanged;

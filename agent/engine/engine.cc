@@ -26,6 +26,10 @@ bool Engine::BehindPace(uint32_t k, Nanos elapsed, Nanos baseline_span, uint32_t
          static_cast<Wide>(k) * baseline_span + static_cast<Wide>(slack) * baseline_completions;
 }
 
+uint32_t Engine::PaceIndex(uint32_t k, uint32_t n, bool batch_allowance) {
+  return batch_allowance && n > 1 ? k + (n - 1) : k;
+}
+
 Nanos Engine::PaceLimit(uint32_t k, Nanos baseline_span, uint32_t baseline_completions, Nanos slack) {
   if (baseline_completions == 0) return 0;
   return static_cast<Nanos>(static_cast<Wide>(k) * baseline_span / baseline_completions) + slack;
@@ -220,13 +224,13 @@ std::optional<Decision> Engine::OnWindow(const WindowRecord& record) {
   }
   if (record.pace_miss && q->state == QueueState::kPolling) {
     const PaceMiss& miss = *record.pace_miss;
-    if (BehindPace(miss.completion_index, miss.elapsed, q->baseline_span, q->baseline_completions,
-                   q->policy.pace_slack)) {
+    const uint32_t index = PaceIndex(miss.completion_index, miss.batch, q->policy.batch_pace_allowance);
+    if (BehindPace(index, miss.elapsed, q->baseline_span, q->baseline_completions, q->policy.pace_slack)) {
       Decision d = Fail(*q, record.queue, record.end, Reason::kBehindPace);
       d.pace_index = miss.completion_index;
+      d.pace_batch = miss.batch;
       d.measured = miss.elapsed;
-      d.limit = PaceLimit(miss.completion_index, q->baseline_span, q->baseline_completions,
-                          q->policy.pace_slack);
+      d.limit = PaceLimit(index, q->baseline_span, q->baseline_completions, q->policy.pace_slack);
       return d;
     }
     ++q->rejected_pace_misses;

@@ -72,12 +72,15 @@ class Engine {
 
   QueueView View(QueueHandle queue) const;
 
-  // Pace rule of DESIGN.md section 3: at completion k of a polling window, elapsed must stay
-  // <= k * baseline_span / baseline_completions + slack. Exact integer arithmetic.
-  static bool BehindPace(uint32_t k, Nanos elapsed, Nanos baseline_span, uint32_t baseline_completions,
+  // Pace rule of DESIGN.md section 3: at completion index i of a polling window, elapsed must stay
+  // <= i * baseline_span / baseline_completions + slack. Exact integer arithmetic.
+  static bool BehindPace(uint32_t index, Nanos elapsed, Nanos baseline_span, uint32_t baseline_completions,
                          Nanos slack);
-  // The largest elapsed still on pace at completion k (rounded down).
-  static Nanos PaceLimit(uint32_t k, Nanos baseline_span, uint32_t baseline_completions, Nanos slack);
+  // The largest elapsed still on pace at completion index i (rounded down).
+  static Nanos PaceLimit(uint32_t index, Nanos baseline_span, uint32_t baseline_completions, Nanos slack);
+  // The index a reap of n completions that brought the window to k is held to: k + n - 1 with the batch
+  // allowance, else k (and k for n = 1 either way).
+  static uint32_t PaceIndex(uint32_t k, uint32_t n, bool batch_allowance);
 
  private:
   struct Queue {

@@ -5,7 +5,7 @@
 namespace nvmeadapt::engine {
 namespace {
 
-Error Bad(std::string_view prefix, std::string_view field, std::string_view rule, int64_t got) {
+Error Bad(std::string_view prefix, std::string_view field, const std::string& rule, int64_t got) {
   return MakeError(ErrorCode::kInvalidArgument, std::string(prefix) + std::string(field) + ": " +
                                                     std::string(rule) + " (got " + std::to_string(got) + ")");
 }
@@ -14,7 +14,8 @@ Error Bad(std::string_view prefix, std::string_view field, std::string_view rule
 
 Status ValidatePolicy(const Policy& p, std::string_view prefix) {
   if (p.window_completions < 1 || p.window_completions > kMaxWindowCompletions) {
-    return Bad(prefix, "window_completions", "must be in [1, 16777216]", p.window_completions);
+    return Bad(prefix, "window_completions", "must be in [1, " + std::to_string(kMaxWindowCompletions) + "]",
+               p.window_completions);
   }
   if (p.poll_threshold <= 0 || p.poll_threshold > kMaxPollThreshold) {
     return Bad(prefix, "poll_threshold_ns", "must be in (0, 1000000000]", p.poll_threshold);

@@ -16,12 +16,17 @@ struct Policy {
   uint32_t backoff_windows = 64;
   uint32_t max_poll_windows = 64;
   Nanos timer_granularity = 1'000'000;
+  // Pace of a batch (DESIGN.md section 3): a reap of n completions bringing the window to k is held to
+  // k + n - 1. Off: held to k, the patch's rule for every n. Identical for n = 1 (every kernel event).
+  bool batch_pace_allowance = true;
   ControllerMode mode = ControllerMode::kOff;
 
   bool operator==(const Policy&) const = default;
 };
 
-inline constexpr uint32_t kMaxWindowCompletions = 1u << 24;
+// The BPF side counts a window in 20 bits (NA_MAX_WINDOW in the shared BPF header; agent/collect asserts the two
+// agree): a larger window could never close there.
+inline constexpr uint32_t kMaxWindowCompletions = (1u << 20) - 1;
 inline constexpr Nanos kMinTimerGranularity = 10'000;
 inline constexpr Nanos kMaxTimerGranularity = 1'000'000'000;
 inline constexpr Nanos kMaxPollThreshold = 1'000'000'000;  // 1 s per completion: beyond any device

@@ -65,7 +65,10 @@ Result<std::vector<std::pair<std::string_view, std::string_view>>> ApplyPolicyWo
     else if (key == "backoff") status = u32(policy.backoff_windows);
     else if (key == "max_poll") status = u32(policy.max_poll_windows);
     else if (key == "timer") status = ns(policy.timer_granularity);
-    else if (key == "mode") {
+    else if (key == "batch") {
+      if (value != "0" && value != "1") return BadLine("batch: expected 0 or 1, got '" + std::string(value) + "'");
+      policy.batch_pace_allowance = value == "1";
+    } else if (key == "mode") {
       auto mode = ParseControllerMode(value);
       if (!mode) return BadLine("unknown controller mode '" + std::string(value) + "'");
       policy.mode = *mode;
@@ -83,7 +86,8 @@ std::string FormatPolicy(const Policy& p) {
   std::ostringstream out;
   out << "window=" << p.window_completions << " threshold=" << p.poll_threshold << " slack=" << p.pace_slack
       << " failures=" << p.max_failures << " backoff=" << p.backoff_windows << " max_poll=" << p.max_poll_windows
-      << " timer=" << p.timer_granularity << " mode=" << ControllerModeName(p.mode);
+      << " timer=" << p.timer_granularity << " batch=" << (p.batch_pace_allowance ? 1 : 0)
+      << " mode=" << ControllerModeName(p.mode);
   return out.str();
 }
 
@@ -98,7 +102,10 @@ std::string FormatWindowLine(std::string_view name, const WindowRecord& r) {
   std::ostringstream out;
   out << "window " << name << ' ' << ReapModeName(r.mode) << ' ' << r.completions << ' ' << r.start << ' '
       << r.end;
-  if (r.pace_miss) out << " miss=" << r.pace_miss->completion_index << ':' << r.pace_miss->elapsed;
+  if (r.pace_miss) {
+    out << " miss=" << r.pace_miss->completion_index << ':' << r.pace_miss->elapsed;
+    if (r.pace_miss->batch != 1) out << ':' << r.pace_miss->batch;
+  }
   return out.str();
 }
 
@@ -133,6 +140,7 @@ std::string FormatDecision(std::string_view name, const Decision& d) {
   out << name << " at=" << d.at << ' ' << ReapModeName(d.from) << "->" << ReapModeName(d.to)
       << " reason=" << ReasonName(d.reason) << " state=" << QueueStateName(d.state) << " failures=" << d.failures;
   if (d.pace_index != 0) out << " k=" << d.pace_index;
+  if (d.pace_batch > 1) out << " n=" << d.pace_batch;
   if (d.limit != 0) out << " measured=" << d.measured << " limit=" << d.limit;
   if (d.backoff_started) out << " backoff";
   if (d.shadow) out << " shadow";
@@ -200,6 +208,7 @@ Status TraceReplayer::Apply(std::string_view line) {
     handles_.erase(std::string(w[1]));
     return OkStatus();
   }
+  if (verb == "switch") return OkStatus();  // the agent's switch timeline: a record for people, no engine input
   auto handle = w.size() >= 2 ? Lookup(w[1]) : Result<QueueHandle>(BadLine(std::string(verb) + ": no queue"));
   if (!handle) return handle.error();
   if (verb == "window") {
@@ -222,13 +231,20 @@ Status TraceReplayer::Apply(std::string_view line) {
       std::string_view miss = w[6];
       const size_t colon = miss.find(':');
       if (!miss.starts_with("miss=") || colon == std::string_view::npos) {
-        return BadLine("window: expected miss=K:ELAPSED, got '" + std::string(miss) + "'");
+        return BadLine("window: expected miss=K:ELAPSED[:N], got '" + std::string(miss) + "'");
       }
+      const size_t colon2 = miss.find(':', colon + 1);
       auto k = Number<uint32_t>(miss.substr(5, colon - 5), "miss k");
-      auto elapsed = Number<Nanos>(miss.substr(colon + 1), "miss elapsed");
+      auto elapsed = Number<Nanos>(miss.substr(colon + 1, colon2 == std::string_view::npos ? std::string_view::npos
+                                                                                        : colon2 - colon - 1),
+                                   "miss elapsed");
+      auto batch = colon2 == std::string_view::npos ? Result<uint32_t>(1u)
+                                                    : Number<uint32_t>(miss.substr(colon2 + 1), "miss n");
       if (!k) return k.error();
       if (!elapsed) return elapsed.error();
-      r.pace_miss = PaceMiss{*k, *elapsed};
+      if (!batch) return batch.error();
+      if (*batch == 0) return BadLine("window: miss n must be >= 1");
+      r.pace_miss = PaceMiss{*k, *elapsed, *batch};
     }
     Emit(w[1], engine_.OnWindow(r));
     return OkStatus();

@@ -3,13 +3,14 @@
 // processing: reading and writing files is the caller's business.
 //
 //   queue NAME [eligible=0|1] [reap=MODE] [safe=MODE] [POLICY...]
-//   window NAME MODE COMPLETIONS START END [miss=K:ELAPSED]
+//   window NAME MODE COMPLETIONS START END [miss=K:ELAPSED[:N]]   (N: the reap's size, default 1)
 //   timer NAME NOW START COMPLETIONS
 //   policy NAME NOW POLICY...
 //   override NAME NOW MODE|none [expires=NS]
 //   lever NAME NOW MODE
 //   remove NAME
-// POLICY is key=value with keys window, threshold, slack, failures, backoff, max_poll, timer, mode.
+//   switch NAME GEN FROM->TO key=value...   (the agent's switch timeline; no engine input, skipped)
+// POLICY is key=value with keys window, threshold, slack, failures, backoff, max_poll, timer, batch, mode.
 // Times are nanoseconds. '#' starts a comment.
 #pragma once
 

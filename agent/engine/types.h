@@ -54,6 +54,7 @@ std::optional<ControllerMode> ParseControllerMode(std::string_view name);
 struct PaceMiss {
   uint32_t completion_index = 0;
   Nanos elapsed = 0;
+  uint32_t batch = 1;  // n: the reap that brought the window to k reaped n completions at once
 };
 
 // One measurement window of one queue, as the collectors report it.
@@ -84,6 +85,7 @@ struct Decision {
   bool backoff_started = false;
   uint32_t failures = 0;      // consecutive failed tries after this decision
   uint32_t pace_index = 0;    // k, for kBehindPace / kStalled
+  uint32_t pace_batch = 0;    // n, the reap that brought the window to k (kBehindPace)
   Nanos measured = 0;         // window span, or elapsed at k
   Nanos limit = 0;            // what it was compared against (0 where no comparison was made)
 

@@ -8,6 +8,7 @@
 #include <prometheus/exposer.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -198,6 +199,17 @@ void AgentMetrics::OnPollTry(QueueId id, PollTryResult result) {
 void AgentMetrics::OnLeverError(std::string_view lever, ErrorCode error) {
   std::lock_guard lock(state_->mutex);
   ++state_->agent.lever_errors[{state_->lever_names.Admit(lever), std::string(ErrorCodeName(error))}];
+}
+
+void AgentMetrics::OnSwitchLatency(std::string_view lever, engine::Nanos latency) {
+  const double seconds = static_cast<double>(std::max<engine::Nanos>(latency, 0)) / 1e9;
+  std::lock_guard lock(state_->mutex);
+  SwitchLatency& h = state_->agent.switch_latency[state_->lever_names.Admit(lever.empty() ? "none" : lever)];
+  size_t bucket = 0;
+  while (bucket < kSwitchLatencyBounds.size() && seconds > kSwitchLatencyBounds[bucket]) ++bucket;
+  if (bucket < kSwitchLatencyBounds.size()) ++h.buckets[bucket];
+  ++h.count;
+  h.sum_seconds += seconds;
 }
 
 void AgentMetrics::SetCollector(std::string_view name, const collect::CollectorStats& stats) {

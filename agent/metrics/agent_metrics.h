@@ -73,6 +73,8 @@ class AgentMetrics {
 
   // `lever` is the lever's name; at most 16 distinct names are kept, later ones count as "other".
   void OnLeverError(std::string_view lever, ErrorCode error);
+  // An applied switch took `latency` from the agent's decision to the new mode taking effect.
+  void OnSwitchLatency(std::string_view lever, engine::Nanos latency);
   // The collector in use ("bpf" or "procfs") and its absolute statistics.
   void SetCollector(std::string_view name, const collect::CollectorStats& stats);
   // A finished gRPC call: full method name ("/nvmeadapt.v1.Agent/GetStatus") and status code (0..16).

@@ -1,5 +1,6 @@
 // Formats a metrics snapshot into Prometheus metric families. docs/metrics.md describes each one; a test
 // compares that table with what this produces.
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -142,6 +143,24 @@ void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& ou
     lever_errors.Add({{"lever", key.first}, {"error", key.second}}, static_cast<double>(count));
   }
   lever_errors.MoveTo(out);
+
+  FamilyBuilder switch_latency("nvme_adapt_switch_latency_seconds",
+                               "Applied switches: from the agent's decision to the new mode taking effect in the "
+                               "driver (its mode probe) or the lever's return, by lever.",
+                               MetricType::Histogram);
+  for (const auto& [lever, latency] : agent.switch_latency) {
+    ClientMetric::Histogram histogram;
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < kSwitchLatencyBounds.size(); ++i) {
+      cumulative += latency.buckets[i];
+      histogram.bucket.push_back({cumulative, kSwitchLatencyBounds[i]});
+    }
+    histogram.bucket.push_back({latency.count, std::numeric_limits<double>::infinity()});
+    histogram.sample_count = latency.count;
+    histogram.sample_sum = latency.sum_seconds;
+    switch_latency.AddHistogram({{"lever", lever}}, std::move(histogram));
+  }
+  switch_latency.MoveTo(out);
 
   if (agent.collector) {
     FamilyBuilder collector("nvme_adapt_collector_info",

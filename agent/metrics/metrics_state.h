@@ -39,6 +39,16 @@ struct QueueSeries {
   std::array<uint64_t, std::size(kAllPollTryResults)> poll_tries{};
 };
 
+// Decision-to-effect latency of applied switches, per lever: fixed buckets from 10 us to 10 s (a socket
+// round trip is tens of microseconds, a controller reset about a second).
+inline constexpr std::array<double, 13> kSwitchLatencyBounds = {10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3,
+                                                                2.5e-3, 5e-3, 10e-3, 100e-3, 1.0, 10.0};
+struct SwitchLatency {
+  std::array<uint64_t, kSwitchLatencyBounds.size()> buckets{};  // not cumulative: [bound i-1, bound i)
+  uint64_t count = 0;
+  double sum_seconds = 0;
+};
+
 struct BpfProgramTotals {
   uint64_t runs = 0;
   uint64_t run_time_ns = 0;
@@ -51,6 +61,7 @@ struct AgentWideState {
   size_t tracked = 0;
   size_t untracked = 0;
   std::map<std::pair<std::string, std::string>, uint64_t> lever_errors;  // (lever, error)
+  std::map<std::string, SwitchLatency> switch_latency;                     // by lever
   std::optional<std::string> collector;
   uint64_t ringbuf_drops = 0;
   uint64_t collector_records = 0;

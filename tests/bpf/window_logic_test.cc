@@ -1,55 +1,10 @@
 // The per-queue accounting of bpf/na_queue.bpf.h run through BPF_PROG_TEST_RUN with a chosen clock
 // (na_test_account): windows, restarts at a control generation change, the pace check at its exact
 // boundary, batches, the histogram and slot reuse. Root only; nothing is attached.
-#include <gtest/gtest.h>
-
-#include <vector>
-
-#include "agent/collect/bpf_collector.h"
-#include "agent/engine/engine.h"
-#include "tests/bpf/test_support.h"
+#include "tests/bpf/window_fixture.h"
 
 namespace nvmeadapt::collect {
 namespace {
-
-constexpr uint32_t kWindow = 64;
-
-class WindowLogicTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const std::string missing = nvmeadapt::testing::MissingForBpfTests();
-    ASSERT_EQ(missing, "") << "BPF test cannot run: " << missing;
-    CollectorOptions options;
-    options.default_window = kWindow;
-    HookPlan plan;  // nothing attached: only the userspace programs and the test entry load
-    plan.use_bpf = true;
-    auto opened = BpfCollector::Open(options, plan, MakeSystemFeatureProbe(), BpfOpenOptions{.test_entry = true});
-    ASSERT_TRUE(opened.ok()) << opened.error().message;
-    collector_ = std::move(*opened);
-  }
-
-  void Complete(const QueueKey& key, uint64_t now, uint32_t n = 1, uint64_t bytes = 4096,
-                uint32_t mode = NA_MODE_UNKNOWN) {
-    Status run = collector_->TestAccount(key, now, n, bytes, mode);
-    ASSERT_TRUE(run.ok()) << run.error().message;
-  }
-
-  std::vector<WindowEvent> Drain() {
-    std::vector<WindowEvent> events;
-    auto polled = collector_->Poll(0, [&](const WindowEvent& e) { events.push_back(e); });
-    EXPECT_TRUE(polled.ok());
-    return events;
-  }
-
-  QueueCounters Counters(const QueueKey& key) {
-    auto counters = collector_->ReadCounters(key);
-    EXPECT_TRUE(counters.ok()) << counters.error().message;
-    return counters.ok() ? *counters : QueueCounters{};
-  }
-
-  std::unique_ptr<BpfCollector> collector_;
-  const QueueKey key_{Source::kUvnvme, 7, 3, 424242};
-};
 
 TEST_F(WindowLogicTest, WindowsCloseEveryWindowCompletionsAndChainTheirSpans) {
   const uint64_t t0 = 1'000'000, step = 100;
@@ -168,7 +123,7 @@ TEST_F(WindowLogicTest, BatchesCrossTheBoundaryWhole) {
 TEST_F(WindowLogicTest, ShrinkingTheWindowClosesTheOverfullWindowAtTheNextCompletion) {
   QueueControl control;
   control.generation = 1;
-  control.mode_since = 0;
+  control.mode_since = 500;
   control.window_completions = 50;
   ASSERT_TRUE(collector_->SetQueueControl(key_, control).ok());
   for (uint32_t i = 0; i < 30; ++i) Complete(key_, 1'000 + i);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@ class FakeCollector : public collect::Collector {
     return n;
   }
   Status SetQueueControl(const collect::QueueKey& key, const collect::QueueControl& control) override {
+    if (refuse_control) return MakeError(ErrorCode::kUnavailable, "queue " + key.ToString() + ": queue table full");
     controls[key.ToString()] = control;
     return OkStatus();
   }
@@ -50,6 +52,7 @@ class FakeCollector : public collect::Collector {
   collect::CollectorStats Stats() const override { return {}; }
 
   bool observe_only = false;
+  bool refuse_control = false;
   std::deque<collect::WindowEvent> pending;
   std::map<std::string, collect::QueueControl> controls;
   std::map<std::string, collect::QueueCounters> counters;
@@ -83,6 +86,7 @@ class FakeLevers : public Levers {
   }
   Status Apply(const LeverPlan& plan) override {
     ++applies;
+    if (on_apply) on_apply(plan);
     if (refuse > 0) {
       --refuse;
       return MakeError(refuse_code, refuse_code == ErrorCode::kRefused ? "Feature Not Changeable (0x410e)"
@@ -101,6 +105,7 @@ class FakeLevers : public Levers {
   std::vector<std::string> log;
   int refuse = 0;
   ErrorCode refuse_code = ErrorCode::kRefused;
+  std::function<void(const LeverPlan&)> on_apply;  // runs inside Apply, before it succeeds or refuses
   int applies = 0;
 };
 

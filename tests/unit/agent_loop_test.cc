@@ -5,80 +5,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "agent/daemon/agent.h"
 #include "agent/engine/trace.h"
-#include "tests/unit/agent_fakes.h"
+#include "tests/unit/agent_loop_fixture.h"
 
 namespace nvmeadapt::daemon::testing {
 namespace {
-
-constexpr uint32_t kWindow = 16;
-constexpr engine::Nanos kUs = 1000;
-
-class AgentLoop : public ::testing::Test {
- protected:
-  void SetUp() override {
-    state_dir_ = ::testing::TempDir() + "/agent_loop_" + std::to_string(getpid()) + "_" +
-                 ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    ASSERT_EQ(system(("rm -rf '" + state_dir_ + "'").c_str()), 0);
-    policies_.mutable_policy()->set_mode(v1::CONTROLLER_MODE_ADAPTIVE);
-    policies_.mutable_policy()->set_window_completions(kWindow);
-    discovery_.queues = {UvnvmeQueue(1), UvnvmeQueue(2)};
-  }
-
-  std::unique_ptr<Agent> MakeAgent() {
-    AgentOptions options;
-    options.state_dir = state_dir_;
-    options.config_policies = policies_;
-    options.discovery_interval = 1'000'000'000'000;  // rescans only when a test asks
-    options.record_windows_path = state_dir_ + ".trace";
-    options.version = "test";
-    AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_; }, [this] { return now_ + 1; },
-                   &metrics_};
-    return std::make_unique<Agent>(options, deps);
-  }
-
-  void Start() {
-    agent_ = MakeAgent();
-    Status started = agent_->Start();
-    ASSERT_TRUE(started) << started.error().message;
-  }
-
-  // One window of queue `qid` averaging `avg` per completion, in `mode`, under the queue's generation.
-  void Window(uint32_t qid, engine::ReapMode mode, engine::Nanos avg, uint32_t generation) {
-    collect::WindowEvent event;
-    event.key = UvnvmeQueue(qid).key;
-    event.mode = mode;
-    event.completions = kWindow;
-    event.start = now_;
-    now_ += avg * kWindow;
-    event.end = now_;
-    event.generation = generation;
-    collector_.pending.push_back(event);
-    collector_.counters[event.key.ToString()].progress = {now_, 0};  // the next window starts here
-    agent_->RunOnce();
-  }
-
-  v1::QueueInfo Queue(uint32_t qid) {
-    v1::ListQueuesRequest request;
-    auto list = agent_->ListQueues(request);
-    EXPECT_TRUE(list);
-    for (const auto& q : list->queues()) {
-      if (q.id().queue() == qid) return q;
-    }
-    ADD_FAILURE() << "no queue " << qid;
-    return {};
-  }
-
-  std::string state_dir_;
-  v1::PolicySet policies_;
-  FakeCollector collector_;
-  FakeDiscovery discovery_;
-  FakeLevers levers_;
-  metrics::AgentMetrics metrics_;
-  engine::Nanos now_ = 1'000'000'000;
-  std::unique_ptr<Agent> agent_;
-};
 
 TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
   Start();

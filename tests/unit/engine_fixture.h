@@ -36,8 +36,9 @@ class EngineFixture : public ::testing::Test {
     return Window(q, ReapMode::kPoll, span, n);
   }
   // The BPF side's early record: behind pace at completion k, `elapsed` after the window start.
-  std::optional<Decision> Miss(QueueHandle q, uint32_t k, Nanos elapsed) {
-    WindowRecord r{q, ReapMode::kPoll, k, now_, now_ + elapsed, PaceMiss{k, elapsed}};
+  // `batch`: the reap that brought the window to k reaped that many completions at once.
+  std::optional<Decision> Miss(QueueHandle q, uint32_t k, Nanos elapsed, uint32_t batch = 1) {
+    WindowRecord r{q, ReapMode::kPoll, k, now_, now_ + elapsed, PaceMiss{k, elapsed, batch}};
     now_ += elapsed;
     return engine_.OnWindow(r);
   }

@@ -124,7 +124,7 @@ const std::vector<BadCall>& BadCalls() {
       {"policy with no field", Bind<void(SP&)>(SetPolicyWith, [](SP&) {}), Code::INVALID_ARGUMENT,
        "policy: sets no field (set at least one, or use replace to clear the level)"},
       {"policy window 0", Bind<void(SP&)>(SetPolicyWith, [](SP& r) { r.mutable_policy()->set_window_completions(0); }),
-       Code::INVALID_ARGUMENT, "policy.window_completions: must be in [1, 16777216] (got 0)"},
+       Code::INVALID_ARGUMENT, "policy.window_completions: must be in [1, 1048575] (got 0)"},
       {"policy threshold 0", Bind<void(SP&)>(SetPolicyWith, [](SP& r) { r.mutable_policy()->set_poll_threshold_ns(0); }),
        Code::INVALID_ARGUMENT, "policy.poll_threshold_ns: must be in (0, 1000000000] (got 0)"},
       {"policy negative slack", Bind<void(SP&)>(SetPolicyWith, [](SP& r) { r.mutable_policy()->set_pace_slack_ns(-1); }),
