@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summary per phase of a demo run: uvnvme-load's report (IOPS, p99, CPU) next to what the agent did
-(share of each queue's completions reaped in poll mode, switches), from the agent's window trace."""
+(share of each queue's completions reaped in poll mode, switches), from the agent's window trace; with one
+queue and a uvnvme-load that reports poll_completed, the poll share is the driver's count instead."""
 import json
 import sys
 
@@ -33,6 +34,8 @@ def main():
             polled = sum(w[2] for w in windows if w[0] == queue and begin <= w[3] < end and w[1] == "poll")
             total = sum(w[2] for w in windows if w[0] == queue and begin <= w[3] < end)
             switches = sum(1 for d in decisions if d[0] == queue and begin <= d[1] < end)
+            if len(queues) == 1 and "poll_completed" in phase:  # what the driver reaped polling
+                polled, total = phase["poll_completed"], phase["completed"]
             share = f"{100 * polled / total:3.0f}% poll" if total else "  no windows"
             modes.append(f"{queue.split(':q')[-1] and 'q' + queue.split(':q')[-1]}: {share}, {switches} switches")
         cpu = phase["cpu_seconds"]

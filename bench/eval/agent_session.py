@@ -1,5 +1,7 @@
-"""One nvme-adaptd for the whole evaluation: adaptive mode for every uvnvme process it finds under its own
-runtime directory, every window and decision recorded, its CPU read from /proc."""
+"""One nvme-adaptd for the whole evaluation: every uvnvme process it finds under its own runtime directory,
+in adaptive or shadow mode (the global default, set over the API before each run: it applies to controllers
+discovered later, and each run is a new process), every window and decision recorded, its CPU read from
+/proc."""
 import json
 import os
 import pathlib
@@ -18,8 +20,10 @@ class AgentError(RuntimeError):
 class AgentSession:
     def __init__(self, build, cpus=None, policy=None):
         self.daemon = pathlib.Path(build) / "agent/daemon/nvme-adaptd"
-        if not self.daemon.is_file():
-            raise AgentError(f"{self.daemon} missing: build the project first")
+        self.ctl = pathlib.Path(build) / "agent/ctl/nvme-adaptctl"
+        for binary in (self.daemon, self.ctl):
+            if not binary.is_file():
+                raise AgentError(f"{binary} missing: build the project first")
         self.workdir = pathlib.Path(tempfile.mkdtemp(prefix="nvme-adapt-eval-"))
         self.runtime_dir = self.workdir / "run"
         self.trace = self.workdir / "trace"
@@ -28,6 +32,7 @@ class AgentSession:
         self.process = None
         self.cpus = cpus  # None: wherever the scheduler puts it (the default deployment)
         self.policy = policy  # None: the engine's defaults; else a Policy message in JSON (proto field names)
+        self.default_mode = "adaptive"
 
     def start(self, timeout_s=30.0):
         self.runtime_dir.mkdir(mode=0o700)
@@ -54,6 +59,16 @@ class AgentSession:
             time.sleep(0.1)
         self.stop()
         raise AgentError(f"nvme-adaptd not running after {timeout_s:.0f} s: {self.log_tail()}")
+
+    def set_default_mode(self, mode):
+        """The global default mode (adaptive or shadow) for the controllers of the next uvnvme process."""
+        if mode == self.default_mode:
+            return
+        command = [str(self.ctl), "--addr", str(self.runtime_dir / "agent.sock"), "policy", "set", "--mode", mode]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        if run.returncode != 0:
+            raise AgentError(f"nvme-adaptctl policy set --mode {mode} failed: {run.stderr.strip()}")
+        self.default_mode = mode
 
     def log_tail(self, lines=5):
         try:

@@ -2,6 +2,7 @@
 evaluation's own spinning reapers and real-time device threads count in it for a minute after they ran.
 /proc/stat's busy time minus the CPU of the processes the evaluation runs can."""
 import os
+import subprocess
 import time
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -50,10 +51,22 @@ def wait_until_quiet(agent_cpu_seconds, threshold_cpus, max_wait_s, probe_s=1.0)
             return waited, other
 
 
-def placement():
+def placement(load=None):
     """uvnvme-load arguments: the emulated devices get the last CPU, SCHED_FIFO (as bench/uvnvme_bench.py):
-    they run on time whatever the reapers do, as hardware would. The reapers get the other CPUs."""
+    they run on time whatever the reapers do, as hardware would. The reapers get the other CPUs. With a CPU
+    of its own the device runs on uvnvme-load's faithful clock, asked for explicitly (--device-clock
+    faithful; "auto" would choose it too, given --controller-cpus). load: the uvnvme-load binary; if
+    given and it has no --device-clock option (a build older than the option), the option is left out."""
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         return []
-    return ["--controller-cpus", str(cpus[-1]), "--host-cpus", ",".join(map(str, cpus[:-1])), "--controller-rt"]
+    args = ["--controller-cpus", str(cpus[-1]), "--host-cpus", ",".join(map(str, cpus[:-1])), "--controller-rt"]
+    if load is None or has_option(load, "--device-clock"):
+        args += ["--device-clock", "faithful"]
+    return args
+
+
+def has_option(binary, option):
+    """Whether `binary --help` mentions `option`."""
+    run = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10)
+    return option in run.stdout + run.stderr

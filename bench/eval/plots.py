@@ -23,9 +23,9 @@ def triple(s, mode, metric, scale=1.0):
 
 
 def write_grid_data(result, path):
-    lines = ["# label, then per mode (interrupt, poll, adaptive) median min max of: IOPS relative to the interrupt"
-             " median; host CPU us per completion (adaptive: reapers + agent); process CPU us per completion"
-             " (adaptive: + agent)"]
+    lines = ["# label, then per mode (interrupt, poll, adaptive, shadow) median min max of: IOPS relative to the"
+             " interrupt median; host CPU us per completion (adaptive, shadow: reapers + agent); process CPU us per"
+             " completion (adaptive, shadow: + agent)"]
     for s in result["configs"]:
         irq = summary.median(s, "interrupt", "iops")
         # gnuplot reads \n in a double-quoted string as a line break: three lines per tick
@@ -38,9 +38,29 @@ def write_grid_data(result, path):
     path.write_text("\n".join(lines) + "\n")
 
 
+def write_phase_steps(timeline, directory, end):
+    """eval-timeline-phases.dat: per phase boundary, each mode's IOPS and host CPU per completion (adaptive:
+    + the agent), for gnuplot's steps; NaN for a mode that did not run."""
+    modes = timeline.get("modes") or {"adaptive": {"phases": timeline["phases"]}}
+    names = ("interrupt", "poll", "adaptive")
+    lines = ["# t_s then IOPS of interrupt poll adaptive, then host CPU us/IO of interrupt poll adaptive"]
+    phases = timeline["phases"]
+    for index in range(len(phases) + 1):  # the last phase's figures once more at the end: steps draw to there
+        t = phases[index]["start_s"] if index < len(phases) else end
+        at = min(index, len(phases) - 1)
+        row = [modes[m]["phases"][at] if m in modes else None for m in names]
+        iops = [f"{p['iops']:.6g}" if p else "NaN" for p in row]
+        cpu = [f"{p.get('host_plus_agent_cpu_us', p['host_cpu_us']):.6g}" if p and p["host_cpu_us"] else "NaN"
+               for p in row]
+        lines.append(" ".join([f"{t:.4g}"] + iops + cpu))
+    (directory / "eval-timeline-phases.dat").write_text("\n".join(lines) + "\n")
+
+
 def write_timeline_data(timeline, directory):
-    """One rate file and one mode-step file per queue; a gnuplot include with the phases."""
+    """One rate file and one mode-step file per queue of the adaptive run; the three modes' per-phase figures;
+    a gnuplot include with the phases."""
     end = sum(p["seconds"] for p in timeline["phases"])
+    write_phase_steps(timeline, directory, end)
     names = []
     for index, (queue, data) in enumerate(sorted(timeline["queues"].items())):
         rates = ["# t_s rate_per_s mode(0 interrupt, 1 poll)"]
@@ -58,7 +78,7 @@ def write_timeline_data(timeline, directory):
     for number, phase in enumerate(timeline["phases"], 1):
         start, stop = phase["start_s"], phase["start_s"] + phase["seconds"]
         shade = "#f0f0f0" if phase["name"] == "light" else "#fff2d9"
-        text = f"{phase['name']} QD{phase['qd']}\\n{phase['iops'] / 1000:.0f}k IOPS"
+        text = f"{phase['name']} QD{phase['qd']}\\n{phase_iops_text(timeline, number - 1)}"
         include.append(f'phase_start_{number} = {start}; phase_end_{number} = {stop}; '
                        f'phase_color_{number} = "{shade}"; phase_text_{number} = "{text}"')
     include.append(f"phases = {len(timeline['phases'])}")
@@ -66,7 +86,24 @@ def write_timeline_data(timeline, directory):
     failed = ", ".join(f"{n} {r.replace('_', ' ')}" for r, n in sorted(engine["failed_tries"].items())) or "none failed"
     include.append(f'engine_text = "{engine["tries"]} polling tries ({failed}), {engine["polling_windows_kept"]} '
                    f'polling windows kept, {engine["backoffs"]} backoffs"')
+    include.append(f'goal_text = "{goal_text(timeline)}"')
     (directory / "eval-timeline-setup.gp").write_text("\n".join(include) + "\n")
+
+
+def phase_iops_text(timeline, index):
+    """Each mode's IOPS in one phase, e.g. 'interrupt 12k, poll 15k, adaptive 12k'."""
+    modes = timeline.get("modes") or {"adaptive": {"phases": timeline["phases"]}}
+    return ", ".join(f"{m} {run['phases'][index]['iops'] / 1000:.1f}k" for m, run in modes.items())
+
+
+def goal_text(timeline):
+    """The phased run's goal checks in a few words, for the plot's title."""
+    goals = timeline.get("goals") or {}
+    words = [f"heavy: adaptive x{g['ratio']:.2f} of {g['best_static']} ({'met' if g['met'] else 'NOT met'})"
+             for g in goals.get("heavy_iops", []) if g["ratio"] is not None]
+    words += [f"light {g['phase'] + 1}: host CPU x{g['ratio']:.2f} of interrupt ({'met' if g['met'] else 'NOT met'})"
+              for g in goals.get("light_host_cpu", []) if g["ratio"] is not None]
+    return "; ".join(words) or "goals not checked"
 
 
 def gnuplot(script, **variables):

@@ -1,18 +1,27 @@
 #!/usr/bin/env python3
 """Aggregates the evaluation's runs (medians with min and max over repetitions), compares adaptive with the
-static modes, checks the goals, and prints the tables of docs/evaluation.md.
+static modes and shadow with interrupt, checks the goals, and prints the tables of docs/evaluation.md.
 
 Usage: bench/eval/summary.py BUILD/bench-results/eval.json   (prints the Markdown tables)"""
 import json
 import statistics
 import sys
 
-MODES = ("interrupt", "poll", "adaptive")
+MODES = ("interrupt", "poll", "adaptive", "shadow")  # the arms of every repetition
+STATIC = ("interrupt", "poll")
 METRICS = ("iops", "lat_p50_us", "lat_p99_us", "process_cpu_us", "host_cpu_us", "controller_cpu_us",
            "agent_cpu_us", "host_plus_agent_cpu_us", "process_plus_agent_cpu_us", "wakeups_per_completion",
-           "poll_time_share", "controller_cpu_util")
-IOPS_GOAL = 0.95      # adaptive IOPS at least this times the better static mode
-QD1_CPU_GOAL = 1.10   # at QD1, adaptive CPU per completion at most this times interrupt mode's
+           "poll_time_share", "poll_completion_share", "controller_cpu_util", "mode_switches")
+IOPS_GOAL = 0.97         # from QD8 up: adaptive IOPS at least this times the better static mode (paired, median)
+QD1_IOPS_GOAL = 0.95     # at QD1: adaptive IOPS at least this times interrupt mode's (paired, median)
+QD1_CPU_GOAL = 1.10      # at QD1: adaptive host + agent CPU per completion at most this times interrupt's (medians)
+SHADOW_TOLERANCE = 0.03  # everywhere: shadow IOPS within this of interrupt mode's (paired, median)
+GOALS = {
+    "iops": f"from QD8 up: adaptive >= {IOPS_GOAL} x the better static mode (median of the paired ratios)",
+    "qd1_iops": f"at QD1: adaptive >= {QD1_IOPS_GOAL} x interrupt (median of the paired ratios)",
+    "qd1_cpu": f"at QD1: adaptive host + agent CPU per completion <= {QD1_CPU_GOAL} x interrupt's (medians)",
+    "shadow": f"everywhere: shadow within {SHADOW_TOLERANCE * 100:.0f} % of interrupt (median of the paired ratios)",
+}
 
 
 def spread(values):
@@ -27,6 +36,42 @@ def median(summary, mode, metric):
     return entry["median"] if entry else None
 
 
+def paired(runs, numerator, denominators):
+    """Per repetition (its runs ran back to back: the least noisy comparison), the numerator arm's IOPS over
+    the best of the denominator arms' IOPS."""
+    ratios = []
+    for rep in sorted({r["rep"] for r in runs}):
+        by_mode = {r["mode"]: r for r in runs if r["rep"] == rep}
+        if numerator in by_mode and all(m in by_mode for m in denominators):
+            base = max(by_mode[m]["iops"] for m in denominators)
+            if base:
+                ratios.append(by_mode[numerator]["iops"] / base)
+    return ratios
+
+
+def engine_totals(engines):
+    """What the engine did (adaptive) or would have done (shadow), summed over the repetitions."""
+    return {
+        "tries": sum(e["tries"] for e in engines),
+        "polling_windows_kept": sum(e["polling_windows_kept"] for e in engines),
+        "failed_tries": {k: sum(e["failed_tries"].get(k, 0) for e in engines)
+                         for k in sorted({k for e in engines for k in e["failed_tries"]})},
+        "backoffs": sum(e["backoffs"] for e in engines),
+        "max_poll_windows_reached": sum(e["max_poll_windows_reached"] for e in engines),
+    }
+
+
+def ratio_goal(limit, ratio, at_least=True):
+    met = ratio is not None and (ratio >= limit if at_least else ratio <= limit)
+    return {"limit": limit, "ratio": ratio, "met": met}
+
+
+def add_paired(out, runs, name, numerator, denominators):
+    out[name] = paired(runs, numerator, denominators)
+    out[f"{name}_median"] = statistics.median(out[name]) if out[name] else None
+    return out[f"{name}_median"]
+
+
 def summarize_config(config, runs):
     """config: the grid entry (dict); runs: every run of it (dicts with 'mode' and 'rep' and the metrics)."""
     out = {"config": config, "modes": {}}
@@ -36,41 +81,57 @@ def summarize_config(config, runs):
         mine = [r for r in runs if r["mode"] == mode]
         if mine:
             out["modes"][mode] = {m: s for m in METRICS if (s := spread(r.get(m) for r in mine))}
-    engines = [r["engine"] for r in runs if r["mode"] == "adaptive" and r.get("engine")]
-    if engines:  # summed over the repetitions
-        out["adaptive_engine"] = {
-            "tries": sum(e["tries"] for e in engines),
-            "polling_windows_kept": sum(e["polling_windows_kept"] for e in engines),
-            "failed_tries": {k: sum(e["failed_tries"].get(k, 0) for e in engines)
-                             for k in sorted({k for e in engines for k in e["failed_tries"]})},
-            "backoffs": sum(e["backoffs"] for e in engines),
-            "max_poll_windows_reached": sum(e["max_poll_windows_reached"] for e in engines),
-        }
-    irq, poll, adaptive = (median(out, m, "iops") for m in MODES)
-    if None in (irq, poll, adaptive):
+    for mode in ("adaptive", "shadow"):
+        engines = [r["engine"] for r in runs if r["mode"] == mode and r.get("engine")]
+        if engines:
+            out[f"{mode}_engine"] = engine_totals(engines)
+    sources = sorted({r["poll_completion_share_source"] for r in runs
+                      if r["mode"] == "adaptive" and r.get("poll_completion_share_source")})
+    out["poll_completion_share_source"] = sources
+    irq, poll, adaptive, shadow = (median(out, m, "iops") for m in MODES)
+    if None in (irq, poll):
         return out
-    best_mode = "poll" if poll > irq else "interrupt"
     best = max(irq, poll)
-    out["best_static"] = best_mode
-    out["adaptive_vs_interrupt_pct"] = (adaptive / irq - 1) * 100
-    out["adaptive_vs_poll_pct"] = (adaptive / poll - 1) * 100
-    out["adaptive_vs_best_static_pct"] = (adaptive / best - 1) * 100
-    # Runs of one repetition ran back to back: their ratio is the least noisy comparison.
-    paired = []
-    for rep in sorted({r["rep"] for r in runs}):
-        by_mode = {r["mode"]: r for r in runs if r["rep"] == rep}
-        if all(m in by_mode for m in MODES):
-            paired.append(by_mode["adaptive"]["iops"] / max(by_mode["interrupt"]["iops"], by_mode["poll"]["iops"]))
-    out["paired_adaptive_over_best_static"] = paired
-    out["goal_iops"] = {"limit": IOPS_GOAL, "ratio": adaptive / best, "met": adaptive >= IOPS_GOAL * best}
+    out["best_static"] = "poll" if poll > irq else "interrupt"
+    if adaptive is not None:
+        out["adaptive_vs_interrupt_pct"] = (adaptive / irq - 1) * 100
+        out["adaptive_vs_poll_pct"] = (adaptive / poll - 1) * 100
+        out["adaptive_vs_best_static_pct"] = (adaptive / best - 1) * 100
+    if shadow is not None:
+        out["shadow_vs_interrupt_pct"] = (shadow / irq - 1) * 100
+    over_best = add_paired(out, runs, "paired_adaptive_over_best_static", "adaptive", STATIC)
+    over_irq = add_paired(out, runs, "paired_adaptive_over_interrupt", "adaptive", ("interrupt",))
+    shadow_ratio = add_paired(out, runs, "paired_shadow_over_interrupt", "shadow", ("interrupt",))
+    if config["qd"] >= 8:
+        out["goal_iops"] = ratio_goal(IOPS_GOAL, over_best)
+    else:
+        out["goal_qd1_iops"] = ratio_goal(QD1_IOPS_GOAL, over_irq)
     if config["qd"] == 1:
-        goal = {"limit": QD1_CPU_GOAL}
-        for name, adaptive_metric, static_metric in (("host", "host_plus_agent_cpu_us", "host_cpu_us"),
-                                                     ("process", "process_plus_agent_cpu_us", "process_cpu_us")):
-            a, i = median(out, "adaptive", adaptive_metric), median(out, "interrupt", static_metric)
-            goal[f"{name}_ratio"] = a / i if a and i else None
-        goal["met"] = goal["host_ratio"] is not None and goal["host_ratio"] <= QD1_CPU_GOAL
-        out["goal_qd1_cpu"] = goal
+        out["goal_qd1_cpu"] = qd1_cpu_goal(out)
+    if shadow_ratio is not None:
+        out["goal_shadow"] = {"limit": SHADOW_TOLERANCE, "ratio": shadow_ratio,
+                              "met": abs(shadow_ratio - 1) <= SHADOW_TOLERANCE}
+    return out
+
+
+def qd1_cpu_goal(out):
+    goal = {"limit": QD1_CPU_GOAL}
+    for name, adaptive_metric, static_metric in (("host", "host_plus_agent_cpu_us", "host_cpu_us"),
+                                                 ("process", "process_plus_agent_cpu_us", "process_cpu_us")):
+        a, i = median(out, "adaptive", adaptive_metric), median(out, "interrupt", static_metric)
+        goal[f"{name}_ratio"] = a / i if a and i else None
+    goal["ratio"] = goal["host_ratio"]
+    goal["met"] = goal["host_ratio"] is not None and goal["host_ratio"] <= QD1_CPU_GOAL
+    return goal
+
+
+def goal_entries(result):
+    """Every goal checked: (where, goal name, entry)."""
+    out = []
+    for s in result["configs"]:
+        out += [(s["config"]["label"], key[5:], s[key]) for key in sorted(s) if key.startswith("goal_")]
+    goals = result.get("timeline", {}).get("goals", {})
+    out += [("phased run", f"{name}_phase{g['phase'] + 1}", g) for name, gs in goals.items() for g in gs]
     return out
 
 
@@ -93,46 +154,111 @@ def pct(value):
     return "-" if value is None else f"{value:+.1f} %"
 
 
-def markdown(result):
-    configs = result["configs"]
-    lines = ["| configuration | interrupt IOPS | poll IOPS | adaptive IOPS | adaptive vs interrupt | "
-             "adaptive vs best static | paired runs | goal: adaptive >= 0.95 x best | other work (max CPUs) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+def share(summary, mode, metric):
+    entry = summary["modes"].get(mode, {}).get(metric)
+    return "-" if not entry else f"{entry['median'] * 100:.0f} %"
+
+
+def verdict(goal, text=None):
+    if not goal:
+        return "-"
+    return f"{'met' if goal['met'] else 'NOT met'} ({text or fmt(goal['ratio'])})"
+
+
+def ratios(values):
+    return ", ".join(f"{v:.2f}" for v in values or []) or "-"
+
+
+def iops_table(configs):
+    lines = ["| configuration | interrupt IOPS | poll IOPS | adaptive IOPS | shadow IOPS | adaptive vs best static "
+             "(medians) | paired adaptive / best static | IOPS goal | paired shadow / interrupt | shadow goal "
+             "(within 3 %) | other work (max CPUs) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in configs:
-        goal = s.get("goal_iops")
-        paired = s.get("paired_adaptive_over_best_static") or []
+        if "goal_iops" in s:
+            goal = f"{verdict(s['goal_iops'])} >= {IOPS_GOAL} x best"
+        else:
+            goal = (f"QD1: {verdict(s.get('goal_qd1_iops'))} >= {QD1_IOPS_GOAL} x interrupt "
+                    f"(paired {ratios(s.get('paired_adaptive_over_interrupt'))})")
         lines.append(f"| {s['config']['label']} | {cell(s, 'interrupt', 'iops')} | {cell(s, 'poll', 'iops')} | "
-                     f"{cell(s, 'adaptive', 'iops')} | {pct(s.get('adaptive_vs_interrupt_pct'))} | "
+                     f"{cell(s, 'adaptive', 'iops')} | {cell(s, 'shadow', 'iops')} | "
                      f"{pct(s.get('adaptive_vs_best_static_pct'))} ({s.get('best_static', '-')}) | "
-                     f"{', '.join(f'{p:.2f}' for p in paired)} | "
-                     f"{'-' if not goal else ('met' if goal['met'] else 'NOT met')} ({fmt(goal and goal['ratio'])}) | "
+                     f"{ratios(s.get('paired_adaptive_over_best_static'))} | {goal} | "
+                     f"{ratios(s.get('paired_shadow_over_interrupt'))} | {verdict(s.get('goal_shadow'))} | "
                      f"{fmt(s.get('other_cpus_max'), 2)} |")
-    lines += ["", "| configuration | host CPU us/IO: interrupt | poll | adaptive (reapers + agent) | agent alone | "
-              "process CPU us/IO: interrupt | poll | adaptive (+ agent) | QD1 goal: adaptive <= 1.10 x interrupt |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    return lines
+
+
+def cpu_table(configs):
+    lines = ["| configuration | host CPU us/IO: interrupt | poll | adaptive (reapers + agent) | shadow (reapers + agent) | "
+             "agent alone: adaptive | shadow | process CPU us/IO: interrupt | poll | adaptive (+ agent) | "
+             "QD1 goal: adaptive <= 1.10 x interrupt |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in configs:
         goal = s.get("goal_qd1_cpu")
-        verdict = "-" if not goal else (f"{'met' if goal['met'] else 'NOT met'} (host x{fmt(goal['host_ratio'])}, "
-                                        f"process x{fmt(goal['process_ratio'])})")
+        text = goal and f"host x{fmt(goal['host_ratio'])}, process x{fmt(goal['process_ratio'])}"
         lines.append(f"| {s['config']['label']} | {cell(s, 'interrupt', 'host_cpu_us')} | {cell(s, 'poll', 'host_cpu_us')} | "
-                     f"{cell(s, 'adaptive', 'host_plus_agent_cpu_us')} | {cell(s, 'adaptive', 'agent_cpu_us', 2)} | "
+                     f"{cell(s, 'adaptive', 'host_plus_agent_cpu_us')} | {cell(s, 'shadow', 'host_plus_agent_cpu_us')} | "
+                     f"{cell(s, 'adaptive', 'agent_cpu_us', 2)} | {cell(s, 'shadow', 'agent_cpu_us', 2)} | "
                      f"{cell(s, 'interrupt', 'process_cpu_us')} | {cell(s, 'poll', 'process_cpu_us')} | "
-                     f"{cell(s, 'adaptive', 'process_plus_agent_cpu_us')} | {verdict} |")
-    lines += ["", "| configuration | p50 us: interrupt | poll | adaptive | p99 us: interrupt | poll | adaptive | "
-              "adaptive: time polling | tries | kept windows | failed tries | backoffs | device CPU: interrupt, poll, adaptive |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                     f"{cell(s, 'adaptive', 'process_plus_agent_cpu_us')} | {verdict(goal, text)} |")
+    return lines
+
+
+def engine_table(configs):
+    lines = ["| configuration | p50 us: interrupt | poll | adaptive | shadow | p99 us: interrupt | poll | adaptive | shadow | "
+             "adaptive: completions polled | time polling | tries | kept windows | failed tries | backoffs | "
+             "shadow: tries it would make | device CPU: interrupt, poll, adaptive, shadow |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in configs:
         engine = s.get("adaptive_engine") or {}
         failed = ", ".join(f"{k} {v}" for k, v in sorted(engine.get("failed_tries", {}).items())) or "0"
-        share = s["modes"].get("adaptive", {}).get("poll_time_share")
-        share = "-" if not share else f"{share['median'] * 100:.0f} %"
-        lines.append(f"| {s['config']['label']} | {cell(s, 'interrupt', 'lat_p50_us')} | {cell(s, 'poll', 'lat_p50_us')} | "
-                     f"{cell(s, 'adaptive', 'lat_p50_us')} | {cell(s, 'interrupt', 'lat_p99_us')} | "
-                     f"{cell(s, 'poll', 'lat_p99_us')} | {cell(s, 'adaptive', 'lat_p99_us')} | "
-                     f"{share} | {engine.get('tries', '-')} | "
-                     f"{engine.get('polling_windows_kept', '-')} | {failed} | {engine.get('backoffs', '-')} | "
+        traced = " (trace)" if any(src.startswith("trace") for src in s.get("poll_completion_share_source", [])) else ""
+        lines.append(f"| {s['config']['label']} | " + " | ".join(cell(s, m, "lat_p50_us") for m in MODES) + " | " +
+                     " | ".join(cell(s, m, "lat_p99_us") for m in MODES) + " | "
+                     f"{share(s, 'adaptive', 'poll_completion_share')}{traced} | {share(s, 'adaptive', 'poll_time_share')} | "
+                     f"{engine.get('tries', '-')} | {engine.get('polling_windows_kept', '-')} | {failed} | "
+                     f"{engine.get('backoffs', '-')} | {(s.get('shadow_engine') or {}).get('tries', '-')} | "
                      f"{', '.join(fmt(median(s, m, 'controller_cpu_util'), 2) for m in MODES)} |")
-    return "\n".join(lines)
+    return lines
+
+
+def phased_table(timeline):
+    modes = timeline.get("modes")
+    if not modes:
+        return []
+    names = [m for m in ("interrupt", "poll", "adaptive") if m in modes]
+    lines = ["| phase | " + " | ".join(f"IOPS: {m}" for m in names) + " | " +
+             " | ".join(f"host CPU us/IO: {m}" for m in names) + " | " +
+             " | ".join(f"p50 us: {m}" for m in names) + " | adaptive: completions polled | switches |",
+             "|---" * (3 * len(names) + 3) + "|"]
+    for i, phase in enumerate(modes[names[0]]["phases"]):
+        row = [modes[m]["phases"][i] for m in names]
+        cpu = [p.get("host_plus_agent_cpu_us", p["host_cpu_us"]) for p in row]
+        adaptive = modes.get("adaptive", {}).get("phases", [{}] * (i + 1))[i]
+        polled = adaptive.get("poll_completion_share")
+        lines.append(f"| {i + 1}: {phase['name']} QD{phase['qd']} | " + " | ".join(fmt(p["iops"]) for p in row) + " | " +
+                     " | ".join(fmt(c) for c in cpu) + " | " + " | ".join(fmt(p["lat_p50_us"]) for p in row) + " | "
+                     f"{'-' if polled is None else f'{polled * 100:.0f} %'} | {adaptive.get('mode_switches', '-')} |")
+    return lines
+
+
+def goal_lines(result):
+    lines = []
+    for where, name, goal in goal_entries(result):
+        limit = f"within {goal['limit']} of 1" if name == "shadow" else f"limit {goal['limit']}"
+        lines.append(f"- {where}, {name.replace('_', ' ')}: {'met' if goal['met'] else 'NOT met'} "
+                     f"(ratio {fmt(goal.get('ratio'))}, {limit})")
+    met = sum(1 for _, _, g in goal_entries(result) if g["met"])
+    stated = "; ".join(result.get("goals", GOALS).values())
+    return [f"Goals: {met} of {len(lines)} met ({stated})", ""] + lines
+
+
+def markdown(result):
+    configs = result["configs"]
+    lines = iops_table(configs) + [""] + cpu_table(configs) + [""] + engine_table(configs)
+    table = phased_table(result.get("timeline", {}))
+    if table:
+        lines += ["", "Phased run (adaptive host CPU includes the agent):", ""] + table
+    return "\n".join(lines + [""] + goal_lines(result))
 
 
 def main():

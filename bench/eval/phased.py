@@ -1,0 +1,108 @@
+"""The phased run: light (QD1), heavy (QD16), light (QD1) on one queue, three times with the same phases:
+forced interrupt, forced poll, and the agent in adaptive mode (recorded over time). eval.json's `timeline`
+keeps the adaptive run's fields as before and adds `modes` (each run's phases) and `goals`."""
+import evaluation
+import traces
+
+TIMELINE_PHASES = [("light", 8, 1), ("heavy", 12, 16), ("light", 8, 1)]  # name, seconds, queue depth
+QUICK_PHASES = [("light", 4, 1), ("heavy", 5, 16), ("light", 4, 1)]
+TIMELINE_MODES = ("interrupt", "poll", "adaptive")
+CONFIG = dict(controllers=1, queues=1, jobs=1, qd=1)
+HEAVY_GOAL = 0.95      # heavy phase: adaptive IOPS at least this times the better static mode's
+LIGHT_CPU_GOAL = 1.10  # light phases: adaptive host (+ agent) CPU per completion at most this times interrupt's
+
+
+def recorded_poll_share(windows, t_from, t_to):
+    """Share of the completions of the recorded windows that ended in [t_from, t_to] reaped in poll mode."""
+    mine = [w for w in windows if t_from <= w.end <= t_to]
+    total = sum(w.completions for w in mine)
+    return sum(w.completions for w in mine if w.mode == traces.POLL) / total if total else None
+
+
+def phase_entries(plan, report, arm, started, windows, cpu_marks):
+    """timeline.phases entries of one run. cpu_marks: the agent's CPU at each phase boundary (adaptive)."""
+    entries, t = [], 0.0
+    for index, ((name, _, qd), phase) in enumerate(zip(plan, report["phases"])):
+        entry = {"name": name, "qd": qd, "start_s": t}
+        entry.update(evaluation.phase_metrics(phase))
+        if cpu_marks:
+            evaluation.add_agent_cpu(entry, cpu_marks[index + 1] - cpu_marks[index])
+        span = (started + int(t * 1e9), started + int((t + phase["seconds"]) * 1e9))
+        recorded = recorded_poll_share(windows, *span) if windows else None
+        entry["poll_completion_share"], entry["poll_completion_share_source"] = \
+            evaluation.poll_share(report, phase, arm, recorded)
+        entries.append(entry)
+        t += phase["seconds"]
+    return entries
+
+
+def one_run(run_eval, arm, plan):
+    """One phased uvnvme-load run in `arm` (interrupt, poll or adaptive)."""
+    before = run_eval.wait_until_quiet()
+    phases = ",".join(f"{seconds}s:qd{qd}" for _, seconds, qd in plan)
+    boundaries = [sum(seconds for _, seconds, _ in plan[:i]) for i in range(1, len(plan))]
+    warmup = run_eval.args.agent_warmup_seconds
+    pid, started, run, report = run_eval.launch(CONFIG, arm, phases, warmup, marks=boundaries)
+    out = {"loadavg": run["loadavg"], "other_cpus": run["other_cpus"], "before": before,
+           "device_clock": run["device_clock"], "pid": pid}
+    if arm != "adaptive":
+        out["phases"] = phase_entries(plan, report, arm, started, None, None)
+        return out
+    windows = traces.parse_trace(run_eval.agent.trace.read_text())
+    decisions = traces.parse_decisions(run_eval.agent.decisions.read_text())
+    queues = sorted({w.queue for w in windows if traces.queue_pid(w.queue) == pid})
+    mine = [w for w in windows if w.queue in queues]
+    marks = run["agent_cpu_marks"]
+    out["phases"] = phase_entries(plan, report, arm, started, mine, marks)
+    out.update({
+        "agent_cpu_seconds": marks[-1] - marks[0],
+        "agent_found_queues_s": run["agent_found_queues_s"],
+        "queues": {q: {"windows": [{"t_s": round(t, 4), "rate": round(r), "mode": m}
+                                   for t, r, m in traces.rates(windows, q, started)],
+                       "switches": [{"t_s": round((at - started) / 1e9, 4), "mode": m}
+                                    for at, m in traces.mode_steps(decisions, q)]}
+                   for q in queues},
+        "engine": traces.adaptive_summary(windows, decisions, pid, started, run["ended"]),
+    })
+    return out
+
+
+def goals(modes):
+    """The phased run's goals: the heavy phase's IOPS against the better static mode's, each light phase's
+    host CPU per completion (adaptive: + the agent) against interrupt mode's."""
+    irq, poll, adaptive = (modes[m]["phases"] for m in TIMELINE_MODES)
+    heavy = [i for i, p in enumerate(adaptive) if p["name"] == "heavy"]
+    out = {"heavy_iops": [], "light_host_cpu": []}
+    for i in heavy:
+        best_mode = "poll" if poll[i]["iops"] > irq[i]["iops"] else "interrupt"
+        best = max(poll[i]["iops"], irq[i]["iops"])
+        ratio = adaptive[i]["iops"] / best if best else None
+        out["heavy_iops"].append({"phase": i, "limit": HEAVY_GOAL, "best_static": best_mode, "ratio": ratio,
+                                  "met": ratio is not None and ratio >= HEAVY_GOAL})
+    for i, phase in enumerate(adaptive):
+        if phase["name"] != "light":
+            continue
+        base = irq[i]["host_cpu_us"]
+        mine = phase.get("host_plus_agent_cpu_us", phase["host_cpu_us"])
+        ratio = mine / base if mine is not None and base else None
+        out["light_host_cpu"].append({"phase": i, "limit": LIGHT_CPU_GOAL, "ratio": ratio,
+                                      "host_only_ratio": phase["host_cpu_us"] / base if base else None,
+                                      "met": ratio is not None and ratio <= LIGHT_CPU_GOAL})
+    return out
+
+
+def timeline(run_eval, quick=False):
+    """The three phased runs; returns eval.json's `timeline`."""
+    plan = QUICK_PHASES if quick else TIMELINE_PHASES
+    modes = {}
+    for arm in TIMELINE_MODES:
+        modes[arm] = one_run(run_eval, arm, plan)
+        print(f"eval phased {arm:9s} " + "  ".join(f"{p['name']} QD{p['qd']} {p['iops']:,.0f} IOPS "
+                                                   f"host {p['host_cpu_us']:.3f} us/IO" for p in modes[arm]["phases"]),
+              flush=True)
+    result = dict(modes["adaptive"])  # today's fields: the adaptive run's
+    result["modes"] = {arm: {k: v for k, v in modes[arm].items() if k not in ("queues", "engine")}
+                       for arm in TIMELINE_MODES}
+    result["goals"] = goals(modes)
+    return result
+
