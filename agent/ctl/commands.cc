@@ -54,6 +54,14 @@ Status SetUint(const Args& args, std::string_view option, v1::Policy* policy,
   return OkStatus();
 }
 
+Status SetOnOff(const Args& args, std::string_view option, v1::Policy* policy, void (v1::Policy::*setter)(bool)) {
+  const std::string* text = args.value(option);
+  if (!text) return OkStatus();
+  if (*text != "on" && *text != "off") return Usage("--" + std::string(option) + ": expected on or off, got '" + *text + "'");
+  (policy->*setter)(*text == "on");
+  return OkStatus();
+}
+
 Status SetDuration(const Args& args, std::string_view option, v1::Policy* policy,
                    void (v1::Policy::*setter)(int64_t)) {
   const std::string* text = args.value(option);
@@ -118,7 +126,8 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
                     SetUint(args, "max-failures", policy, &P::set_max_failures),
                     SetUint(args, "backoff-windows", policy, &P::set_backoff_windows),
                     SetUint(args, "max-poll-windows", policy, &P::set_max_poll_windows),
-                    SetDuration(args, "timer-granularity", policy, &P::set_timer_granularity_ns)}) {
+                    SetDuration(args, "timer-granularity", policy, &P::set_timer_granularity_ns),
+                    SetOnOff(args, "batch-pace-allowance", policy, &P::set_batch_pace_allowance)}) {
     if (!st) return st.error();
   }
   if (const std::string* mode = args.value("mode")) {

@@ -52,7 +52,8 @@ std::vector<std::string> PolicyRow(const std::string& level, const v1::Policy& p
           Field(p.has_max_failures(), [&] { return std::to_string(p.max_failures()); }),
           Field(p.has_backoff_windows(), [&] { return std::to_string(p.backoff_windows()); }),
           Field(p.has_max_poll_windows(), [&] { return std::to_string(p.max_poll_windows()); }),
-          Field(p.has_timer_granularity_ns(), [&] { return FormatDuration(p.timer_granularity_ns()); })};
+          Field(p.has_timer_granularity_ns(), [&] { return FormatDuration(p.timer_granularity_ns()); }),
+          Field(p.has_batch_pace_allowance(), [&] { return std::string(p.batch_pace_allowance() ? "on" : "off"); })};
 }
 
 }  // namespace
@@ -115,7 +116,7 @@ void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out) {
 }
 
 void PrintPolicySet(const v1::PolicySet& policy, const v1::Policy* effective_global, std::ostream& out) {
-  Table t({"LEVEL", "MODE", "WINDOW", "THRESHOLD", "SLACK", "MAX-FAILURES", "BACKOFF", "MAX-POLL", "TIMER"});
+  Table t({"LEVEL", "MODE", "WINDOW", "THRESHOLD", "SLACK", "MAX-FAILURES", "BACKOFF", "MAX-POLL", "TIMER", "BATCH"});
   if (effective_global) t.Add(PolicyRow("effective global", *effective_global));
   t.Add(PolicyRow("global", policy.policy()));
   for (const auto& c : policy.controllers()) t.Add(PolicyRow("controller " + c.controller(), c.policy()));

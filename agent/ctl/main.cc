@@ -26,7 +26,7 @@ Commands:
                                       change the global, a controller's or a queue's policy
       --mode off|adaptive|interrupt|poll|shadow   --window-completions N   --poll-threshold DURATION
       --pace-slack DURATION   --max-failures N   --backoff-windows N   --max-poll-windows N
-      --timer-granularity DURATION
+      --timer-granularity DURATION   --batch-pace-allowance on|off
       Fields not given are left as they are; with --replace the level becomes exactly what is given.
       --file reads a Policy as JSON ("-" for stdin), e.g. {"mode": "CONTROLLER_MODE_ADAPTIVE"};
       flags override its fields.
@@ -35,7 +35,7 @@ Commands:
                                       uvnvme:1234:0:q2, MODE interrupt|poll|none (none clears)
   watch [--kind K]... [--source S] [--controller C] [--queue N|C:qN] [--count N]
                                       stream events (K: decision, override, policy, lever_error,
-                                      queue_added, queue_removed) until interrupted or N events
+                                      queue_added, queue_removed, switch) until interrupted or N events
 
 Options:
   --addr ADDRESS        Unix socket path (default /run/nvme-adapt/agent.sock) or host:port (TLS)
@@ -81,7 +81,8 @@ int Main(int argc, char** argv) {
     const bool set = args.positional.size() > 1 && args.positional[1] == "set";
     allowed = set ? CheckOptions(args, "policy set",
                                  {"mode", "window-completions", "poll-threshold", "pace-slack", "max-failures",
-                                  "backoff-windows", "max-poll-windows", "timer-granularity", "controller", "queue",
+                                  "backoff-windows", "max-poll-windows", "timer-granularity", "batch-pace-allowance",
+                                  "controller", "queue",
                                   "replace", "file"})
                   : CheckOptions(args, "policy get", {});
     run = &RunPolicy;

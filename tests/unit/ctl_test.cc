@@ -124,6 +124,18 @@ TEST(CommandLine, PolicySetBuildsTheRequest) {
   EXPECT_TRUE(BuildSetPolicyRequest(*Parse({"policy", "set", "--replace"})));
 }
 
+TEST(CommandLine, BatchPaceAllowanceIsOnOrOff) {
+  auto off = BuildSetPolicyRequest(*Parse({"policy", "set", "--batch-pace-allowance", "off"}));
+  ASSERT_TRUE(off) << off.error().message;
+  ASSERT_TRUE(off->policy().has_batch_pace_allowance());
+  EXPECT_FALSE(off->policy().batch_pace_allowance());
+  auto on = BuildSetPolicyRequest(*Parse({"policy", "set", "--batch-pace-allowance", "on"}));
+  ASSERT_TRUE(on);
+  EXPECT_TRUE(on->policy().batch_pace_allowance());
+  EXPECT_EQ(BuildSetPolicyRequest(*Parse({"policy", "set", "--batch-pace-allowance", "yes"})).error().message,
+            "--batch-pace-allowance: expected on or off, got 'yes'");
+}
+
 TEST(CommandLine, OverrideAndWatchBuildTheirRequests) {
   auto override_request = BuildSetQueueModeRequest(*Parse({"override", "uvnvme:1234:0:q2", "poll", "--for", "5m"}));
   ASSERT_TRUE(override_request) << override_request.error().message;
@@ -149,12 +161,13 @@ TEST(Tables, ColumnsLineUpAndInheritedFieldsShowADash) {
   queue->set_controller("nvme0");
   queue->set_queue(2);
   queue->mutable_policy()->set_pace_slack_ns(5000);
+  queue->mutable_policy()->set_batch_pace_allowance(false);
   std::ostringstream out;
   PrintPolicySet(policy, nullptr, out);
   EXPECT_EQ(out.str(),
-            "LEVEL           MODE      WINDOW  THRESHOLD  SLACK  MAX-FAILURES  BACKOFF  MAX-POLL  TIMER\n"
-            "global          adaptive  -       -          -      -             -        -         -\n"
-            "queue nvme0:q2  -         -       -          5us    -             -        -         -\n");
+            "LEVEL           MODE      WINDOW  THRESHOLD  SLACK  MAX-FAILURES  BACKOFF  MAX-POLL  TIMER  BATCH\n"
+            "global          adaptive  -       -          -      -             -        -         -      -\n"
+            "queue nvme0:q2  -         -       -          5us    -             -        -         -      off\n");
   v1::Event event;
   event.set_sequence(7);
   event.set_time_unix_ns(1'700'000'000'123'000'000);
