@@ -16,6 +16,9 @@ Status ValidateConfig(const v1::Config& config) {
   if (Status status = ValidatePolicies(config); !status) return status;
   if (Status status = ValidateLevers(config); !status) return status;
   if (auto level = ParseLogLevel(config.log_level()); !level) return level.error();
+  if (const std::string& s = config.cpu_scheduling(); !s.empty() && s != "batch" && s != "normal") {
+    return MakeError(ErrorCode::kInvalidArgument, "cpu_scheduling: must be batch or normal (got '" + s + "')");
+  }
   for (const auto* dir : {&config.state_dir(), &config.runtime_dir()}) {
     if (!dir->empty() && dir->front() != '/') {
       const char* name = dir == &config.state_dir() ? "state_dir" : "runtime_dir";

@@ -33,6 +33,8 @@ std::string DaemonUsage() {
          "  --api-socket PATH      gRPC Unix socket (default /run/nvme-adapt/agent.sock)\n"
          "  --metrics-listen ADDR  Prometheus endpoint host:port (default 127.0.0.1:9464; 'off' disables)\n"
          "  --sources LIST         queues to discover: kernel,uvnvme,block (default kernel,uvnvme)\n"
+         "  --cpu-scheduling POL   batch (default: the agent never preempts I/O threads when it wakes)\n"
+         "                         or normal\n"
          "  --exit-after SECONDS   stop by itself after this long (demos and tests)\n"
          "  --help                 this text\n"
          "  --version              version and build\n"
@@ -83,6 +85,8 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
       status = take(flags.api_socket);
     } else if (arg == "--metrics-listen") {
       status = take(flags.metrics_listen);
+    } else if (arg == "--cpu-scheduling") {
+      status = take(flags.cpu_scheduling);
     } else if (arg == "--sources") {
       status = take(flags.sources);
     } else if (arg == "--record-windows") {

@@ -23,6 +23,7 @@ struct DaemonFlags {
   std::string record_windows;
   std::optional<std::string> api_socket;
   std::optional<std::string> metrics_listen;
+  std::optional<std::string> cpu_scheduling;  // batch, normal
   std::optional<std::string> sources;  // comma-separated: kernel,uvnvme,block
   std::optional<double> exit_after_seconds;
 };

@@ -13,6 +13,7 @@
 #include "agent/config/config_file.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
+#include "agent/daemon/cpu_scheduling.h"
 #include "agent/daemon/flags.h"
 #include "agent/daemon/wiring.h"
 #include "agent/metrics/agent_metrics.h"
@@ -54,6 +55,8 @@ Result<v1::Config> LoadConfig(const DaemonFlags& flags) {
   if (config.runtime_dir().empty()) config.set_runtime_dir("/run");
   if (flags.metrics_listen) config.mutable_metrics()->set_listen_address(*flags.metrics_listen);
   if (flags.api_socket) config.mutable_api()->set_unix_socket(*flags.api_socket);
+  if (flags.cpu_scheduling) config.set_cpu_scheduling(*flags.cpu_scheduling);
+  if (config.cpu_scheduling().empty()) config.set_cpu_scheduling("batch");
   if (Status valid = config::ValidateConfig(config); !valid) return valid.error();
   if (!flags.metrics_listen || *flags.metrics_listen != "off") {
     if (auto metrics = metrics::MetricsOptionsFromConfig(config.metrics()); !metrics) return metrics.error();
@@ -69,6 +72,10 @@ int Run(const DaemonFlags& flags) {
     return kExitUsage;
   }
   SetLogLevel(*ParseLogLevel(config->log_level()));
+  // Before any thread starts: every thread of the agent inherits it.
+  if (Status scheduled = ApplyCpuScheduling(config->cpu_scheduling()); !scheduled) {
+    NA_WARN("cpu scheduling: " << scheduled.error().message << "; the agent runs as it was started");
+  }
 
   // Signals are read from a signalfd by a watcher thread, so no handler runs inside the loop.
   sigset_t signals;

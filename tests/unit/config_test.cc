@@ -72,6 +72,9 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"QueueZero", R"({"queues": [{"controller": "nvme0", "queue": 0}]})", "queues[0].queue"},
         Refusal{"RelativeStateDir", R"({"stateDir": "relative/path"})", "state_dir"},
         Refusal{"UnknownLogLevel", R"({"logLevel": "loud"})", "log_level"},
+        Refusal{"UnknownCpuScheduling", R"({"cpuScheduling": "fifo"})", "cpu_scheduling: must be batch or normal"},
+        Refusal{"WindowBeyondTheBpfCount", R"({"policy": {"windowCompletions": 1048576}})",
+                "policy.window_completions: must be in [1, 1048575]"},
         Refusal{"TruncatedJson", R"({"policy": )", "config:"},
         Refusal{"NotAnObject", R"([1, 2])", "config:"}));
 
@@ -95,6 +98,7 @@ TEST(PolicyConvert, RoundTripsThroughProto) {
   engine::Policy p;
   p.window_completions = 100;
   p.pace_slack = 3;
+  p.batch_pace_allowance = false;
   p.mode = engine::ControllerMode::kPoll;
   auto back = Overlay(engine::Policy{}, ToProto(p), "policy");
   ASSERT_TRUE(back);

@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
+#include <thread>
+
+#include "agent/daemon/cpu_scheduling.h"
 #include "agent/daemon/flags.h"
 
 namespace nvmeadapt::daemon {
@@ -44,9 +49,24 @@ TEST(DaemonFlags, UsageMentionsEveryFlag) {
   const std::string usage = DaemonUsage();
   for (const char* flag : {"--config", "--state-dir", "--runtime-dir", "--log-level", "--default-mode", "--dry-run",
                            "--record-windows", "--api-socket", "--metrics-listen", "--sources", "--exit-after",
-                           "--help", "--version"}) {
+                           "--cpu-scheduling", "--help", "--version"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
+}
+
+// The policy a thread asks for is the one it gets, and threads it starts afterwards inherit it.
+TEST(CpuScheduling, BatchAndNormalAreAppliedAndInheritedAndOthersRefused) {
+  ASSERT_TRUE(ApplyCpuScheduling("batch"));
+  EXPECT_EQ(sched_getscheduler(0), SCHED_BATCH);
+  int in_thread = -1;
+  std::thread([&] { in_thread = sched_getscheduler(0); }).join();
+  EXPECT_EQ(in_thread, SCHED_BATCH);
+  ASSERT_TRUE(ApplyCpuScheduling("normal"));
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
+  Status bad = ApplyCpuScheduling("fifo");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "cpu scheduling: expected batch or normal, got 'fifo'");
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
 }
 
 }  // namespace
