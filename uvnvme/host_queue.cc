@@ -148,6 +148,9 @@ size_t HostQueue::Drain(std::span<Completion> out) {
   if (consumed == 0) return 0;
   memory_->registers().cq_head.store(cq_head_, std::memory_order_release);
   completed_.store(completed_.load(std::memory_order_relaxed) + reaped, std::memory_order_relaxed);
+  if (mode() == ReapMode::kPoll) {
+    poll_completed_.store(poll_completed_.load(std::memory_order_relaxed) + reaped, std::memory_order_relaxed);
+  }
   if (reaped > 0) probes::Complete(ctrl_, qid_, static_cast<uint32_t>(reaped), static_cast<uint32_t>(mode()));
   return reaped;
 }
@@ -177,7 +180,7 @@ void HostQueue::Kick() {
 
 QueueCounters HostQueue::Counters() const {
   return QueueCounters{submitted_.load(std::memory_order_relaxed), completed_.load(std::memory_order_relaxed),
-                       wakeups_.load(std::memory_order_relaxed), mode_switches_.load(std::memory_order_relaxed),
+                       poll_completed_.load(std::memory_order_relaxed), wakeups_.load(std::memory_order_relaxed), mode_switches_.load(std::memory_order_relaxed),
                        protocol_errors_.load(std::memory_order_relaxed)};
 }
 

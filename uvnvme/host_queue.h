@@ -50,6 +50,7 @@ struct Completion {
 struct QueueCounters {
   uint64_t submitted = 0;
   uint64_t completed = 0;
+  uint64_t poll_completed = 0;   // of `completed`, those reaped while the queue was in poll mode
   uint64_t wakeups = 0;          // interrupt-mode reaper wakeups (eventfd reads that carried an interrupt)
   uint64_t mode_switches = 0;
   uint64_t protocol_errors = 0;  // completions of a cid not in flight or with the wrong tag: must stay 0
@@ -114,7 +115,8 @@ class HostQueue {
 
   std::atomic<ReapMode> mode_{ReapMode::kInterrupt};
   std::atomic<uint32_t> mode_request_{0};  // 0 none, else ReapMode + 1
-  std::atomic<uint64_t> submitted_{0}, completed_{0}, wakeups_{0}, mode_switches_{0}, protocol_errors_{0};
+  std::atomic<uint64_t> submitted_{0}, completed_{0}, poll_completed_{0}, wakeups_{0}, mode_switches_{0},
+      protocol_errors_{0};
 
   std::mutex set_mode_mutex_;  // one SetMode at a time
   std::mutex ack_mutex_;

@@ -23,7 +23,9 @@ struct CpuSample {
 
 struct QueuePhaseResult {
   uint64_t completed = 0;
+  uint64_t poll_completed = 0;  // of `completed`, reaped in poll mode
   LatencyHistogram latency;
+  DeviceTiming device;  // the controller's side: lateness of its posts, intervals between them
 };
 
 struct QueueResult {
@@ -47,6 +49,8 @@ struct PhaseResult {
 struct LoadResult {
   double seconds = 0;  // start to the end of the drain
   bool interrupted = false;  // a signal ended the run early
+  DeviceClock device_clock = DeviceClock::kSleeping;
+  bool device_timing = false;  // QueuePhaseResult::device is filled in (the controllers closed their timing)
   CpuSample cpu;             // process: getrusage user + sys of the whole run
   std::vector<QueueResult> queues;
   std::vector<PhaseResult> phases;
