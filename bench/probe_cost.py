@@ -19,6 +19,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval"))
 from machine import placement  # noqa: E402  (the evaluation's placement, shared)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rt_budget  # noqa: E402  (the SCHED_FIFO device thread is not throttled while it runs)
 
 # variant -> (load binary, collector arguments or None for no collector)
 VARIANTS = {"none": ("uvnvme-load", None), "default_probes": ("uvnvme-load", []),
@@ -57,7 +59,8 @@ def run_load(load, phase_seconds):
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(f"probe_cost: uvnvme-load failed ({run.returncode}): {run.stderr.strip()}")
-    return json.loads(run.stdout)["phases"][1:]
+    report = json.loads(run.stdout)
+    return report["phases"][1:], report.get("device_clock")
 
 
 def main():
@@ -74,6 +77,9 @@ def main():
     samples = {(variant, name): [] for variant in VARIANTS for name in LOADS}
     program_time = {}  # program -> [run count, run time ns], over every run with a collector
     names = list(VARIANTS)
+    device_clocks = set()
+    budget = rt_budget.lifted() if "--controller-rt" in placement() else None
+    rt = budget.__enter__() if budget else {"lifted": False, "reason": "the device thread is not SCHED_FIFO"}
     try:
         with open(stats_path, "w") as f:
             f.write("1")
@@ -82,7 +88,8 @@ def main():
                 binary, extra = VARIANTS[variant]
                 load = os.path.abspath(f"{args.build}/uvnvme/{binary}")
                 collector = start_collector(args.build, load, extra) if extra is not None else None
-                phases = run_load(load, args.phase_seconds)
+                phases, device_clock = run_load(load, args.phase_seconds)
+                device_clocks.add(device_clock)
                 if collector:
                     for program, (count, ns) in stop_collector(collector).items():
                         total = program_time.setdefault(program, [0, 0])
@@ -98,9 +105,11 @@ def main():
     finally:
         with open(stats_path, "w") as f:
             f.write(stats_before)
+        if budget:
+            budget.__exit__(*sys.exc_info())
 
     result = {"command": " ".join(sys.argv), "placement": placement(), "phase_seconds": args.phase_seconds,
-              "repeats": args.repeats, "runs": {f"{v}/{n}": runs for (v, n), runs in samples.items()},
+              "rt_budget": rt, "device_clock": sorted(c for c in device_clocks if c), "repeats": args.repeats, "runs": {f"{v}/{n}": runs for (v, n), runs in samples.items()},
               "bpf_ns_per_fire": {p: (ns / count if count else None) for p, (count, ns) in program_time.items()}}
     summary = {}
     for name in LOADS:
