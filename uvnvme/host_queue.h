@@ -72,7 +72,8 @@ class HostQueue {
   // Reaper thread.
   uint32_t Inflight() const { return inflight_; }
   bool Submit(const IoCommand& command, int64_t now_ns);  // false when Capacity() are in flight
-  void RingDoorbell(int64_t now_ns);                      // after one or more Submit
+  // After one or more Submit; now_ns is the doorbell time the new entries carry (their service starts then).
+  void RingDoorbell(int64_t now_ns);
   // One reaping step in the current mode, after applying a requested mode change. Interrupt mode blocks
   // until an interrupt or a Kick. `out` must hold Capacity() entries. Returns the completions reaped.
   size_t Reap(std::span<Completion> out);

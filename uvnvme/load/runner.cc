@@ -99,7 +99,7 @@ void Run::ReaperLoop(Reaper& reaper) {
     if (queue.Inflight() < target) {
       const int64_t now = MonotonicNanos();
       while (queue.Inflight() < target && queue.Submit(NextCommand(reaper), now)) {}
-      queue.RingDoorbell(now);
+      queue.RingDoorbell(MonotonicNanos());  // the device's clock starts here, the reaper's latency at `now`
     }
     if (phase >= stopping && queue.Inflight() == 0) break;
     const size_t reaped = queue.Reap(done);
