@@ -245,6 +245,17 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
 
 }  // namespace
 
+std::vector<int> NonDeviceCpus(const LoadOptions& options) {
+  if (options.driver.controller_placement.cpus.empty()) return {};
+  return options.host_cpus;
+}
+
+Status PinToNonDeviceCpus(const LoadOptions& options, const std::string& what) {
+  const std::vector<int> cpus = NonDeviceCpus(options);
+  if (cpus.empty()) return OkStatus();
+  return ApplyPlacement(pthread_self(), ThreadPlacement{false, cpus}, what);
+}
+
 Result<LoadResult> RunLoad(const LoadOptions& options, Driver& driver, const sigset_t* stop_signals) {
   Run run(options, driver);
   return run.Execute(stop_signals);

@@ -56,6 +56,16 @@ struct LoadResult {
   std::vector<PhaseResult> phases;
 };
 
+// The CPUs of every thread that is not an emulated device thread (the main thread, the control server, the
+// reapers): --host-cpus when --controller-cpus is given as well, so nothing ordinary runs on the device's CPUs
+// (on kernels with the fair server an ordinary task runnable there stops the real-time device thread for up
+// to 50 ms); else empty (placed as asked, or wherever the scheduler likes).
+std::vector<int> NonDeviceCpus(const LoadOptions& options);
+
+// Pins the calling thread to NonDeviceCpus (nothing if empty), early, so the threads it creates inherit it;
+// `what` names the thread in the error, e.g. "main thread".
+Status PinToNonDeviceCpus(const LoadOptions& options, const std::string& what);
+
 // `stop_signals`: signals (blocked in every thread by the caller) that end the run early.
 Result<LoadResult> RunLoad(const LoadOptions& options, Driver& driver, const sigset_t* stop_signals);
 
