@@ -10,10 +10,13 @@ longest gap between completions under load. Writes BUILD/bench-results/uvnvme.js
     host reaper, emulated controller) and poll/interrupt ratios, from the primary clock's run (faithful when
     the device gets a CPU of its own, else sleeping).
 The device thread runs SCHED_FIFO on the last CPU with kernel.sched_rt_runtime_us lifted for the run
-(bench/rt_budget.py; restored afterwards), so it is neither late nor throttled; the JSON records what was done.
+(bench/rt_budget.py; restored afterwards), so it is neither late nor throttled, and every other task is moved off
+that CPU for the runs (bench/device_cpu.py: the fair server would stop the device while any ordinary task is
+runnable there; affinities restored afterwards); the JSON records both as rt_budget and device_cpu.
 
 Usage: bench/uvnvme_bench.py BUILD_DIR OUTPUT_JSON [--phase-seconds S] [--repeats N] [--qd64-seconds S]"""
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -21,6 +24,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import device_cpu  # noqa: E402
 import rt_budget  # noqa: E402
 
 LOADS = ["qd1", "qd8", "qd32"]
@@ -150,7 +154,9 @@ def main():
     else:
         clocks = ["sleeping"]
     runs = {}
-    with rt_budget.lifted() as rt:
+    exclusive = device_cpu.exclusive(cpus[-1]) if placement else contextlib.nullcontext(
+        {"exclusive": False, "reason": "one CPU: the device shares it"})
+    with rt_budget.lifted() as rt, exclusive as device:
         for clock in clocks:
             runs[clock] = run_clock(args, clock, placement, realtime=True)
     primary = clocks[0]
@@ -170,6 +176,7 @@ def main():
     result = {"tool": "uvnvme-load", "command": command, "model": report["config"]["model"],
               "primary_clock": primary, "controller_rt": "--controller-rt" in command,
               "controller_own_cpu": "--controller-cpus" in command, "rt_budget": rt,
+              "device_cpu": device,
               "phase_seconds": args.phase_seconds, "qd64_seconds": args.qd64_seconds, "load_average": os.getloadavg(),
               "configs": configs, "summary": summary, "clocks": figures,
               "note": "medians over repeats of alternating phases in one run per clock; configs/summary from the "
@@ -177,7 +184,8 @@ def main():
                       "emulated device threads, cpu = whole process; lateness = device post time - due time"}
     with open(args.output, "w") as out:
         json.dump(result, out, indent=2)
-    print(f"uvnvme_bench: {args.output} (rt budget: {'lifted' if rt.get('lifted') else rt.get('reason')})")
+    print(f"uvnvme_bench: {args.output} (rt budget: {'lifted' if rt.get('lifted') else rt.get('reason')}; device CPU: "
+          f"{device.get('moved', 0)} tasks moved off, {device.get('refused', 0)} refused)")
     for name, entry in configs.items():
         print(f"  {primary} {name:15s} " + "  ".join(f"{k} {v:.4g}" for k, v in entry.items() if isinstance(v, float)))
     for clock, entry in figures.items():
