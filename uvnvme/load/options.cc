@@ -354,7 +354,8 @@ device model:
   --controller-rt          run them SCHED_FIFO (needs CAP_SYS_NICE) so a spinning host does not
                            delay the emulated device
   --controller-cpus LIST   CPUs of the controller threads, e.g. 1 or 2-3 (any)
-  --host-cpus LIST         CPUs of the reaper threads (any)
+  --host-cpus LIST         CPUs of the reaper threads (any); with --controller-cpus, of every
+                           thread but the controller threads (main, control socket, reapers)
   --device-clock C         how the controller threads wait for a completion's due time:
                            faithful: spin to it (watching the doorbells), so completions are posted
                              within a few us of their due time; keeps a CPU busy while commands are
