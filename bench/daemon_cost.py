@@ -2,12 +2,15 @@
 """The agent's own cost while uvnvme-load runs at its highest rate on this machine.
 
 One run: nvme-adaptd (adaptive, BPF collector attached to the driver's USDT probes) and uvnvme-load
-(1 queue, QD32, the rate the default device model allows). Reports the daemon's CPU seconds (utime+stime
+(1 queue, QD32, the rate the default device model allows), placed as the evaluation places them: the emulated
+device SCHED_FIFO on the last CPU with every other task moved off it (bench/device_cpu.py), the reaper and the
+daemon on the others. Reports the daemon's CPU seconds (utime+stime
 from /proc/PID/stat over the load's run) per million completions, its peak RSS (VmHWM), the load's own CPU
 seconds from its report, and the BPF programs' run time (kernel.bpf_stats_enabled=1 for the run; that time
 is spent in the load's process, at its probes). Writes BUILD/bench-results/daemon_cost.json.
 Usage: bench/daemon_cost.py BUILD_DIR [RUNTIME_S]
 """
+import contextlib
 import json
 import os
 import re
@@ -19,6 +22,12 @@ import sys
 import tempfile
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval"))
+from machine import placement  # noqa: E402  (the evaluation's placement, shared)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import device_cpu  # noqa: E402  (nothing else runnable on the device's CPU: the fair server would stop it)
+import rt_budget  # noqa: E402  (the load's SCHED_FIFO device thread is not throttled while it runs)
 
 
 def free_port():
@@ -64,17 +73,28 @@ def main():
     with open(config, "w") as f:
         json.dump({"api": {"unixSocket": os.path.join(work, "agent.sock"), "unixSocketGroup": "root"}}, f)
     daemon = load = None
+    where = placement()  # [] on one CPU: the device shares it
+    host = [int(c) for c in where[where.index("--host-cpus") + 1].split(",")] if "--host-cpus" in where else None
+    # Restored on the way out, the CPU first, whatever ends the run (ExitStack hands an exception raised while
+    # restoring one on to the other).
+    stack = contextlib.ExitStack()
+    stack.__enter__()
     try:
+        rt = stack.enter_context(rt_budget.lifted())  # the load runs its controller --controller-rt
+        exclusive = (stack.enter_context(device_cpu.exclusive(int(where[where.index("--controller-cpus") + 1])))
+                     if "--controller-cpus" in where else {"exclusive": False, "reason": "the device has no CPU of its own"})
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
             f.write("1")
         daemon = subprocess.Popen(
             [os.path.join(build, "agent/daemon/nvme-adaptd"), "--config", config, "--state-dir", work + "/state",
              "--runtime-dir", work, "--sources", "uvnvme", "--default-mode", "adaptive",
-             "--metrics-listen", f"127.0.0.1:{port}"], stderr=open(os.path.join(work, "daemon.log"), "w"))
+             "--metrics-listen", f"127.0.0.1:{port}"], stderr=open(os.path.join(work, "daemon.log"), "w"),
+            preexec_fn=device_cpu.on_cpus(host) if host else None)  # the agent stays off the device's CPU
         time.sleep(1.0)
         load = subprocess.Popen(
             [os.path.join(build, "uvnvme/uvnvme-load"), "--runtime-dir", work, "--mode", "external",
-             "--controller-rt", "--queues", "1", "--qd", "32", "--phases", f"2500ms:idle,{runtime}s:qd32", "--json"],
+             "--queues", "1", "--qd", "32", "--phases", f"2500ms:idle,{runtime}s:qd32", "--json"]
+            + (where if where else ["--controller-rt"]),
             stdout=subprocess.PIPE, text=True)
         time.sleep(2.2)  # the daemon finds the process (discovery every 2 s) during the idle phase
         cpu_start, bpf_start = cpu_seconds(daemon.pid), bpf_run_seconds(port)
@@ -91,6 +111,7 @@ def main():
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
             f.write(stats_before)
         shutil.rmtree(work, ignore_errors=True)
+        stack.__exit__(*sys.exc_info())
     if not attached:
         sys.exit("daemon_cost: the daemon never attached to uvnvme-load: the figures would mean nothing")
     completed = report["completed"]
@@ -111,6 +132,10 @@ def main():
         "note": "daemon CPU from /proc/PID/stat over the load's run; load CPU is uvnvme-load's own (host reapers "
                 "and the emulated controller); BPF run time is spent inside the load process at its probes",
         "load_average": os.getloadavg(),
+        "rt_budget": rt,
+        "device_cpu": exclusive,
+        "placement": where,
+        "device_clock": report.get("device_clock"),
         "load_report": {k: report[k] for k in ("iops", "lat_p50_us", "lat_p99_us", "cpu_seconds", "mode_switches")},
     }
     with open(os.path.join(results, "daemon_cost.json"), "w") as f:

@@ -10,6 +10,7 @@ own run time per fire (kernel.bpf_stats_enabled), so the rest of the increase is
 
 Usage (as root): bench/probe_cost.py BUILD_DIR OUTPUT_JSON [--phase-seconds S] [--repeats N]"""
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -19,6 +20,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval"))
 from machine import placement  # noqa: E402  (the evaluation's placement, shared)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import device_cpu  # noqa: E402  (nothing else runnable on the device's CPU: the fair server would stop it)
+import rt_budget  # noqa: E402  (the SCHED_FIFO device thread is not throttled while it runs)
 
 # variant -> (load binary, collector arguments or None for no collector)
 VARIANTS = {"none": ("uvnvme-load", None), "default_probes": ("uvnvme-load", []),
@@ -28,10 +32,15 @@ BASELINE = {"nop1_default_probes": "nop1_none"}  # every other variant is compar
 LOADS = ["qd1", "qd32"]
 
 
-def start_collector(build, load, extra):
+def host_cpus(where):
+    """The CPUs of everything but the device: --host-cpus of the placement, or None (anywhere)."""
+    return [int(c) for c in where[where.index("--host-cpus") + 1].split(",")] if "--host-cpus" in where else None
+
+
+def start_collector(build, load, extra, cpus):
     command = [f"{build}/tests/bpf/na-collect", "--userspace-only", "--until-eof", "--attach-binary", load] + extra
     collector = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
+                                 text=True, preexec_fn=device_cpu.on_cpus(cpus) if cpus else None)
     for line in collector.stdout:  # the hooks are printed once the probes are attached
         if line.startswith("hook usdt/uvnvme:complete"):
             return collector
@@ -57,7 +66,8 @@ def run_load(load, phase_seconds):
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(f"probe_cost: uvnvme-load failed ({run.returncode}): {run.stderr.strip()}")
-    return json.loads(run.stdout)["phases"][1:]
+    report = json.loads(run.stdout)
+    return report["phases"][1:], report.get("device_clock")
 
 
 def main():
@@ -74,15 +84,26 @@ def main():
     samples = {(variant, name): [] for variant in VARIANTS for name in LOADS}
     program_time = {}  # program -> [run count, run time ns], over every run with a collector
     names = list(VARIANTS)
+    device_clocks = set()
+    where = placement()
+    # Both restored on the way out, the CPU first, whatever ends the run (ExitStack hands an exception
+    # raised while restoring one on to the other).
+    stack = contextlib.ExitStack()
+    stack.__enter__()
     try:
+        rt = (stack.enter_context(rt_budget.lifted()) if "--controller-rt" in where
+              else {"lifted": False, "reason": "the device thread is not SCHED_FIFO"})
+        exclusive = (stack.enter_context(device_cpu.exclusive(int(where[where.index("--controller-cpus") + 1])))
+                     if "--controller-cpus" in where else {"exclusive": False, "reason": "the device has no CPU of its own"})
         with open(stats_path, "w") as f:
             f.write("1")
         for repeat in range(args.repeats):
             for variant in names[repeat % len(names):] + names[:repeat % len(names)]:
                 binary, extra = VARIANTS[variant]
                 load = os.path.abspath(f"{args.build}/uvnvme/{binary}")
-                collector = start_collector(args.build, load, extra) if extra is not None else None
-                phases = run_load(load, args.phase_seconds)
+                collector = start_collector(args.build, load, extra, host_cpus(where)) if extra is not None else None
+                phases, device_clock = run_load(load, args.phase_seconds)
+                device_clocks.add(device_clock)
                 if collector:
                     for program, (count, ns) in stop_collector(collector).items():
                         total = program_time.setdefault(program, [0, 0])
@@ -96,11 +117,14 @@ def main():
                           f"  host {host_us:7.3f} us/IO  p50 {phase['lat_p50_us']:.1f} us", flush=True)
                 time.sleep(0.5)
     finally:
-        with open(stats_path, "w") as f:
-            f.write(stats_before)
+        try:
+            with open(stats_path, "w") as f:
+                f.write(stats_before)
+        finally:
+            stack.__exit__(*sys.exc_info())
 
     result = {"command": " ".join(sys.argv), "placement": placement(), "phase_seconds": args.phase_seconds,
-              "repeats": args.repeats, "runs": {f"{v}/{n}": runs for (v, n), runs in samples.items()},
+              "rt_budget": rt, "device_cpu": exclusive, "device_clock": sorted(c for c in device_clocks if c), "repeats": args.repeats, "runs": {f"{v}/{n}": runs for (v, n), runs in samples.items()},
               "bpf_ns_per_fire": {p: (ns / count if count else None) for p, (count, ns) in program_time.items()}}
     summary = {}
     for name in LOADS:

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/common/log.h"
+#include "uvnvme/placement.h"
 
 namespace nvmeadapt::uvnvme {
 namespace {
@@ -104,7 +105,8 @@ void WriteTo(Client& client) {
 
 std::string ControlSocketDir(const std::string& runtime_dir) { return runtime_dir + "/uvnvme"; }
 
-Result<std::unique_ptr<ControlServer>> ControlServer::Start(const std::string& runtime_dir, ControlTarget& target) {
+Result<std::unique_ptr<ControlServer>> ControlServer::Start(const std::string& runtime_dir, ControlTarget& target,
+                                                            const std::vector<int>& cpus) {
   const std::string dir = ControlSocketDir(runtime_dir);
   if (Status ready = PrepareDirectory(dir); !ready) return std::move(ready).take_error();
   const std::string path = dir + "/" + std::to_string(getpid()) + ".sock";
@@ -138,6 +140,10 @@ Result<std::unique_ptr<ControlServer>> ControlServer::Start(const std::string& r
   }
   std::unique_ptr<ControlServer> server(new ControlServer(path, fd, stop_fd, target));
   server->thread_ = std::thread([raw = server.get()] { raw->Serve(); });
+  if (Status placed = ApplyPlacement(server->thread_.native_handle(), ThreadPlacement{false, cpus}, "control server thread");
+      !placed) {
+    return std::move(placed).take_error();  // the server is destroyed: its thread stops, the socket goes
+  }
   return server;
 }
 

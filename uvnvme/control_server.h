@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "agent/common/result.h"
 #include "uvnvme/control_protocol.h"
@@ -22,7 +23,9 @@ inline constexpr const char* kDefaultRuntimeDir = "/run";
 
 class ControlServer {
  public:
-  static Result<std::unique_ptr<ControlServer>> Start(const std::string& runtime_dir, ControlTarget& target);
+  // `cpus`: the CPUs of the server's thread (empty: inherited from the caller); an error names the thread.
+  static Result<std::unique_ptr<ControlServer>> Start(const std::string& runtime_dir, ControlTarget& target,
+                                                      const std::vector<int>& cpus = {});
   ~ControlServer();  // stops serving, closes every connection, removes the socket file
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;

@@ -34,6 +34,38 @@ struct LaterFirst {
 
 }  // namespace
 
+std::string_view DeviceClockName(DeviceClock clock) {
+  return clock == DeviceClock::kFaithful ? "faithful" : "sleeping";
+}
+
+void DeviceTiming::RecordPost(int64_t lateness_ns) {
+  lateness.Record(lateness_ns);
+  lateness_max_ns = std::max(lateness_max_ns, lateness_ns);
+  ++posted;
+}
+
+size_t DeviceTiming::IntervalBucket(int64_t interval_ns) {
+  const uint64_t us = interval_ns > 0 ? static_cast<uint64_t>(interval_ns) / 1000 : 0;
+  if (us == 0) return 0;
+  const size_t bucket = static_cast<size_t>(64 - __builtin_clzll(us));  // us in [2^(b-1), 2^b)
+  return std::min(bucket, kIntervalBuckets - 1);
+}
+
+int64_t DeviceTiming::IntervalBucketLowUs(size_t bucket) { return bucket == 0 ? 0 : int64_t{1} << (bucket - 1); }
+
+void DeviceTiming::RecordInterval(int64_t interval_ns) {
+  ++intervals[IntervalBucket(interval_ns)];
+  interval_max_ns = std::max(interval_max_ns, interval_ns);
+}
+
+void DeviceTiming::Merge(const DeviceTiming& other) {
+  lateness.Merge(other.lateness);
+  lateness_max_ns = std::max(lateness_max_ns, other.lateness_max_ns);
+  for (size_t i = 0; i < kIntervalBuckets; ++i) intervals[i] += other.intervals[i];
+  interval_max_ns = std::max(interval_max_ns, other.interval_max_ns);
+  posted += other.posted;
+}
+
 void DoorbellWaker::AfterDoorbell(int64_t doorbell_ns) {
   // Pairs with the controller's store of next_look_ns and its re-read of the tails: either it sees the
   // new tail, or this sees its deadline and wakes it when the command could be due sooner.
@@ -59,6 +91,8 @@ struct EmulatedController::Slot {
   uint32_t pending = 0;  // completions posted but not yet signalled (coalescing)
   int64_t first_pending_ns = 0;
   Coalescing applied;
+  BusyClock busy;
+  std::vector<DeviceTiming> timing;  // per period; read by others after CloseTiming or Stop
   // Shared with the host.
   std::atomic<uint64_t> requested{0};
   std::atomic<uint64_t> interrupts{0};
@@ -67,9 +101,12 @@ struct EmulatedController::Slot {
 struct EmulatedController::Worker {
   explicit Worker(int64_t min_service_ns) : waker(min_service_ns) {}
   void Run(EmulatedController& ctrl, size_t index);
+  void TakeTimingPeriod();
+  // Faithful clock: returns at `until`, at a doorbell or at a wake (config, stop, timing).
+  void SpinUntil(int64_t until, uint32_t generation);
   void ApplyCoalescing();
   void Fetch(ServiceScheduler& scheduler);
-  void PostDue(int64_t now);
+  bool PostDue(int64_t now);  // true if it posted anything
   void Signal(Slot& slot);
   int64_t Interrupts(int64_t now);  // returns the earliest coalescing deadline, or INT64_MAX
   bool AnyDoorbellAhead() const;
@@ -82,6 +119,12 @@ struct EmulatedController::Worker {
   std::condition_variable ack_cv;
   uint64_t config_applied = 0;  // guarded by ack_mutex
   std::vector<InFlight> heap;
+  DeviceClock clock = DeviceClock::kSleeping;
+  std::atomic<uint32_t> timing_requested{0};
+  std::atomic<uint32_t> timing_taken{0};  // the period this thread counts in now (acknowledges requests)
+  uint32_t timing_period = 0;             // controller thread's copy
+  int64_t awake_since_ns = 0;             // faithful: when it last slept (the spin budget)
+  int64_t last_busy_ns = 0;               // faithful: when it last held or posted a command
   uint64_t order = 0;
   uint64_t rng = 0x9E3779B97F4A7C15ULL;
   std::thread thread;
@@ -90,11 +133,13 @@ struct EmulatedController::Worker {
   std::vector<Slot*> deferred_full;  // completions of a full CQ (cannot happen with depth < entries)
 };
 
-EmulatedController::EmulatedController(uint32_t index, const ModelConfig& model, uint32_t threads)
-    : index_(index), scheduler_(model) {
+EmulatedController::EmulatedController(uint32_t index, const ModelConfig& model, uint32_t threads,
+                                       DeviceClock clock, uint32_t timing_periods)
+    : index_(index), clock_(clock), timing_periods_(std::max(timing_periods, 1u)), scheduler_(model) {
   for (uint32_t i = 0; i < std::max(threads, 1u); ++i) {
     workers_.push_back(std::make_unique<Worker>(scheduler_.MinServiceNs()));
     workers_.back()->rng ^= (uint64_t{index} << 32) | i;
+    workers_.back()->clock = clock;
   }
 }
 
@@ -117,6 +162,7 @@ Status EmulatedController::AttachQueue(uint32_t qid, QueueMemory& memory, int ir
   slot->memory = &memory;
   slot->irq_fd = irq_fd;
   slot->worker = queues % workers_.size();
+  slot->timing.resize(timing_periods_);
   workers_[slot->worker]->slots.push_back(slot);
   return OkStatus();
 }
@@ -192,6 +238,31 @@ Status EmulatedController::SetCoalescing(uint32_t qid, Coalescing coalescing, st
   return OkStatus();
 }
 
+void EmulatedController::EnterTimingPeriod(uint32_t period) {
+  for (auto& worker : workers_) worker->timing_requested.store(period, std::memory_order_release);
+}
+
+Status EmulatedController::CloseTiming(std::chrono::milliseconds timeout) {
+  EnterTimingPeriod(timing_periods_);
+  for (auto& worker : workers_) {
+    if (!worker->running.load()) continue;  // not started or stopped: nothing writes
+    worker->waker.WakeNow();
+    std::unique_lock lock(worker->ack_mutex);
+    if (!worker->ack_cv.wait_for(lock, timeout, [&] {
+          return worker->timing_taken.load(std::memory_order_acquire) >= timing_periods_;
+        })) {
+      return MakeError(ErrorCode::kUnavailable, "controller " + std::to_string(index_) +
+                                                    " did not close its timing in time (starved?)");
+    }
+  }
+  return OkStatus();
+}
+
+std::vector<DeviceTiming> EmulatedController::Timing(uint32_t qid) const {
+  Slot* slot = FindSlot(qid);
+  return slot ? slot->timing : std::vector<DeviceTiming>{};
+}
+
 double EmulatedController::CpuSeconds() const {
   int64_t total = 0;
   for (auto& worker : workers_) {
@@ -218,28 +289,66 @@ void EmulatedController::Worker::Run(EmulatedController& ctrl, size_t index) {
   std::string name = "uvnvme-c" + std::to_string(ctrl.index_) + "t" + std::to_string(index);
   pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
   ApplyCoalescing();
+  awake_since_ns = last_busy_ns = MonotonicNanos();
   while (running.load(std::memory_order_relaxed)) {
     const uint32_t generation = waker.generation.load(std::memory_order_seq_cst);
     if (config_requested.load(std::memory_order_relaxed) != config_applied) ApplyCoalescing();
+    if (timing_requested.load(std::memory_order_acquire) != timing_period) TakeTimingPeriod();
     Fetch(ctrl.scheduler_);
     int64_t now = MonotonicNanos();
-    PostDue(now);
+    const bool posted = PostDue(now);
     // Completions are visible before the mask bits are read: pairs with the host's unmask-then-drain.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     int64_t deadline = Interrupts(now);
     if (!heap.empty()) deadline = std::min(deadline, heap.front().due_ns);
     if (!deferred_full.empty()) deadline = std::min(deadline, now + 100'000);
-    waker.next_look_ns.store(deadline, std::memory_order_seq_cst);
-    if (AnyDoorbellAhead() || deadline <= MonotonicNanos()) {
+    int64_t look = deadline;  // when this thread looks at the doorbells next, if nothing wakes it
+    if (clock == DeviceClock::kFaithful) {
+      if (posted || !heap.empty()) last_busy_ns = now;
+      // Nothing held but busy a moment ago (a QD1 host about to submit again): keep spinning a while.
+      int64_t wake = deadline;
+      if (heap.empty() && now - last_busy_ns < kFaithfulIdleSpinNs) {
+        wake = std::min(wake, last_busy_ns + kFaithfulIdleSpinNs);
+      }
+      if (wake != INT64_MAX && wake - now <= kFaithfulSleepAheadNs) {
+        if (now - awake_since_ns < kFaithfulMaxSpinNs) {
+          SpinUntil(wake, generation);
+          continue;
+        }
+        look = now + 1000;  // the breather: a real-time spinner would starve this CPU's kernel workers
+      } else if (wake != INT64_MAX) {
+        look = wake - kFaithfulWakeMarginNs;  // far off: sleep, then spin for the last stretch
+      }  // else idle: sleep until a doorbell
+    }
+    waker.next_look_ns.store(look, std::memory_order_seq_cst);
+    if (AnyDoorbellAhead() || look <= MonotonicNanos()) {
       waker.next_look_ns.store(0, std::memory_order_relaxed);
       continue;
     }
-    FutexWait(waker.generation, generation, deadline == INT64_MAX ? 0 : deadline);
+    FutexWait(waker.generation, generation, look == INT64_MAX ? 0 : look);
     waker.next_look_ns.store(0, std::memory_order_seq_cst);
+    awake_since_ns = MonotonicNanos();
   }
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   final_cpu_ns.store(int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec);
+}
+
+void EmulatedController::Worker::SpinUntil(int64_t until, uint32_t generation) {
+  // next_look_ns stays 0 (awake): a doorbell costs the host no wake-up.
+  while (true) {
+    if (AnyDoorbellAhead()) return;
+    if (waker.generation.load(std::memory_order_relaxed) != generation) return;
+    if (MonotonicNanos() >= until) return;
+    CpuRelax();
+  }
+}
+
+void EmulatedController::Worker::TakeTimingPeriod() {
+  timing_period = timing_requested.load(std::memory_order_acquire);
+  std::lock_guard lock(ack_mutex);
+  timing_taken.store(timing_period, std::memory_order_release);
+  ack_cv.notify_all();
 }
 
 void EmulatedController::Worker::ApplyCoalescing() {
@@ -264,15 +373,17 @@ void EmulatedController::Worker::Fetch(ServiceScheduler& scheduler) {
       const uint32_t bytes = ((sqe.cdw12 & 0xffffu) + 1) * kLbaBytes;
       const int64_t due = scheduler.DueTime(doorbell, sqe.opcode == kOpcodeWrite, bytes, rng);
       heap.push_back(InFlight{due, order++, s, sqe.cid, sqe.tag});
+      slot.busy.Fetched(doorbell);
       std::push_heap(heap.begin(), heap.end(), LaterFirst{});
       slot.sq_head = slot.sq_head + 1 == entries ? 0 : slot.sq_head + 1;
     }
   }
 }
 
-void EmulatedController::Worker::PostDue(int64_t now) {
+bool EmulatedController::Worker::PostDue(int64_t now) {
   for (Slot* slot : slots) slot->posted_in_pass = 0;
   deferred_full.clear();
+  bool posted = false;
   std::vector<InFlight> blocked;
   while (!heap.empty() && heap.front().due_ns <= now) {
     std::pop_heap(heap.begin(), heap.end(), LaterFirst{});
@@ -295,11 +406,20 @@ void EmulatedController::Worker::PostDue(int64_t now) {
     slot.cq_tail = next;
     if (next == 0) slot.phase ^= kPhaseBit;
     ++slot.posted_in_pass;
+    posted = true;
+    const int64_t interval = slot.busy.Posted(now);
+    if (timing_period < slot.timing.size()) {
+      DeviceTiming& timing = slot.timing[timing_period];
+      timing.RecordPost(now - done.due_ns);
+      if (interval >= 0) timing.RecordInterval(interval);
+    }
   }
+  for (Slot* slot : slots) slot->busy.EndOfPass();
   for (const InFlight& again : blocked) {
     heap.push_back(again);
     std::push_heap(heap.begin(), heap.end(), LaterFirst{});
   }
+  return posted;
 }
 
 void EmulatedController::Worker::Signal(Slot& slot) {

@@ -2,21 +2,32 @@
 // the model's service time, post completions in order of finish, and raise each queue's interrupt (an
 // eventfd write) subject to the queue's mask bit and its interrupt coalescing (NVMe feature 08h).
 //
-// A controller thread sleeps (futex with an absolute deadline) until its earliest due completion or
-// coalescing deadline, then posts everything due in one pass. It publishes when it will next look at the
-// doorbells, so a host ringing a doorbell wakes it only when the new command could be due before then.
+// A controller thread waits for its earliest due completion or coalescing deadline, then posts everything
+// due in one pass. How it waits is its clock (DeviceClock): the sleeping clock sleeps on a futex with an
+// absolute deadline (cheap, but a timed wakeup lands late, so completions come in bursts); the faithful
+// clock spins to the due time watching the doorbells (a CPU of its own, each completion on time). It
+// publishes when it will next look at the doorbells, so a host ringing a doorbell wakes it only when the
+// new command could be due before then (never while it spins).
+//
+// Timing: per queue, the thread measures how late each completion was posted against its due time and
+// the interval since the queue's previous completion (DeviceTiming), in numbered periods the load
+// generator moves through (one per phase).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "agent/common/result.h"
+#include "uvnvme/latency_histogram.h"
 #include "uvnvme/model.h"
 #include "uvnvme/placement.h"
 #include "uvnvme/queue_memory.h"
@@ -32,6 +43,61 @@ struct Coalescing {
 };
 inline constexpr uint32_t kMaxCoalesceThreshold = 256;       // NVMe's THR is 8 bits (0's based)
 inline constexpr uint32_t kMaxCoalesceTimeUs = 255 * 100;    // NVMe's TIME is 8 bits of 100 us
+
+// How a controller thread waits for the next due completion.
+//   sleeping: a timed futex sleep to the due time (today's machines wake it 10-40 us late).
+//   faithful: spins to the due time (a short sleep first when it is far off), re-reading the doorbells
+//             while it spins, so a completion is posted within a few us of its due time and a new command
+//             is fetched as soon as it is rung. Idle for kFaithfulIdleSpinNs it sleeps until a doorbell.
+//             It needs a CPU of its own: it keeps one busy while commands are in flight.
+enum class DeviceClock : uint8_t { kSleeping, kFaithful };
+std::string_view DeviceClockName(DeviceClock clock);
+inline constexpr int64_t kFaithfulIdleSpinNs = 20'000'000;  // spin this long after the last command
+inline constexpr int64_t kFaithfulSleepAheadNs = 300'000;   // sleep first when the due time is further
+inline constexpr int64_t kFaithfulWakeMarginNs = 100'000;   // ... waking this long before it
+inline constexpr int64_t kFaithfulMaxSpinNs = 20'000'000;  // then a 1 us breather: the CPU's kernel workers
+
+// What one controller thread saw of one queue over one period: how late completions were posted against
+// their due time (the model's finish time), and the intervals between posted completions while the queue
+// was busy: each completion's interval is the time since the later of the queue's previous completion and
+// the doorbell of the command that made an idle queue busy again (completions posted in one pass: 0).
+struct DeviceTiming {
+  static constexpr size_t kIntervalBuckets = 32;  // [0, 1) us, then [2^(k-1), 2^k) us; the last is open
+  LatencyHistogram lateness;
+  int64_t lateness_max_ns = 0;
+  std::array<uint64_t, kIntervalBuckets> intervals{};
+  int64_t interval_max_ns = 0;
+  uint64_t posted = 0;
+
+  void RecordPost(int64_t lateness_ns);
+  void RecordInterval(int64_t interval_ns);
+  void Merge(const DeviceTiming& other);
+  static size_t IntervalBucket(int64_t interval_ns);
+  static int64_t IntervalBucketLowUs(size_t bucket);  // [low, low * 2), bucket 0: [0, 1)
+};
+
+// Per queue, on the controller thread: when the queue last became busy or last completed a command.
+class BusyClock {
+ public:
+  void Fetched(int64_t doorbell_ns) {  // a command the controller now holds
+    if (held_++ == 0 && since_ns_ < 0) since_ns_ = doorbell_ns;
+  }
+  // A completion posted at now_ns: its interval, or -1 when the queue was idle (cannot happen after Fetched).
+  int64_t Posted(int64_t now_ns) {
+    const int64_t interval = since_ns_ < 0 ? -1 : std::max<int64_t>(now_ns - since_ns_, 0);
+    since_ns_ = now_ns;
+    if (held_ > 0) --held_;
+    return interval;
+  }
+  void EndOfPass() {  // nothing held: the next interval starts at the next doorbell
+    if (held_ == 0) since_ns_ = -1;
+  }
+  uint32_t held() const { return held_; }
+
+ private:
+  uint32_t held_ = 0;
+  int64_t since_ns_ = -1;
+};
 
 // The host's side of one controller thread's doorbell: wakes the thread only when it is asleep past the
 // time a new command could be due.
@@ -51,7 +117,9 @@ class DoorbellWaker {
 
 class EmulatedController {
  public:
-  EmulatedController(uint32_t index, const ModelConfig& model, uint32_t threads);
+  // timing_periods: how many periods DeviceTiming keeps per queue (EnterTimingPeriod numbers them).
+  EmulatedController(uint32_t index, const ModelConfig& model, uint32_t threads,
+                     DeviceClock clock = DeviceClock::kSleeping, uint32_t timing_periods = 1);
   ~EmulatedController();
   EmulatedController(const EmulatedController&) = delete;
   EmulatedController& operator=(const EmulatedController&) = delete;
@@ -70,6 +138,15 @@ class EmulatedController {
   Coalescing GetCoalescing(uint32_t qid) const;
   uint64_t InterruptsSent(uint32_t qid) const;
   double CpuSeconds() const;  // the controller threads' CPU (user + sys), live or final
+  DeviceClock clock() const { return clock_; }
+
+  // Completions posted from the threads' next pass on count in period `period` (< timing_periods;
+  // a larger value stops the counting).
+  void EnterTimingPeriod(uint32_t period);
+  // Stops the counting and waits until every thread has, so Timing is complete and stable.
+  Status CloseTiming(std::chrono::milliseconds timeout);
+  // One entry per period; read after CloseTiming or Stop.
+  std::vector<DeviceTiming> Timing(uint32_t qid) const;
 
  private:
   struct Worker;
@@ -77,6 +154,8 @@ class EmulatedController {
   Slot* FindSlot(uint32_t qid) const;
 
   const uint32_t index_;
+  const DeviceClock clock_;
+  const uint32_t timing_periods_;
   ServiceScheduler scheduler_;
   std::vector<std::unique_ptr<Worker>> workers_;
   bool started_ = false;

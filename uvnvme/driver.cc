@@ -16,6 +16,7 @@ Status ValidateDriverConfig(const DriverConfig& config) {
     return bad("queue entries must be in [" + std::to_string(kMinQueueEntries) + ", " +
                std::to_string(kMaxQueueEntries) + "]");
   }
+  if (config.timing_periods < 1 || config.timing_periods > 65536) return bad("timing periods must be in [1, 65536]");
   if (config.controller_threads < 1 || config.controller_threads > config.queues_per_controller) {
     return bad("controller threads must be in [1, queues per controller]");
   }
@@ -29,7 +30,8 @@ Result<std::unique_ptr<Driver>> Driver::Create(const DriverConfig& config) {
   if (Status valid = ValidateDriverConfig(config); !valid) return std::move(valid).take_error();
   std::unique_ptr<Driver> driver(new Driver(config));
   for (uint32_t c = 0; c < config.controllers; ++c) {
-    driver->controllers_.push_back(std::make_unique<EmulatedController>(c, config.model, config.controller_threads));
+    driver->controllers_.push_back(std::make_unique<EmulatedController>(c, config.model, config.controller_threads,
+                                                                        config.device_clock, config.timing_periods));
     for (uint32_t qid = 1; qid <= config.queues_per_controller; ++qid) {
       auto queue = HostQueue::Create(*driver->controllers_.back(), qid, config.queue_entries,
                                      config.initial_mode);
@@ -85,6 +87,21 @@ double Driver::ControllerCpuSeconds() const {
 
 uint64_t Driver::InterruptsSent(uint32_t ctrl, uint32_t qid) const {
   return ctrl < controllers_.size() ? controllers_[ctrl]->InterruptsSent(qid) : 0;
+}
+
+void Driver::EnterTimingPeriod(uint32_t period) {
+  for (auto& controller : controllers_) controller->EnterTimingPeriod(period);
+}
+
+Status Driver::CloseTiming() {
+  for (auto& controller : controllers_) {
+    if (Status closed = controller->CloseTiming(config_.ack_timeout); !closed) return closed;
+  }
+  return OkStatus();
+}
+
+std::vector<DeviceTiming> Driver::Timing(uint32_t ctrl, uint32_t qid) const {
+  return ctrl < controllers_.size() ? controllers_[ctrl]->Timing(qid) : std::vector<DeviceTiming>{};
 }
 
 std::vector<QueueInfo> Driver::ListQueues() const {

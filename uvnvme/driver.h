@@ -20,6 +20,8 @@ struct DriverConfig {
   uint32_t queue_entries = 1024;
   uint32_t controller_threads = 1;
   ThreadPlacement controller_placement;  // CPUs and real-time class of the controller threads
+  DeviceClock device_clock = DeviceClock::kSleeping;  // how the controller threads wait (controller.h)
+  uint32_t timing_periods = 1;                        // DeviceTiming periods per queue (one per load phase)
   ModelConfig model;
   Coalescing coalescing;  // every queue's at start
   ReapMode initial_mode = ReapMode::kInterrupt;
@@ -42,6 +44,10 @@ class Driver : public ControlTarget {
   HostQueue* FindQueue(uint32_t ctrl, uint32_t qid) const;
   double ControllerCpuSeconds() const;
   uint64_t InterruptsSent(uint32_t ctrl, uint32_t qid) const;
+  // The controllers' DeviceTiming periods (EmulatedController::EnterTimingPeriod and friends).
+  void EnterTimingPeriod(uint32_t period);
+  Status CloseTiming();
+  std::vector<DeviceTiming> Timing(uint32_t ctrl, uint32_t qid) const;
 
   std::vector<QueueInfo> ListQueues() const override;
   Status SetMode(uint32_t ctrl, uint32_t qid, ReapMode mode) override;

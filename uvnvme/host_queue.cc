@@ -77,8 +77,18 @@ bool HostQueue::Submit(const IoCommand& command, int64_t now_ns) {
 
 void HostQueue::RingDoorbell(int64_t now_ns) {
   if (unrung_ == 0) return;
+  // The model's service time starts at the doorbell: the new entries carry its time, not the time they
+  // were built, so a reaper preempted between Submit and here does not make the device look late.
+  const int64_t doorbell_ns = now_ns;
+  SubmissionEntry* ring = memory_->submissions();
+  const uint32_t entries = memory_->entries();
+  for (uint64_t i = 0, at = (sq_tail_ + entries - unrung_ % entries) % entries; i < unrung_; ++i) {
+    ring[at].submit_ns_lo = static_cast<uint32_t>(doorbell_ns);
+    ring[at].submit_ns_hi = static_cast<uint32_t>(static_cast<uint64_t>(doorbell_ns) >> 32);
+    at = at + 1 == entries ? 0 : at + 1;
+  }
   memory_->registers().sq_tail.store(sq_tail_, std::memory_order_release);
-  waker_->AfterDoorbell(now_ns);
+  waker_->AfterDoorbell(doorbell_ns);
   submitted_.store(submitted_.load(std::memory_order_relaxed) + unrung_, std::memory_order_relaxed);
   unrung_ = 0;
 }
@@ -148,6 +158,9 @@ size_t HostQueue::Drain(std::span<Completion> out) {
   if (consumed == 0) return 0;
   memory_->registers().cq_head.store(cq_head_, std::memory_order_release);
   completed_.store(completed_.load(std::memory_order_relaxed) + reaped, std::memory_order_relaxed);
+  if (mode() == ReapMode::kPoll) {
+    poll_completed_.store(poll_completed_.load(std::memory_order_relaxed) + reaped, std::memory_order_relaxed);
+  }
   if (reaped > 0) probes::Complete(ctrl_, qid_, static_cast<uint32_t>(reaped), static_cast<uint32_t>(mode()));
   return reaped;
 }
@@ -177,7 +190,7 @@ void HostQueue::Kick() {
 
 QueueCounters HostQueue::Counters() const {
   return QueueCounters{submitted_.load(std::memory_order_relaxed), completed_.load(std::memory_order_relaxed),
-                       wakeups_.load(std::memory_order_relaxed), mode_switches_.load(std::memory_order_relaxed),
+                       poll_completed_.load(std::memory_order_relaxed), wakeups_.load(std::memory_order_relaxed), mode_switches_.load(std::memory_order_relaxed),
                        protocol_errors_.load(std::memory_order_relaxed)};
 }
 

@@ -50,6 +50,7 @@ struct Completion {
 struct QueueCounters {
   uint64_t submitted = 0;
   uint64_t completed = 0;
+  uint64_t poll_completed = 0;   // of `completed`, those reaped while the queue was in poll mode
   uint64_t wakeups = 0;          // interrupt-mode reaper wakeups (eventfd reads that carried an interrupt)
   uint64_t mode_switches = 0;
   uint64_t protocol_errors = 0;  // completions of a cid not in flight or with the wrong tag: must stay 0
@@ -71,7 +72,8 @@ class HostQueue {
   // Reaper thread.
   uint32_t Inflight() const { return inflight_; }
   bool Submit(const IoCommand& command, int64_t now_ns);  // false when Capacity() are in flight
-  void RingDoorbell(int64_t now_ns);                      // after one or more Submit
+  // After one or more Submit; now_ns is the doorbell time the new entries carry (their service starts then).
+  void RingDoorbell(int64_t now_ns);
   // One reaping step in the current mode, after applying a requested mode change. Interrupt mode blocks
   // until an interrupt or a Kick. `out` must hold Capacity() entries. Returns the completions reaped.
   size_t Reap(std::span<Completion> out);
@@ -114,7 +116,8 @@ class HostQueue {
 
   std::atomic<ReapMode> mode_{ReapMode::kInterrupt};
   std::atomic<uint32_t> mode_request_{0};  // 0 none, else ReapMode + 1
-  std::atomic<uint64_t> submitted_{0}, completed_{0}, wakeups_{0}, mode_switches_{0}, protocol_errors_{0};
+  std::atomic<uint64_t> submitted_{0}, completed_{0}, poll_completed_{0}, wakeups_{0}, mode_switches_{0},
+      protocol_errors_{0};
 
   std::mutex set_mode_mutex_;  // one SetMode at a time
   std::mutex ack_mutex_;

@@ -56,6 +56,35 @@ TEST(UvnvmeLoadOptions, EveryOptionIsTakenInBothSpellings) {
   EXPECT_TRUE(options->driver.controller_placement.realtime);
   EXPECT_EQ(options->driver.controller_placement.cpus, std::vector<int>{0});
   EXPECT_EQ(options->host_cpus, std::vector<int>{0});
+  EXPECT_EQ(options->driver.device_clock, DeviceClock::kSleeping);  // auto: the host shares CPU 0
+  EXPECT_EQ(options->driver.timing_periods, 1u);
+}
+
+TEST(UvnvmeLoadOptions, TheDeviceClockIsChosenOrFollowsThePlacement) {
+  auto faithful = Parse({"--device-clock", "faithful", "--phases", "1s:qd1,1s:idle"});
+  ASSERT_TRUE(faithful) << faithful.error().message;
+  EXPECT_EQ(faithful->driver.device_clock, DeviceClock::kFaithful);
+  EXPECT_EQ(faithful->device_clock_requested, "faithful");
+  EXPECT_EQ(faithful->driver.timing_periods, 2u);  // one per phase
+  auto sleeping = Parse({"--device-clock=sleeping"});
+  ASSERT_TRUE(sleeping);
+  EXPECT_EQ(sleeping->driver.device_clock, DeviceClock::kSleeping);
+  auto automatic = Parse({});
+  ASSERT_TRUE(automatic);
+  EXPECT_EQ(automatic->device_clock_requested, "auto");
+  EXPECT_EQ(automatic->driver.device_clock, DeviceClock::kSleeping);  // nothing pinned
+
+  DriverConfig driver;
+  driver.controller_placement.cpus = {1};
+  EXPECT_EQ(AutoDeviceClock(driver, {0}), DeviceClock::kFaithful);   // a CPU of its own
+  EXPECT_EQ(AutoDeviceClock(driver, {}), DeviceClock::kSleeping);   // reapers may run on it
+  EXPECT_EQ(AutoDeviceClock(driver, {0, 1}), DeviceClock::kSleeping);  // shared with the reapers
+  driver.controllers = 2;                                            // two spinners, one CPU
+  EXPECT_EQ(AutoDeviceClock(driver, {0}), DeviceClock::kSleeping);
+  driver.controller_placement.cpus = {1, 2};
+  EXPECT_EQ(AutoDeviceClock(driver, {0}), DeviceClock::kFaithful);
+  driver.controller_placement.cpus = {};
+  EXPECT_EQ(AutoDeviceClock(driver, {0}), DeviceClock::kSleeping);
 }
 
 TEST(UvnvmeLoadOptions, CpuListsTakeSinglesRangesAndCommas) {
@@ -128,7 +157,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArgs{{"--model", "fixed", "--jitter-us", "3"}, "--model"},
                       BadArgs{{"--runtime-dir", "relative"}, "--runtime-dir"},
                       BadArgs{{"--host-cpus", "x"}, "--host-cpus"}, BadArgs{{"--controller-cpus", "0-"}, "--controller-cpus"},
-                      BadArgs{{"--queues", "2", "--controller-threads", "3"}, "--controller-threads"}));
+                      BadArgs{{"--queues", "2", "--controller-threads", "3"}, "--controller-threads"},
+                      BadArgs{{"--device-clock", "fast"}, "--device-clock"}));
 
 TEST(UvnvmeLoadOptions, DurationsCountsAndSizesTakeTheirUnits) {
   EXPECT_EQ(*ParseDurationNs("2s"), 2'000'000'000);

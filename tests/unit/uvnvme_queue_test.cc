@@ -61,6 +61,7 @@ TEST(UvnvmeQueue, ACommandCompletesOnceWithItsTagInInterruptMode) {
   EXPECT_EQ(counters.submitted, 1u);
   EXPECT_EQ(counters.completed, 1u);
   EXPECT_EQ(counters.wakeups, 1u);
+  EXPECT_EQ(counters.poll_completed, 0u);
   EXPECT_EQ(counters.protocol_errors, 0u);
   EXPECT_EQ(queue.Inflight(), 0u);
 }
@@ -75,6 +76,7 @@ TEST(UvnvmeQueue, PollModeReapsWithoutWakeupsOrInterrupts) {
   queue.RingDoorbell(MonotonicNanos());
   auto done = ReapCount(queue, 5);
   EXPECT_EQ(done.size(), 5u);
+  EXPECT_EQ(queue.Counters().poll_completed, 5u);
   EXPECT_EQ(queue.Counters().wakeups, 0u);
   EXPECT_EQ(queue.Counters().mode_switches, 0u);  // the initial mode is not a switch
   EXPECT_EQ(driver->InterruptsSent(0, 1), 0u);   // masked vector
@@ -253,6 +255,119 @@ TEST(UvnvmeDriver, BadConfigurationsAreRefusedWithTheirReason) {
   config = DriverConfig{};
   config.controller_threads = 2;  // more threads than queues
   EXPECT_FALSE(Driver::Create(config));
+}
+
+TEST(UvnvmeTiming, IntervalBucketsArePowersOfTwoMicroseconds) {
+  EXPECT_EQ(DeviceTiming::IntervalBucket(0), 0u);
+  EXPECT_EQ(DeviceTiming::IntervalBucket(999), 0u);
+  EXPECT_EQ(DeviceTiming::IntervalBucket(1000), 1u);   // [1, 2) us
+  EXPECT_EQ(DeviceTiming::IntervalBucket(1999), 1u);
+  EXPECT_EQ(DeviceTiming::IntervalBucket(2000), 2u);   // [2, 4) us
+  EXPECT_EQ(DeviceTiming::IntervalBucket(35'000), 6u);  // [32, 64) us
+  EXPECT_EQ(DeviceTiming::IntervalBucket(40'000'000), 16u);  // 40 ms: [32768, 65536) us
+  EXPECT_EQ(DeviceTiming::IntervalBucket(INT64_MAX), DeviceTiming::kIntervalBuckets - 1);
+  EXPECT_EQ(DeviceTiming::IntervalBucketLowUs(0), 0);
+  EXPECT_EQ(DeviceTiming::IntervalBucketLowUs(1), 1);
+  EXPECT_EQ(DeviceTiming::IntervalBucketLowUs(6), 32);
+  DeviceTiming a, b;
+  a.RecordInterval(35'000);
+  a.RecordPost(2'000);
+  b.RecordInterval(500);
+  b.RecordPost(7'000);
+  a.Merge(b);
+  EXPECT_EQ(a.intervals[6], 1u);
+  EXPECT_EQ(a.intervals[0], 1u);
+  EXPECT_EQ(a.interval_max_ns, 35'000);
+  EXPECT_EQ(a.lateness_max_ns, 7'000);
+  EXPECT_EQ(a.posted, 2u);
+  EXPECT_EQ(a.lateness.Count(), 2u);
+}
+
+TEST(UvnvmeTiming, AnIntervalRunsFromTheDoorbellOfAnIdleQueueElseFromThePreviousCompletion) {
+  BusyClock busy;
+  busy.Fetched(100);  // an idle queue becomes busy at its doorbell
+  busy.Fetched(150);
+  EXPECT_EQ(busy.Posted(1'000), 900);  // from the first doorbell
+  EXPECT_EQ(busy.Posted(1'000), 0);    // the same pass
+  busy.EndOfPass();
+  EXPECT_EQ(busy.held(), 0u);
+  busy.Fetched(5'000);                 // idle from 1,000 to 5,000: not an interval
+  busy.Fetched(5'100);
+  EXPECT_EQ(busy.Posted(6'000), 1'000);
+  busy.EndOfPass();                    // one still held: the next interval runs from 6,000
+  EXPECT_EQ(busy.Posted(9'000), 3'000);
+  busy.EndOfPass();
+  EXPECT_EQ(busy.Posted(10'000), -1);  // nothing held (cannot happen): no interval
+}
+
+class UvnvmeClockTiming : public ::testing::TestWithParam<DeviceClock> {};
+
+TEST_P(UvnvmeClockTiming, LatenessAndIntervalsAreCountedPerPeriod) {
+  DriverConfig config = FixedModel(1'000'000);  // 1 ms
+  config.device_clock = GetParam();
+  config.timing_periods = 2;
+  auto driver = Started(config);
+  HostQueue& queue = *driver->FindQueue(0, 1);
+  // Four commands rung 5 ms ago: due 4 ms ago, so all four are posted at once, at least 4 ms late.
+  const int64_t past = MonotonicNanos() - 5'000'000;
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(queue.Submit(IoCommand{}, past));
+  queue.RingDoorbell(past);
+  ASSERT_EQ(ReapCount(queue, 4).size(), 4u);
+  driver->EnterTimingPeriod(1);
+  ASSERT_TRUE(queue.Submit(IoCommand{}, MonotonicNanos()));  // on time: 1 ms from now
+  queue.RingDoorbell(MonotonicNanos());
+  ASSERT_EQ(ReapCount(queue, 1).size(), 1u);
+  ASSERT_TRUE(driver->CloseTiming());
+  const std::vector<DeviceTiming> timing = driver->Timing(0, 1);
+  ASSERT_EQ(timing.size(), 2u);
+  const DeviceTiming& late = timing[0];
+  EXPECT_EQ(late.posted, 4u);
+  EXPECT_GE(late.lateness_max_ns, 4'000'000);
+  EXPECT_GE(late.lateness.Quantile(0.5), 4'000'000 * 127.0 / 128);
+  EXPECT_EQ(late.intervals[0], 3u);  // three posted in the same pass as the first
+  EXPECT_GE(late.interval_max_ns, 5'000'000);  // the first: from the doorbell
+  EXPECT_EQ(late.intervals[DeviceTiming::IntervalBucket(late.interval_max_ns)], 1u);
+  const DeviceTiming& on_time = timing[1];
+  EXPECT_EQ(on_time.posted, 1u);
+  EXPECT_GE(on_time.interval_max_ns, 1'000'000);  // doorbell to post: at least the service time
+  EXPECT_LT(on_time.lateness_max_ns, 4'000'000);
+  EXPECT_EQ(driver->config().device_clock, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Clocks, UvnvmeClockTiming,
+                         ::testing::Values(DeviceClock::kSleeping, DeviceClock::kFaithful),
+                         [](const auto& info) { return std::string(DeviceClockName(info.param)); });
+
+TEST(UvnvmeTiming, TheFaithfulClockKeepsUpAtDepthAndSleepsOnceIdle) {
+  DriverConfig config = FixedModel(20'000, 64);
+  config.device_clock = DeviceClock::kFaithful;
+  config.initial_mode = ReapMode::kPoll;
+  auto driver = Started(config);
+  HostQueue& queue = *driver->FindQueue(0, 1);
+  {
+    testing::TestReaper reaper(queue, 16);
+    while (queue.Counters().completed < 20'000) std::this_thread::sleep_for(milliseconds(1));
+    reaper.Stop();
+    EXPECT_EQ(reaper.submitted(), reaper.completed());
+    EXPECT_EQ(reaper.completed_twice(), 0u);
+    EXPECT_EQ(reaper.never_completed(), 0u);
+  }
+  EXPECT_EQ(queue.Counters().protocol_errors, 0u);
+  ASSERT_TRUE(driver->CloseTiming());
+  EXPECT_EQ(driver->Timing(0, 1)[0].posted, queue.Counters().completed);
+  // Idle past its spin time, the thread sleeps: it spinning would take most of 300 ms of CPU.
+  std::this_thread::sleep_for(std::chrono::nanoseconds(kFaithfulIdleSpinNs) + milliseconds(30));
+  const double before = driver->ControllerCpuSeconds();
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_LT(driver->ControllerCpuSeconds() - before, 0.05);
+  // And a doorbell still wakes it.
+  ASSERT_TRUE(queue.Submit(IoCommand{}, MonotonicNanos()));
+  queue.RingDoorbell(MonotonicNanos());
+  std::vector<Completion> batch(queue.Capacity());
+  size_t reaped = 0;
+  const int64_t give_up = MonotonicNanos() + 5'000'000'000;
+  while (reaped == 0 && MonotonicNanos() < give_up) reaped = queue.Reap(batch);
+  EXPECT_EQ(reaped, 1u);
 }
 
 }  // namespace

@@ -28,6 +28,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "uvnvme-load: %s\n", options.error().message.c_str());
     return 2;
   }
+  // With --controller-cpus and --host-cpus, before any thread exists: every thread created from here on
+  // (control server, reapers; the device threads until they take their own CPUs) starts on the host CPUs,
+  // so no ordinary thread of ours is ever runnable on the device's CPU.
+  if (auto pinned = load::PinToNonDeviceCpus(*options, "main thread"); !pinned) {
+    std::fprintf(stderr, "uvnvme-load: %s\n", pinned.error().message.c_str());
+    return 1;
+  }
   // Blocked here, before any thread exists, so every thread inherits the mask and the phase loop alone
   // takes SIGINT/SIGTERM: the run ends early, drains, removes its socket and still reports.
   sigset_t stop_signals;
@@ -47,7 +54,7 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<ControlServer> server;
   if (options->socket) {
-    auto created = ControlServer::Start(options->runtime_dir, **driver);
+    auto created = ControlServer::Start(options->runtime_dir, **driver, load::NonDeviceCpus(*options));
     if (!created) {
       std::fprintf(stderr, "uvnvme-load: control socket: %s (use --runtime-dir or --no-socket)\n",
                    created.error().message.c_str());

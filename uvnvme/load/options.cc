@@ -1,5 +1,6 @@
 #include "uvnvme/load/options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -55,6 +56,16 @@ Result<std::optional<ReapMode>> ParsePhaseMode(std::string_view text) {
 }
 
 }  // namespace
+
+DeviceClock AutoDeviceClock(const DriverConfig& driver, const std::vector<int>& host_cpus) {
+  const std::vector<int>& device = driver.controller_placement.cpus;
+  if (device.empty() || host_cpus.empty()) return DeviceClock::kSleeping;
+  for (int cpu : device) {
+    if (std::find(host_cpus.begin(), host_cpus.end(), cpu) != host_cpus.end()) return DeviceClock::kSleeping;
+  }
+  const uint64_t threads = uint64_t{driver.controllers} * driver.controller_threads;
+  return threads <= device.size() ? DeviceClock::kFaithful : DeviceClock::kSleeping;
+}
 
 Result<int64_t> ParseDurationNs(std::string_view text) {
   auto value = ParseWithUnits(text, {{"ms", 1e6}, {"us", 1e3}, {"ns", 1}, {"s", 1e9}, {"m", 60e9}}, 1e9,
@@ -221,6 +232,13 @@ Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args) {
          options.host_cpus = std::move(*cpus);
          return OkStatus();
        }},
+      {"--device-clock", [&](std::string_view v) -> Status {
+         if (v != "faithful" && v != "sleeping" && v != "auto") {
+           return MakeError(ErrorCode::kInvalidArgument, "expected faithful, sleeping or auto, got '" + std::string(v) + "'");
+         }
+         options.device_clock_requested = std::string(v);
+         return OkStatus();
+       }},
       {"--phases", [&](std::string_view v) -> Status {
          phases_text = v;
          return OkStatus();
@@ -282,6 +300,14 @@ Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args) {
     return Bad(phases_text ? "--phases" : "--queues", "queues x phases exceeds " + std::to_string(kMaxQueuePhases));
   }
   if (options.jobs == 0) options.jobs = queues;
+  driver.timing_periods = static_cast<uint32_t>(options.phases.size());
+  if (options.device_clock_requested == "faithful") {
+    driver.device_clock = DeviceClock::kFaithful;
+  } else if (options.device_clock_requested == "sleeping") {
+    driver.device_clock = DeviceClock::kSleeping;
+  } else {
+    driver.device_clock = AutoDeviceClock(driver, options.host_cpus);
+  }
   if (driver.controller_threads > driver.queues_per_controller) {
     return Bad("--controller-threads", "more threads than queues per controller");
   }
@@ -328,7 +354,15 @@ device model:
   --controller-rt          run them SCHED_FIFO (needs CAP_SYS_NICE) so a spinning host does not
                            delay the emulated device
   --controller-cpus LIST   CPUs of the controller threads, e.g. 1 or 2-3 (any)
-  --host-cpus LIST         CPUs of the reaper threads (any)
+  --host-cpus LIST         CPUs of the reaper threads (any); with --controller-cpus, of every
+                           thread but the controller threads (main, control socket, reapers)
+  --device-clock C         how the controller threads wait for a completion's due time:
+                           faithful: spin to it (watching the doorbells), so completions are posted
+                             within a few us of their due time; keeps a CPU busy while commands are
+                             in flight (sleeps after 20 ms idle): give it a CPU of its own
+                           sleeping: a timed futex sleep, cheap but late by the wakeup (10-40 us here)
+                           auto: faithful when --controller-cpus gives every controller thread a CPU
+                             not in --host-cpus, else sleeping (auto)
 output and control:
   --json                   one JSON object on stdout instead of the summary
   --runtime-dir DIR        control socket at DIR/uvnvme/PID.sock (/run)

@@ -28,6 +28,7 @@ struct LoadOptions {
   uint32_t block_bytes = 4096;
   uint32_t read_percent = 100;
   std::vector<int> host_cpus;  // the reaper threads' CPUs; empty: any
+  std::string device_clock_requested = "auto";  // --device-clock; driver.device_clock is what it resolved to
   bool external = false;   // --mode external: start in interrupt mode, never switch (the agent does)
   std::vector<Phase> phases;  // always at least one (from --runtime and --qd without --phases)
   bool json = false;
@@ -36,7 +37,7 @@ struct LoadOptions {
   uint64_t seed = 1;
 };
 
-inline constexpr uint64_t kMaxQueuePhases = 4096;  // queues x phases: each keeps an 18 KiB latency histogram
+inline constexpr uint64_t kMaxQueuePhases = 4096;  // queues x phases: each keeps two 18 KiB histograms
 
 // Errors name the argument: "--qd: expected a positive integer, got 'x'".
 Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args);
@@ -47,5 +48,8 @@ Result<int64_t> ParseDurationNs(std::string_view text);  // "2s", "500ms", "100u
 Result<uint64_t> ParseCount(std::string_view text);      // "4096", "500k", "1m", "2g" (powers of 1000)
 Result<uint64_t> ParseBytes(std::string_view text);      // "4096", "4k" = 4096, "1m" = 1048576
 Result<std::vector<Phase>> ParsePhases(std::string_view profile);
+// --device-clock auto: faithful when the controller threads have CPUs of their own (--controller-cpus
+// with at least one CPU per controller thread, none of them in --host-cpus, which is given), else sleeping.
+DeviceClock AutoDeviceClock(const DriverConfig& driver, const std::vector<int>& host_cpus);
 
 }  // namespace nvmeadapt::uvnvme::load

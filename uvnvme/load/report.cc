@@ -16,6 +16,29 @@ void AddLatency(json& out, const LatencyHistogram& latency) {
   out["lat_p999_us"] = latency.Quantile(0.999) / 1000.0;
 }
 
+// The controller's side: how late it posted completions, and the intervals between them (controller.h).
+void AddDeviceTiming(json& out, const DeviceTiming& timing, bool available) {
+  if (!available) {
+    for (const char* key : {"lateness_p50_us", "lateness_p99_us", "lateness_max_us", "interval_max_us",
+                            "interval_histogram_us"}) {
+      out[key] = nullptr;
+    }
+    return;
+  }
+  out["lateness_p50_us"] = timing.lateness.Quantile(0.50) / 1000.0;
+  out["lateness_p99_us"] = timing.lateness.Quantile(0.99) / 1000.0;
+  out["lateness_max_us"] = static_cast<double>(timing.lateness_max_ns) / 1000.0;
+  out["interval_max_us"] = static_cast<double>(timing.interval_max_ns) / 1000.0;
+  json histogram = json::array();  // [low_us, high_us, count] for each non-empty log2 bucket
+  for (size_t b = 0; b < DeviceTiming::kIntervalBuckets; ++b) {
+    if (timing.intervals[b] == 0) continue;
+    const int64_t low = DeviceTiming::IntervalBucketLowUs(b);
+    const json high = b + 1 == DeviceTiming::kIntervalBuckets ? json(nullptr) : json(b == 0 ? 1 : low * 2);
+    histogram.push_back(json::array({low, high, timing.intervals[b]}));
+  }
+  out["interval_histogram_us"] = std::move(histogram);
+}
+
 std::string ModeText(const LoadOptions& options) {
   return options.external ? "external" : std::string(ReapModeName(options.driver.initial_mode));
 }
@@ -27,16 +50,23 @@ json ReportJson(const LoadOptions& options, const LoadResult& result) {
   QueueCounters total;
   uint64_t interrupts = 0;
   LatencyHistogram all;
+  DeviceTiming all_device;
   json queues = json::array();
   for (const QueueResult& queue : result.queues) {
     LatencyHistogram latency;
-    for (const QueuePhaseResult& phase : queue.phases) latency.Merge(phase.latency);
+    DeviceTiming device;
+    for (const QueuePhaseResult& phase : queue.phases) {
+      latency.Merge(phase.latency);
+      device.Merge(phase.device);
+    }
     all.Merge(latency);
+    all_device.Merge(device);
     json q = {{"ctrl", queue.ctrl},
               {"qid", queue.qid},
               {"mode", std::string(ReapModeName(queue.final_mode))},
               {"submitted", queue.counters.submitted},
               {"completed", queue.counters.completed},
+              {"poll_completed", queue.counters.poll_completed},
               {"iops", Rate(queue.counters.completed, result.seconds)},
               {"wakeups", queue.counters.wakeups},
               {"interrupts", queue.interrupts},
@@ -44,9 +74,11 @@ json ReportJson(const LoadOptions& options, const LoadResult& result) {
               {"protocol_errors", queue.counters.protocol_errors},
               {"host_cpu_seconds", queue.host_cpu}};
     AddLatency(q, latency);
+    AddDeviceTiming(q, device, result.device_timing);
     queues.push_back(std::move(q));
     total.submitted += queue.counters.submitted;
     total.completed += queue.counters.completed;
+    total.poll_completed += queue.counters.poll_completed;
     total.wakeups += queue.counters.wakeups;
     total.mode_switches += queue.counters.mode_switches;
     total.protocol_errors += queue.counters.protocol_errors;
@@ -54,8 +86,11 @@ json ReportJson(const LoadOptions& options, const LoadResult& result) {
   }
   report["submitted"] = total.submitted;
   report["completed"] = total.completed;
+  report["poll_completed"] = total.poll_completed;
   report["iops"] = Rate(total.completed, result.seconds);
   AddLatency(report, all);
+  report["device_clock"] = std::string(DeviceClockName(result.device_clock));
+  AddDeviceTiming(report, all_device, result.device_timing);
   report["cpu_seconds"] = result.cpu.process;
   report["host_cpu_seconds"] = result.cpu.host;
   report["controller_cpu_seconds"] = result.cpu.controller;
@@ -71,16 +106,21 @@ json ReportJson(const LoadOptions& options, const LoadResult& result) {
   for (size_t i = 0; i < result.phases.size(); ++i) {
     const PhaseResult& phase = result.phases[i];
     LatencyHistogram latency;
+    DeviceTiming device;
     uint64_t completed = 0;
+    uint64_t poll_completed = 0;
     for (const QueueResult& queue : result.queues) {
       latency.Merge(queue.phases[i].latency);
+      device.Merge(queue.phases[i].device);
       completed += queue.phases[i].completed;
+      poll_completed += queue.phases[i].poll_completed;
     }
     json p = {{"label", phase.phase.label},
               {"seconds", phase.seconds},
               {"qd", phase.phase.queue_depth},
               {"mode", phase.phase.mode ? json(std::string(ReapModeName(*phase.phase.mode))) : json(nullptr)},
               {"completed", completed},
+              {"poll_completed", poll_completed},
               {"iops", Rate(completed, phase.seconds)},
               {"cpu_seconds", phase.cpu.process},
               {"host_cpu_seconds", phase.cpu.host},
@@ -88,6 +128,7 @@ json ReportJson(const LoadOptions& options, const LoadResult& result) {
               {"wakeups", phase.wakeups},
               {"mode_switches", phase.mode_switches}};
     AddLatency(p, latency);
+    AddDeviceTiming(p, device, result.device_timing);
     phases.push_back(std::move(p));
   }
   report["phases"] = std::move(phases);
@@ -102,6 +143,7 @@ json ReportJson(const LoadOptions& options, const LoadResult& result) {
                       {"rwmixread", options.read_percent},
                       {"model", DescribeModel(driver.model)},
                       {"mode", ModeText(options)},
+                      {"device_clock", options.device_clock_requested},
                       {"coalesce_threshold", driver.coalescing.threshold},
                       {"coalesce_time_us", driver.coalescing.time_us}};
   return report;
@@ -127,6 +169,14 @@ std::string ReportText(const LoadOptions& options, const LoadResult& result) {
                 static_cast<unsigned long long>(r["wakeups"].get<uint64_t>()),
                 static_cast<unsigned long long>(r["mode_switches"].get<uint64_t>()));
   out << line;
+  if (r["lateness_p99_us"].is_number()) {
+    std::snprintf(line, sizeof line,
+                  "  device clock %s: completions posted late by p50 %.1f / p99 %.1f / max %.1f us; longest gap %.1f us\n",
+                  r["device_clock"].get<std::string>().c_str(), r["lateness_p50_us"].get<double>(),
+                  r["lateness_p99_us"].get<double>(), r["lateness_max_us"].get<double>(),
+                  r["interval_max_us"].get<double>());
+    out << line;
+  }
   for (const json& q : r["queues"]) {
     std::snprintf(line, sizeof line, "  c%uq%u %-9s %10.0f IOPS  p99 %8.1f us  wakeups %llu  switches %llu\n",
                   q["ctrl"].get<unsigned>(), q["qid"].get<unsigned>(), q["mode"].get<std::string>().c_str(),

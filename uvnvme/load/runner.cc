@@ -99,13 +99,14 @@ void Run::ReaperLoop(Reaper& reaper) {
     if (queue.Inflight() < target) {
       const int64_t now = MonotonicNanos();
       while (queue.Inflight() < target && queue.Submit(NextCommand(reaper), now)) {}
-      queue.RingDoorbell(now);
+      queue.RingDoorbell(MonotonicNanos());  // the device's clock starts here, the reaper's latency at `now`
     }
     if (phase >= stopping && queue.Inflight() == 0) break;
     const size_t reaped = queue.Reap(done);
     QueuePhaseResult& stats = reaper.phases[phase < stopping ? phase : last_phase_.load(std::memory_order_relaxed)];
     for (size_t i = 0; i < reaped; ++i) stats.latency.Record(done[i].latency_ns);
     stats.completed += reaped;
+    if (queue.mode() == ReapMode::kPoll) stats.poll_completed += reaped;  // the mode the drain ran in
     if (reaped == 0 && queue.mode() == ReapMode::kPoll) CpuRelax();
   }
   reaper.final_cpu_ns = ClockNs(CLOCK_THREAD_CPUTIME_ID);
@@ -125,7 +126,10 @@ CpuSample Run::Sample() const {
 }
 
 void Run::EnterPhase(size_t index) {
-  if (index < options_.phases.size()) last_phase_.store(index, std::memory_order_relaxed);
+  if (index < options_.phases.size()) {
+    last_phase_.store(index, std::memory_order_relaxed);
+    driver_.EnterTimingPeriod(static_cast<uint32_t>(index));  // the drain's posts count in the last phase
+  }
   phase_.store(index, std::memory_order_release);
   for (const auto& reaper : reapers_) reaper->queue->Kick();  // a reaper blocked with nothing in flight
 }
@@ -209,6 +213,10 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
     reaper->thread.join();
   }
   result.seconds = Seconds(MonotonicNanos() - start);
+  result.device_clock = driver_.config().device_clock;
+  const Status timing_closed = driver_.CloseTiming();
+  result.device_timing = static_cast<bool>(timing_closed);
+  if (!timing_closed) std::fprintf(stderr, "uvnvme-load: %s: no device timing\n", timing_closed.error().message.c_str());
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   result.cpu.process = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
@@ -223,6 +231,10 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
     queue.interrupts = driver_.InterruptsSent(queue.ctrl, queue.qid);
     queue.host_cpu = Seconds(reaper->final_cpu_ns);
     queue.phases = std::move(reaper->phases);
+    if (result.device_timing) {
+      const std::vector<DeviceTiming> timing = driver_.Timing(queue.ctrl, queue.qid);
+      for (size_t i = 0; i < queue.phases.size() && i < timing.size(); ++i) queue.phases[i].device = timing[i];
+    }
     result.cpu.host += queue.host_cpu;
     result.queues.push_back(std::move(queue));
   }
@@ -232,6 +244,17 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
 }
 
 }  // namespace
+
+std::vector<int> NonDeviceCpus(const LoadOptions& options) {
+  if (options.driver.controller_placement.cpus.empty()) return {};
+  return options.host_cpus;
+}
+
+Status PinToNonDeviceCpus(const LoadOptions& options, const std::string& what) {
+  const std::vector<int> cpus = NonDeviceCpus(options);
+  if (cpus.empty()) return OkStatus();
+  return ApplyPlacement(pthread_self(), ThreadPlacement{false, cpus}, what);
+}
 
 Result<LoadResult> RunLoad(const LoadOptions& options, Driver& driver, const sigset_t* stop_signals) {
   Run run(options, driver);

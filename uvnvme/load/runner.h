@@ -23,7 +23,9 @@ struct CpuSample {
 
 struct QueuePhaseResult {
   uint64_t completed = 0;
+  uint64_t poll_completed = 0;  // of `completed`, reaped in poll mode
   LatencyHistogram latency;
+  DeviceTiming device;  // the controller's side: lateness of its posts, intervals between them
 };
 
 struct QueueResult {
@@ -47,10 +49,22 @@ struct PhaseResult {
 struct LoadResult {
   double seconds = 0;  // start to the end of the drain
   bool interrupted = false;  // a signal ended the run early
+  DeviceClock device_clock = DeviceClock::kSleeping;
+  bool device_timing = false;  // QueuePhaseResult::device is filled in (the controllers closed their timing)
   CpuSample cpu;             // process: getrusage user + sys of the whole run
   std::vector<QueueResult> queues;
   std::vector<PhaseResult> phases;
 };
+
+// The CPUs of every thread that is not an emulated device thread (the main thread, the control server, the
+// reapers): --host-cpus when --controller-cpus is given as well, so nothing ordinary runs on the device's CPUs
+// (on kernels with the fair server an ordinary task runnable there stops the real-time device thread for up
+// to 50 ms); else empty (placed as asked, or wherever the scheduler likes).
+std::vector<int> NonDeviceCpus(const LoadOptions& options);
+
+// Pins the calling thread to NonDeviceCpus (nothing if empty), early, so the threads it creates inherit it;
+// `what` names the thread in the error, e.g. "main thread".
+Status PinToNonDeviceCpus(const LoadOptions& options, const std::string& what);
 
 // `stop_signals`: signals (blocked in every thread by the caller) that end the run early.
 Result<LoadResult> RunLoad(const LoadOptions& options, Driver& driver, const sigset_t* stop_signals);

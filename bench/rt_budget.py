@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""The kernel's real-time bandwidth limit, lifted for the duration of a benchmark.
+
+A SCHED_FIFO thread that keeps its CPU busy (uvnvme's emulated controller, --controller-rt) is held by
+kernel.sched_rt_runtime_us (default 950000 of every sched_rt_period_us = 1 s): once it used 95 % of a
+period the kernel stops it for the rest, and the emulated device stalls for about 40 ms once a second.
+A real device never does that. `lifted()` sets the limit to -1 (none) for its duration and puts the
+previous value back on exit, also when the process is ended by SIGINT or SIGTERM (it installs handlers
+that raise, so the `finally` runs; the previous handlers are put back afterwards).
+
+    import rt_budget
+    with rt_budget.lifted() as rt:
+        ...                      # run the load
+    result["rt_budget"] = rt     # {"sched_rt_runtime_us_before": 950000, "lifted": True, ...}
+
+Without root, or where /proc/sys is read-only, nothing changes: the dict says "lifted": False and why
+("reason"). Run as a script it lifts the limit around a command: bench/rt_budget.py CMD [ARGS...]."""
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+PATH = "/proc/sys/kernel/sched_rt_runtime_us"
+
+
+def read(path=PATH):
+    with open(path) as f:
+        return int(f.read().strip())
+
+
+def _write(value, path=PATH):
+    with open(path, "w") as f:
+        f.write(f"{value}\n")
+
+
+class _Ended(BaseException):
+    """Raised by the signal handlers; turned into the ordinary exit for that signal after restoring."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def lifted(path=PATH):
+    """Sets `path` (kernel.sched_rt_runtime_us) to -1 for the duration; yields what was done."""
+    info = {"sysctl": "kernel.sched_rt_runtime_us"}
+    try:
+        before = read(path)
+    except (OSError, ValueError) as error:
+        info.update(lifted=False, reason=f"cannot read {path}: {error}")
+        yield info
+        return
+    info["sched_rt_runtime_us_before"] = before
+    if before == -1:
+        info.update(lifted=True, reason="already -1 (no limit) before the run; left as it was")
+        yield info
+        return
+    try:
+        _write(-1, path)
+    except OSError as error:
+        why = "not root" if os.geteuid() != 0 else str(error)
+        info.update(lifted=False, reason=f"cannot write {path} ({why}): real-time threads keep the "
+                                        f"{before} us per period limit")
+        yield info
+        return
+    info["lifted"] = True
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        def ended(signum, _frame):
+            raise _Ended(signum)
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            handlers[signum] = signal.signal(signum, ended)
+    ended_by = None
+    try:
+        yield info
+    except _Ended as end:
+        ended_by = end.signum
+    finally:
+        try:
+            _write(before, path)
+            info["restored"] = True
+        except OSError as error:
+            info["restored"] = False
+            print(f"rt_budget: could not restore {path} to {before}: {error}", file=sys.stderr)
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    if ended_by is not None:
+        # What the signal would have done without us: KeyboardInterrupt for SIGINT, else exit 128+N.
+        if ended_by == signal.SIGINT:
+            raise KeyboardInterrupt
+        sys.exit(128 + ended_by)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__.strip().splitlines()[-1])
+    command = sys.argv[2:] if sys.argv[1] == "--" else sys.argv[1:]
+    with lifted() as rt:
+        print(f"rt_budget: {rt}", file=sys.stderr)
+        child = subprocess.Popen(command)
+        try:
+            return child.wait()
+        except BaseException:
+            child.terminate()
+            child.wait()
+            raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())
