@@ -1,6 +1,7 @@
 #include "uvnvme/control_server.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -161,6 +162,14 @@ ControlServer::~ControlServer() {
 
 void ControlServer::Serve() {
   pthread_setname_np(pthread_self(), "uvnvme-control");
+  // A driver's control plane must not preempt its data path: woken by a request or by the reaper's
+  // acknowledgement, this thread waits for the CPU instead of taking it from a polling reaper (SCHED_BATCH
+  // keeps its fair share, without wakeup preemption). A switch the agent asked for is timed by the
+  // reaper's mode probe, so the wait costs the try nothing.
+  const sched_param no_priority{};
+  if (sched_setscheduler(0, SCHED_BATCH, &no_priority) != 0) {
+    NA_WARN("control server " << path_ << ": cannot run SCHED_BATCH: " << std::strerror(errno));
+  }
   std::vector<Client> clients;
   std::vector<pollfd> fds;
   while (true) {

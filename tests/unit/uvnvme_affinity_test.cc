@@ -29,6 +29,7 @@ namespace {
 struct TaskInfo {
   std::string name;
   std::string allowed;  // Cpus_allowed_list, e.g. "0" or "0-1"
+  int policy = -1;      // SCHED_OTHER, SCHED_BATCH, SCHED_FIFO, ...
 };
 
 std::map<long, TaskInfo> Tasks() {
@@ -41,7 +42,9 @@ std::map<long, TaskInfo> Tasks() {
     for (std::string line; std::getline(status, line);) {
       if (line.rfind("Cpus_allowed_list:", 0) == 0) info.allowed = line.substr(line.find_first_not_of(" \t", 18));
     }
-    if (!info.name.empty()) tasks[std::stol(entry.path().filename())] = info;
+    const long tid = std::stol(entry.path().filename());
+    info.policy = sched_getscheduler(static_cast<pid_t>(tid));
+    if (!info.name.empty()) tasks[tid] = info;
   }
   return tasks;
 }
@@ -63,7 +66,7 @@ TEST(UvnvmeAffinity, NonDeviceThreadsRunOnTheHostCpusOnly) {
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
     if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
   }
-  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  ASSERT_GE(cpus.size(), 2u) << "this test needs two CPUs (one for the host threads, one for the device)";
   const std::string host = std::to_string(cpus.front()), device = std::to_string(cpus.back());
 
   char pattern[] = "/tmp/uvnvme-affinity-test.XXXXXX";
@@ -127,6 +130,11 @@ TEST(UvnvmeAffinity, NonDeviceThreadsRunOnTheHostCpusOnly) {
   EXPECT_EQ(device_threads, 1);
   EXPECT_EQ(others, 4);  // the main thread, the control server, two reapers
   EXPECT_TRUE(names.count("uvnvme-control")) << "the control server thread was not seen";
+  for (const auto& [tid, info] : seen) {
+    if (info.name == "uvnvme-control") {
+      EXPECT_EQ(info.policy, SCHED_BATCH) << "the control plane preempts no reaper";
+    }
+  }
 }
 
 TEST(UvnvmeAffinity, NothingIsPinnedWithoutBothCpuLists) {
