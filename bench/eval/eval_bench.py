@@ -9,6 +9,7 @@ agent's trace (eval.trace, eval.trace.decisions). Needs root (the agent's BPF co
 
 Usage: bench/eval/eval_bench.py BUILD_DIR RESULTS_DIR [--measure-seconds S] [--repeats N] [--quick]"""
 import argparse
+import contextlib
 import json
 import os
 import pathlib
@@ -18,6 +19,7 @@ import sys
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+import device_cpu  # noqa: E402  (bench/device_cpu.py)
 import rt_budget  # noqa: E402  (bench/rt_budget.py)
 
 import phased  # noqa: E402
@@ -76,7 +78,8 @@ def parse_args():
                         help="adaptive and shadow runs, not measured: the agent's discovery runs every 2 s")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--agent-cpus", type=lambda text: {int(c) for c in text.split(",")}, default=None,
-                        help="pin nvme-adaptd to these CPUs, e.g. 1 (diagnosis; default: not pinned)")
+                        help="pin nvme-adaptd to these CPUs (default: the host CPUs, every CPU but the "
+                             "emulated device's, where the reapers run too)")
     parser.add_argument("--policy", type=json.loads, default=None,
                         help='engine policy in JSON, e.g. \'{"paceSlackNs": 100000}\' (diagnosis; default: the defaults)')
     parser.add_argument("--only", default=None, help="comma-separated QD list of single-device configurations "
@@ -92,18 +95,27 @@ def parse_args():
     if args.only:
         wanted = args.only.split(",")
         configs = [c for c in SINGLE if str(c["qd"]) in wanted] + (CONTENDED if "contended" in wanted else [])
+    if args.agent_cpus is None and len(cpus := sorted(os.sched_getaffinity(0))) >= 2:
+        args.agent_cpus = set(cpus[:-1])
     if args.quick:
         args.measure_seconds, args.repeats = 3.0, 1
         configs = configs if args.only else [SINGLE[0], SINGLE[2], CONTENDED[0]]
     return args, configs
 
 
+def device_cpu_kept_free():
+    """The emulated device's CPU kept to the device (bench/device_cpu.py), where it has one of its own."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return device_cpu.exclusive(cpus[-1]) if len(cpus) >= 2 else contextlib.nullcontext({"cpu": None})
+
+
 def run_all(evaluation, configs, args):
-    """The grid and the phased runs, the real-time limit lifted; what was recorded, and rt_budget's dict."""
+    """The grid and the phased runs, the real-time limit lifted and the device's CPU kept free; what was
+    recorded, rt_budget's dict and device_cpu's."""
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("eval_bench: terminated"))
     try:
-        with rt_budget.lifted() as rt:
-            print(f"eval: real-time limit: {rt}", flush=True)
+        with rt_budget.lifted() as rt, device_cpu_kept_free() as device:
+            print(f"eval: real-time limit: {rt}; device CPU: {device.get('cpu')}", flush=True)
             evaluation.agent.start()
             runs = evaluation.grid(configs)
             timeline = phased.timeline(evaluation, quick=args.quick)
@@ -120,7 +132,7 @@ def run_all(evaluation, configs, args):
             if (evaluation.agent.workdir / f"trace{suffix}").exists():
                 shutil.copy(evaluation.agent.workdir / f"trace{suffix}", os.path.join(args.results, f"eval.trace{suffix}"))
         shutil.rmtree(evaluation.agent.workdir, ignore_errors=True)
-    return runs, timeline, rt
+    return runs, timeline, rt, device
 
 
 def device_clocks(runs, timeline):
@@ -149,7 +161,7 @@ def main():
           f"on a quiet machine (+ up to {quiet:.0f} min waiting for quiet)", flush=True)
     began, load_before = time.time(), os.getloadavg()
     evaluation = Evaluation(args)
-    runs, timeline, rt = run_all(evaluation, configs, args)
+    runs, timeline, rt, device = run_all(evaluation, configs, args)
 
     summaries = []
     for config in configs:
@@ -159,7 +171,7 @@ def main():
         "tool": "bench/eval/eval_bench.py", "command": sys.argv,
         "model": "uvnvme defaults: media, 20 us reads, 500k IOPS and 3200 MB/s per controller, no jitter",
         "placement": " ".join(evaluation.placement) or "none (one CPU)",
-        "device_clock": device_clocks(runs, timeline), "rt_budget": rt,
+        "device_clock": device_clocks(runs, timeline), "rt_budget": rt, "device_cpu": device,
         "agent_cpus": sorted(args.agent_cpus) if args.agent_cpus else "not pinned",
         "policy": args.policy or "engine defaults",
         "shadow_arm": "uvnvme-load --mode external (interrupt mode, never switched) with the agent's global default "
