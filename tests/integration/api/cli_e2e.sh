@@ -127,7 +127,7 @@ run 2 policy set --file "$work/bad.json"
 run 0 policy set --replace --mode off --json
 json_check "d['policy']['policy'] == {'mode': 'CONTROLLER_MODE_OFF'}"
 run 1 policy set --window-completions 0
-expect_err "nvme-adaptctl: INVALID_ARGUMENT: policy.window_completions: must be in [1, 16777216] (got 0)"
+expect_err "nvme-adaptctl: INVALID_ARGUMENT: policy.window_completions: must be in [1, 1048575] (got 0)"
 run 1 policy set --controller nvme9 --mode adaptive
 expect_err "nvme-adaptctl: NOT_FOUND: controller nvme9: no such controller"
 
