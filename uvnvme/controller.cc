@@ -306,11 +306,12 @@ void EmulatedController::Worker::Run(EmulatedController& ctrl, size_t index) {
     if (clock == DeviceClock::kFaithful) {
       if (posted || !heap.empty()) last_busy_ns = now;
       // Nothing held but busy a moment ago (a QD1 host about to submit again): keep spinning a while.
+      // Spinning, a doorbell is seen within a loop pass; asleep, it costs the host a futex wake and the
+      // command its wake-up latency (tens of us here): a QD1 command arrives just after a completion.
       int64_t wake = deadline;
-      if (heap.empty() && now - last_busy_ns < kFaithfulIdleSpinNs) {
-        wake = std::min(wake, last_busy_ns + kFaithfulIdleSpinNs);
-      }
-      if (wake != INT64_MAX && wake - now <= kFaithfulSleepAheadNs) {
+      const bool idle_spin = heap.empty() && now - last_busy_ns < kFaithfulIdleSpinNs;
+      if (idle_spin) wake = std::min(wake, last_busy_ns + kFaithfulIdleSpinNs);
+      if (wake != INT64_MAX && (idle_spin || wake - now <= kFaithfulSleepAheadNs)) {
         if (now - awake_since_ns < kFaithfulMaxSpinNs) {
           SpinUntil(wake, generation);
           continue;

@@ -93,7 +93,14 @@ void HostQueue::RingDoorbell(int64_t now_ns) {
   unrung_ = 0;
 }
 
+void HostQueue::ReportReaped() {
+  if (unreported_ == 0) return;
+  probes::Complete(ctrl_, qid_, unreported_, static_cast<uint32_t>(unreported_mode_));
+  unreported_ = 0;
+}
+
 size_t HostQueue::Reap(std::span<Completion> out) {
+  ReportReaped();  // the previous batch was handled: its completions' next commands are on their way
   if (out.size() < Capacity()) {  // a cut-short drain could strand completions whose interrupt was consumed
     protocol_errors_.fetch_add(1, std::memory_order_relaxed);
     return 0;
@@ -161,7 +168,10 @@ size_t HostQueue::Drain(std::span<Completion> out) {
   if (mode() == ReapMode::kPoll) {
     poll_completed_.store(poll_completed_.load(std::memory_order_relaxed) + reaped, std::memory_order_relaxed);
   }
-  if (reaped > 0) probes::Complete(ctrl_, qid_, static_cast<uint32_t>(reaped), static_cast<uint32_t>(mode()));
+  if (reaped > 0) {
+    unreported_ = static_cast<uint32_t>(reaped);
+    unreported_mode_ = mode();
+  }
   return reaped;
 }
 

@@ -76,7 +76,12 @@ class HostQueue {
   void RingDoorbell(int64_t now_ns);
   // One reaping step in the current mode, after applying a requested mode change. Interrupt mode blocks
   // until an interrupt or a Kick. `out` must hold Capacity() entries. Returns the completions reaped.
+  // The `complete` probe of a batch fires when the reaper comes back for more (here, before anything
+  // else), so after it handled the batch (resubmitted): observing it costs the reaper CPU but adds nothing
+  // to the I/O round trip that the batch's completions start.
   size_t Reap(std::span<Completion> out);
+  // Fires the `complete` probe of the last batch Reap returned, if not yet: for a reaper that stops.
+  void ReportReaped();
 
   // Any thread.
   ReapMode mode() const { return mode_.load(std::memory_order_acquire); }
@@ -113,6 +118,8 @@ class HostQueue {
   uint32_t expected_phase_ = kPhaseBit;
   uint32_t next_tag_ = 0;
   uint64_t unrung_ = 0;  // submitted since the last doorbell
+  uint32_t unreported_ = 0;  // completions of the last batch whose `complete` probe has not fired yet
+  ReapMode unreported_mode_ = ReapMode::kInterrupt;  // the mode that batch was reaped in
 
   std::atomic<ReapMode> mode_{ReapMode::kInterrupt};
   std::atomic<uint32_t> mode_request_{0};  // 0 none, else ReapMode + 1

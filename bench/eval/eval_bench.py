@@ -135,6 +135,19 @@ def run_all(evaluation, configs, args):
     return runs, timeline, rt, device
 
 
+def device_timing(runs):
+    """Per configuration, the device's worst figures over every run: the longest gap between completions
+    (a stalled device shows here: the real-time throttle or the fair server stopped it for tens of ms)
+    and the worst p99 lateness."""
+    out = {}
+    for run in runs:
+        entry = out.setdefault(run["config"], {"interval_max_us": None, "lateness_p99_us": None})
+        for key, field in (("interval_max_us", "device_interval_max_us"), ("lateness_p99_us", "device_lateness_p99_us")):
+            if run.get(field) is not None:
+                entry[key] = max(entry[key] or 0.0, run[field])
+    return out
+
+
 def device_clocks(runs, timeline):
     """The device clocks uvnvme-load reported ('not reported' for a build without --device-clock)."""
     seen = [r.get("device_clock") for r in runs] + [m.get("device_clock") for m in timeline["modes"].values()]
@@ -172,6 +185,7 @@ def main():
         "model": "uvnvme defaults: media, 20 us reads, 500k IOPS and 3200 MB/s per controller, no jitter",
         "placement": " ".join(evaluation.placement) or "none (one CPU)",
         "device_clock": device_clocks(runs, timeline), "rt_budget": rt, "device_cpu": device,
+        "device_timing": device_timing(runs),
         "agent_cpus": sorted(args.agent_cpus) if args.agent_cpus else "not pinned",
         "policy": args.policy or "engine defaults",
         "shadow_arm": "uvnvme-load --mode external (interrupt mode, never switched) with the agent's global default "

@@ -56,6 +56,10 @@ def phase_metrics(phase):
         # (kernel.sched_rt_runtime_us) if rt_budget could not lift it.
         "controller_cpu_util": phase["controller_cpu_seconds"] / phase["seconds"] if phase["seconds"] else None,
         "mode_switches": phase["mode_switches"],
+        # The emulated device's own timing (uvnvme-load's device clock figures; None for an older build):
+        # how late it posted completions, and its longest gap between completions with commands in flight.
+        "device_lateness_p99_us": phase.get("lateness_p99_us"),
+        "device_interval_max_us": phase.get("interval_max_us"),
     }
 
 

@@ -370,5 +370,30 @@ TEST(UvnvmeTiming, TheFaithfulClockKeepsUpAtDepthAndSleepsOnceIdle) {
   EXPECT_EQ(reaped, 1u);
 }
 
+// Between commands, a device that was busy a moment ago spins (it does not sleep): a QD1 host submits its
+// next command a wake-up after the previous completion, and a sleeping device would post that one late
+// by its own wake-up latency. So for the idle-spin time after a completion it keeps using its CPU.
+TEST(UvnvmeTiming, TheFaithfulClockSpinsBetweenCommandsWhileRecentlyBusy) {
+  DriverConfig config = FixedModel(20'000, 64);
+  config.device_clock = DeviceClock::kFaithful;
+  config.initial_mode = ReapMode::kPoll;
+  auto driver = Started(config);
+  HostQueue& queue = *driver->FindQueue(0, 1);
+  ASSERT_TRUE(queue.Submit(IoCommand{}, MonotonicNanos()));
+  queue.RingDoorbell(MonotonicNanos());
+  std::vector<Completion> batch(queue.Capacity());
+  size_t reaped = 0;
+  const int64_t give_up = MonotonicNanos() + 5'000'000'000;
+  while (reaped == 0 && MonotonicNanos() < give_up) reaped = queue.Reap(batch);
+  ASSERT_EQ(reaped, 1u);
+  const double before = driver->ControllerCpuSeconds();
+  const int64_t started = MonotonicNanos();
+  std::this_thread::sleep_for(milliseconds(10));  // well inside kFaithfulIdleSpinNs
+  const double spun = driver->ControllerCpuSeconds() - before;
+  const double elapsed = static_cast<double>(MonotonicNanos() - started) / 1e9;
+  static_assert(kFaithfulIdleSpinNs > 10'000'000);
+  EXPECT_GT(spun, 0.5 * elapsed) << "the device slept between commands";
+}
+
 }  // namespace
 }  // namespace nvmeadapt::uvnvme

@@ -101,7 +101,10 @@ void Run::ReaperLoop(Reaper& reaper) {
       while (queue.Inflight() < target && queue.Submit(NextCommand(reaper), now)) {}
       queue.RingDoorbell(MonotonicNanos());  // the device's clock starts here, the reaper's latency at `now`
     }
-    if (phase >= stopping && queue.Inflight() == 0) break;
+    if (phase >= stopping && queue.Inflight() == 0) {
+      queue.ReportReaped();
+      break;
+    }
     const size_t reaped = queue.Reap(done);
     QueuePhaseResult& stats = reaper.phases[phase < stopping ? phase : last_phase_.load(std::memory_order_relaxed)];
     for (size_t i = 0; i < reaped; ++i) stats.latency.Record(done[i].latency_ns);
