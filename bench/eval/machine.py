@@ -54,15 +54,17 @@ def wait_until_quiet(agent_cpu_seconds, threshold_cpus, max_wait_s, probe_s=1.0)
 def placement(load=None):
     """uvnvme-load arguments: the emulated devices get the last CPU, SCHED_FIFO (as bench/uvnvme_bench.py):
     they run on time whatever the reapers do, as hardware would. The reapers get the other CPUs. With a CPU
-    of its own the device runs on uvnvme-load's faithful clock, asked for explicitly (--device-clock
-    faithful; "auto" would choose it too, given --controller-cpus). load: the uvnvme-load binary; if
+    of its own the device runs on uvnvme-load's faithful clock (--device-clock auto chooses it when each
+    controller thread has a CPU to itself, else the sleeping clock). load: the uvnvme-load binary; if
     given and it has no --device-clock option (a build older than the option), the option is left out."""
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         return []
     args = ["--controller-cpus", str(cpus[-1]), "--host-cpus", ",".join(map(str, cpus[:-1])), "--controller-rt"]
     if load is None or has_option(load, "--device-clock"):
-        args += ["--device-clock", "faithful"]
+        # auto: the faithful clock where each controller thread has the CPU to itself (one device), the
+        # sleeping clock where several share it (spinning real-time threads on one CPU starve each other).
+        args += ["--device-clock", "auto"]
     return args
 
 

@@ -158,7 +158,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArgs{{"--runtime-dir", "relative"}, "--runtime-dir"},
                       BadArgs{{"--host-cpus", "x"}, "--host-cpus"}, BadArgs{{"--controller-cpus", "0-"}, "--controller-cpus"},
                       BadArgs{{"--queues", "2", "--controller-threads", "3"}, "--controller-threads"},
-                      BadArgs{{"--device-clock", "fast"}, "--device-clock"}));
+                      BadArgs{{"--device-clock", "fast"}, "--device-clock"},
+                      // Two spinning real-time controllers on one CPU would starve each other.
+                      BadArgs{{"--controllers", "2", "--controller-cpus", "0", "--device-clock", "faithful"},
+                              "--device-clock"}));
 
 TEST(UvnvmeLoadOptions, DurationsCountsAndSizesTakeTheirUnits) {
   EXPECT_EQ(*ParseDurationNs("2s"), 2'000'000'000);
