@@ -10,6 +10,7 @@ sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else "bench/eval")
 import evaluation  # noqa: E402
 import phased  # noqa: E402
 import summary  # noqa: E402
+import switches  # noqa: E402
 import traces  # noqa: E402
 
 Q = "uvnvme:4242:0:q1"
@@ -159,6 +160,37 @@ class PollShareTest(unittest.TestCase):
         self.assertEqual(evaluation.poll_share({"mode_switches": 0}, {"completed": 100}, "poll")[0], 1.0)
         share, source = evaluation.poll_share({"mode_switches": 3}, {"completed": 100}, "adaptive", 0.4)
         self.assertEqual((share, source.split(":")[0]), (0.4, "trace"))
+
+
+SWITCHES = [
+    f"switch {Q} 2 interrupt->poll reason=window_fast lever=uvnvme_socket evidence=100 decided=200 journaled=+1000 "
+    "published=+2000 requested=+2000 acked=+9000 effect=+5000 by=driver first=+6000 verdict=behind_pace k=16 n=16 "
+    "measured=500 limit=400 at=+7000",
+    f"switch {Q} 3 poll->interrupt reason=behind_pace lever=uvnvme_socket evidence=300 decided=400 journaled=+0 "
+    "published=+1000 requested=+1000 acked=+3000 effect=+3000 by=lever first=+0 verdict=none",
+    f"window {Q} interrupt 8192 1000 2000",
+]
+
+
+class SwitchesTest(unittest.TestCase):
+    def test_a_switch_line_parses_with_signed_offsets(self):
+        s = switches.parse_switch(SWITCHES[0])
+        self.assertEqual((s["queue"], s["generation"], s["from"], s["to"]), (Q, 2, "interrupt", "poll"))
+        self.assertEqual((s["effect"], s["by"], s["k"], s["n"], s["verdict"]), (5000, "driver", 16, 16, "behind_pace"))
+        with self.assertRaises(ValueError):
+            switches.parse_switch(SWITCHES[2])
+
+    def test_steps_are_grouped_by_lever_and_direction_and_absent_steps_left_out(self):
+        out = switches.summarize(SWITCHES)
+        self.assertEqual(sorted(out), ["uvnvme_socket interrupt->poll", "uvnvme_socket poll->interrupt"])
+        up = out["uvnvme_socket interrupt->poll"]
+        self.assertEqual(up["effect_by"], {"driver": 1, "lever": 0})
+        self.assertEqual(up["steps_after_decision"]["effect"], {"median_us": 5.0, "p90_us": 5.0})
+        self.assertEqual(up["first_completion_after_effect_us"], {"median": 1.0, "p90": 1.0})
+        down = out["uvnvme_socket poll->interrupt"]
+        self.assertNotIn("journaled", down["steps_after_decision"])  # the journal had it: +0
+        self.assertIsNone(down["first_completion_after_effect_us"])
+        self.assertEqual(down["verdicts"], {"none": 1})
 
 
 if __name__ == "__main__":
