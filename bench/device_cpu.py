@@ -28,22 +28,14 @@ Run as a script it keeps a CPU free around a command: bench/device_cpu.py CPU CM
 import contextlib
 import errno
 import os
-import signal
 import subprocess
 import sys
-import threading
+
+import signal_guard  # noqa: E402  (bench/signal_guard.py, beside this file)
 
 PF_KTHREAD = 0x00200000
 PF_NO_SETAFFINITY = 0x04000000
 EXAMPLES = 8  # refusals named in the record
-
-
-class _Ended(BaseException):
-    """Raised by the signal handlers; turned into the ordinary exit for that signal after restoring."""
-
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
 
 
 def on_cpus(cpus):
@@ -188,15 +180,13 @@ def exclusive(cpu, only=None):
                                               f"there is no other CPU to move work to")
         yield record
         return
-    handlers = {}
-    if threading.current_thread() is threading.main_thread():
-        def ended(signum, _frame):
-            raise _Ended(signum)
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            handlers[signum] = signal.signal(signum, ended)
     saved = {}  # tid -> (tgid, start time, original mask)
-    ended_by = None
-    try:
+
+    def restore():
+        record.update(restored=0, restore_failed=0, exited=0, inherited_restored=0)
+        _restore(cpu, own, saved, record)
+
+    with signal_guard.restore_on_signals(restore):
         refused_seen = set()
         # Repeat while a pass still finds tasks: those forked by a task before it was moved.
         while record["passes"] < 5:
@@ -206,17 +196,6 @@ def exclusive(cpu, only=None):
         record["moved"] = record["moved_user_threads"] + record["moved_kernel_threads"]
         record["exclusive"] = record["refused"] == 0 and record["skipped_bound_to_cpu"] == 0
         yield record
-    except _Ended as end:
-        ended_by = end.signum
-    finally:
-        record.update(restored=0, restore_failed=0, exited=0, inherited_restored=0)
-        _restore(cpu, own, saved, record)
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
-    if ended_by is not None:
-        if ended_by == signal.SIGINT:
-            raise KeyboardInterrupt
-        sys.exit(128 + ended_by)
 
 
 def main():

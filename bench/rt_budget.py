@@ -17,10 +17,10 @@ Without root, or where /proc/sys is read-only, nothing changes: the dict says "l
 ("reason"). Run as a script it lifts the limit around a command: bench/rt_budget.py CMD [ARGS...]."""
 import contextlib
 import os
-import signal
 import subprocess
 import sys
-import threading
+
+import signal_guard  # noqa: E402  (bench/signal_guard.py, beside this file)
 
 PATH = "/proc/sys/kernel/sched_rt_runtime_us"
 
@@ -33,14 +33,6 @@ def read(path=PATH):
 def _write(value, path=PATH):
     with open(path, "w") as f:
         f.write(f"{value}\n")
-
-
-class _Ended(BaseException):
-    """Raised by the signal handlers; turned into the ordinary exit for that signal after restoring."""
-
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
 
 
 @contextlib.contextmanager
@@ -67,31 +59,17 @@ def lifted(path=PATH):
         yield info
         return
     info["lifted"] = True
-    handlers = {}
-    if threading.current_thread() is threading.main_thread():
-        def ended(signum, _frame):
-            raise _Ended(signum)
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            handlers[signum] = signal.signal(signum, ended)
-    ended_by = None
-    try:
-        yield info
-    except _Ended as end:
-        ended_by = end.signum
-    finally:
+
+    def restore():
         try:
             _write(before, path)
             info["restored"] = True
         except OSError as error:
             info["restored"] = False
             print(f"rt_budget: could not restore {path} to {before}: {error}", file=sys.stderr)
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
-    if ended_by is not None:
-        # What the signal would have done without us: KeyboardInterrupt for SIGINT, else exit 128+N.
-        if ended_by == signal.SIGINT:
-            raise KeyboardInterrupt
-        sys.exit(128 + ended_by)
+
+    with signal_guard.restore_on_signals(restore):
+        yield info
 
 
 def main():
