@@ -40,6 +40,17 @@ std::vector<Completion> ReapCount(HostQueue& queue, size_t count) {
   return all;
 }
 
+// Submits one command to a polling queue and reaps until it completes (at most 5 s); returns how many came.
+size_t SubmitOneAndReap(HostQueue& queue) {
+  if (!queue.Submit(IoCommand{}, MonotonicNanos())) return 0;
+  queue.RingDoorbell(MonotonicNanos());
+  std::vector<Completion> batch(queue.Capacity());
+  size_t reaped = 0;
+  const int64_t give_up = MonotonicNanos() + 5'000'000'000;
+  while (reaped == 0 && MonotonicNanos() < give_up) reaped = queue.Reap(batch);
+  return reaped;
+}
+
 TEST(UvnvmeLayout, EntriesHaveTheNvmeSizes) {
   EXPECT_EQ(sizeof(SubmissionEntry), 64u);
   EXPECT_EQ(sizeof(CompletionEntry), 16u);
@@ -361,13 +372,7 @@ TEST(UvnvmeTiming, TheFaithfulClockKeepsUpAtDepthAndSleepsOnceIdle) {
   std::this_thread::sleep_for(milliseconds(300));
   EXPECT_LT(driver->ControllerCpuSeconds() - before, 0.05);
   // And a doorbell still wakes it.
-  ASSERT_TRUE(queue.Submit(IoCommand{}, MonotonicNanos()));
-  queue.RingDoorbell(MonotonicNanos());
-  std::vector<Completion> batch(queue.Capacity());
-  size_t reaped = 0;
-  const int64_t give_up = MonotonicNanos() + 5'000'000'000;
-  while (reaped == 0 && MonotonicNanos() < give_up) reaped = queue.Reap(batch);
-  EXPECT_EQ(reaped, 1u);
+  EXPECT_EQ(SubmitOneAndReap(queue), 1u);
 }
 
 // Between commands, a device that was busy a moment ago spins (it does not sleep): a QD1 host submits its
@@ -379,13 +384,7 @@ TEST(UvnvmeTiming, TheFaithfulClockSpinsBetweenCommandsWhileRecentlyBusy) {
   config.initial_mode = ReapMode::kPoll;
   auto driver = Started(config);
   HostQueue& queue = *driver->FindQueue(0, 1);
-  ASSERT_TRUE(queue.Submit(IoCommand{}, MonotonicNanos()));
-  queue.RingDoorbell(MonotonicNanos());
-  std::vector<Completion> batch(queue.Capacity());
-  size_t reaped = 0;
-  const int64_t give_up = MonotonicNanos() + 5'000'000'000;
-  while (reaped == 0 && MonotonicNanos() < give_up) reaped = queue.Reap(batch);
-  ASSERT_EQ(reaped, 1u);
+  ASSERT_EQ(SubmitOneAndReap(queue), 1u);
   const double before = driver->ControllerCpuSeconds();
   const int64_t started = MonotonicNanos();
   std::this_thread::sleep_for(milliseconds(10));  // well inside kFaithfulIdleSpinNs
