@@ -185,15 +185,26 @@ void ControlServer::Serve() {
       break;
     }
     if (fds[0].revents) break;
-    for (size_t i = 0; i < clients.size(); ++i) {
-      Client& client = clients[i];
-      const short revents = fds[i + 2].revents;
-      if (revents & (POLLIN | POLLHUP | POLLERR)) ReadFrom(client, target_, pid_);
+    auto serve = [&](Client& client, bool readable) {
+      if (readable && !client.closed) ReadFrom(client, target_, pid_);
       if (!client.closed) WriteTo(client);
       if (client.eof && client.out.empty()) client.closed = true;
-    }
+    };
+    auto drop_closed = [&] {
+      std::erase_if(clients, [](const Client& client) {
+        if (client.closed) close(client.fd);
+        return client.closed;
+      });
+    };
+    for (size_t i = 0; i < clients.size(); ++i) serve(clients[i], fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR));
     if (fds[1].revents & POLLIN) {
       for (int fd; (fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0;) {
+        if (clients.size() >= kMaxClients) {
+          // Clients accepted in this burst may have sent their request and left already: serve them
+          // (the sockets are non-blocking) before a departed client costs a new one its place.
+          for (Client& client : clients) serve(client, true);
+          drop_closed();
+        }
         if (clients.size() >= kMaxClients) {
           const std::string busy = ControlErrorResponse("too many clients") + "\n";
           (void)!send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -203,10 +214,7 @@ void ControlServer::Serve() {
         clients.push_back(Client{fd});
       }
     }
-    std::erase_if(clients, [](const Client& client) {
-      if (client.closed) close(client.fd);
-      return client.closed;
-    });
+    drop_closed();
   }
   for (Client& client : clients) close(client.fd);
 }
