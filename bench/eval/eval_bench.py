@@ -25,6 +25,7 @@ import rt_budget  # noqa: E402  (bench/rt_budget.py)
 import phased  # noqa: E402
 import plots  # noqa: E402
 import summary  # noqa: E402
+import switches  # noqa: E402
 from agent_session import AgentError  # noqa: E402
 from evaluation import Evaluation, label  # noqa: E402
 
@@ -135,6 +136,15 @@ def run_all(evaluation, configs, args):
     return runs, timeline, rt, device
 
 
+def switch_timeline(results):
+    """The applied switches' steps per lever and direction (bench/eval/switches.py) from the recorded trace."""
+    try:
+        with open(os.path.join(results, "eval.trace")) as f:
+            return switches.summarize(f.read().splitlines())
+    except OSError as error:
+        return {"error": f"eval.trace unreadable: {error}"}
+
+
 def device_timing(runs):
     """Per configuration, the device's worst figures over every run: the longest gap between completions
     (a stalled device shows here: the real-time throttle or the fair server stopped it for tens of ms)
@@ -209,6 +219,7 @@ def main():
                       phased_light=f"phased run, light phases: adaptive host + agent CPU per completion <= "
                                    f"{phased.LIGHT_CPU_GOAL} x interrupt's"),
         "summary": flat_summary(summaries, timeline), "configs": summaries, "timeline": timeline, "runs": runs,
+        "switch_timeline": switch_timeline(args.results),
     }
     out = os.path.join(args.results, "eval.json")
     with open(out, "w") as f:
