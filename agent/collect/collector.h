@@ -48,7 +48,7 @@ struct WindowEvent {
   uint64_t bytes = 0;
   uint64_t interrupts = 0;  // procfs: interrupts of the queue's vector in [start, end]; BPF windows: 0
   uint32_t generation = 0;  // QueueControl generation the window ran under (0: queue not managed)
-  engine::Nanos first = 0;  // the window's first completion (0: none yet, for a pace miss at k = n)
+  engine::Nanos first = 0;  // the window's first completion (the reap that opened it)
   std::optional<engine::PaceMiss> pace_miss;
 };
 

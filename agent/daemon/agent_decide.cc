@@ -160,8 +160,8 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   // until the new mode takes effect; completions reaped in the new mode all count in the try's window.
   queue.generation = timeline.generation;
   SendControl(queue, ControlFor(queue, mode, queue.generation, 0));
-  timeline.published = deps_.monotonic();
-  timeline.requested = deps_.monotonic();
+  // The lever is called right after the publish: one instant for both steps.
+  timeline.published = timeline.requested = deps_.monotonic();
   Status applied = deps_.levers->Apply(*plan);
   timeline.acknowledged = deps_.monotonic();
   if (!applied) {
