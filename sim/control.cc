@@ -81,6 +81,10 @@ void EngineController::OnReaped(uint32_t queue, ReapMode mode, uint32_t entries,
 
 void EngineController::OnModeEffective(uint32_t queue, ReapMode mode, Nanos now) {
   Collector& c = queues_[queue];
+  if (c.mode != mode) Restart(c, mode, now);  // in the driver it restarted at the decision already
+}
+
+void EngineController::Restart(Collector& c, ReapMode mode, Nanos now) {
   c.mode = mode;  // a new control generation: the try's window starts where the driver switched
   c.start = now;
   c.last = 0;
@@ -145,7 +149,10 @@ void EngineController::Apply(uint32_t queue, const engine::Decision& d, Nanos no
   const bool to_poll = d.to == ReapMode::kPoll;
   ++(to_poll ? counts_.to_poll : counts_.to_interrupt);
   if (!latency_) {
+    // In the driver the switch happens inside the pass that closed the window: the rest of that pass is
+    // reaped in the new mode and counts in the try's window, as every completion reaped from then on does.
     host_->RequestMode(queue, d.to, now);
+    Restart(c, d.to, now);
     return;
   }
   host_->RequestMode(queue, d.to, now + (to_poll ? latency_->to_poll_effect : latency_->to_interrupt_effect));

@@ -63,6 +63,7 @@ class EngineController : public Controller {
     Nanos baseline_span = 0;
     uint32_t baseline_completions = 0;
   };
+  void Restart(Collector& c, ReapMode mode, Nanos now);
   void Send(const engine::WindowRecord& record, Nanos now);
   void Decide(const engine::WindowRecord& record, Nanos now);
   void Apply(uint32_t queue, const engine::Decision& decision, Nanos now);

@@ -205,9 +205,10 @@ void Host::StartReapPass(Cpu& cpu, uint32_t queue, Running kind, bool continuati
     cost = (continuation ? 0 : costs_.irq_entry_exit) + static_cast<Nanos>(n) * costs_.irq_per_entry;
     if (Measuring() && !continuation) ++stats_.interrupts;
   }
-  if (!poll && cpu.last_queue != queue) {
-    // Another vector's handler ran here last: this one's queue and requests are cold, entry by entry.
-    cost += static_cast<Nanos>(n) * costs_.irq_vector_switch;
+  if (n > 0 && cpu.last_queue != queue) {
+    // Another queue's reaping ran here last and evicted this one's queue and requests. An interrupt pays
+    // for it entry by entry; a poll run streams its batch (the fit needs no cost there).
+    if (!poll) cost += static_cast<Nanos>(n) * costs_.irq_vector_switch;
     cpu.last_queue = queue;
   }
   cost += static_cast<Nanos>(cpu.to_wake.size()) * costs_.wakeup;
