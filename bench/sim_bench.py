@@ -63,6 +63,23 @@ def uvnvme_inputs(path):
     return ratios, settings, result
 
 
+def summary_of(result):
+    """The top-level figures bench/summarize.py prints (model figures, not measurements)."""
+    out = {}
+    for section in ("calibration", "validation"):
+        for point in result.get(section, {}).get("points", []):
+            out[f"{section}_{point['name']}_residual"] = point["residual"]
+    for keep in result.get("agent_keeps", []):
+        if keep.get("ratio") is not None:
+            out[f"agent_keeps_{keep['name']}"] = keep["ratio"]
+    for policy in ("in_driver", "agent"):
+        tally = result.get("sweep", {}).get(policy, {})
+        for key in ("cases", "improved", "regressed"):
+            if key in tally:
+                out[f"sweep_{policy}_{key}"] = tally[key]
+    return out
+
+
 def plot(result, directory):
     """sim-curve.png: the agent's gain against decision-to-effect latency, the in-driver gain beside it."""
     if shutil.which("gnuplot") is None:
@@ -120,6 +137,7 @@ def main():
     if run.returncode not in (0, 3) or not output.exists():
         sys.exit(f"sim_bench: nvme-adapt-sim failed ({run.returncode})")
     result = json.loads(output.read_text())
+    result["summary"] = summary_of(result)
     result["uvnvme_source"] = {"file": str(results / "uvnvme.json"), "load_average": uvnvme.get("load_average"),
                                "model": uvnvme.get("model"), "settings": settings}
     output.write_text(json.dumps(result, indent=2) + "\n")

@@ -180,6 +180,7 @@ int Report(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // the tables show as they are computed, also through a pipe
   if (argc < 2) Fail("no command");
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);

@@ -200,6 +200,15 @@ void ReportAgentKeeps(Json& json, const ReportOptions& options, const std::vecto
       json.Key("ratio_note").Value("in-driver gain within 1 %: nothing to keep; see iops_ratio");
     }
     json.Key("iops_ratio").Value(c.agent_iops / c.in_driver_iops);
+    // The same agent with levers that do not hold its loop (the acknowledgement awaited off the loop).
+    AgentLatency async = options.agent;
+    async.to_poll_blocking = async.to_interrupt_blocking = 0;
+    const Comparison a = Compare(SeedCase(p.name, p.load), options, async, false, &c);
+    const double async_gain = a.Gain(a.agent_iops);
+    std::fprintf(options.log, "  %-12s with levers off the loop: agent %+7.2f%% ratio %s\n", "", 100 * async_gain,
+                 meaningful ? std::to_string(async_gain / in_driver).substr(0, 5).c_str() : "n/a");
+    json.Key("agent_gain_levers_off_loop").Value(async_gain);
+    if (meaningful) json.Key("ratio_levers_off_loop").Value(async_gain / in_driver);
     json.Key("agent_engine");
     WriteCounts(json, c.agent.counts);
     json.Close('}');
