@@ -91,19 +91,28 @@ def plot(result, directory):
     data.write_text("\n".join(lines) + "\n")
     keeps = {k["name"]: k for k in result.get("agent_keeps", [])}
     marked = keeps.get(result.get("latency_curve_point", ""), {})
-    marker = ""
+    marker, measured_plot = "", ""
     if marked:
-        marker = (f"set arrow from {marked['latency_to_poll_ns'] / 1e6},graph 0 to {marked['latency_to_poll_ns'] / 1e6},"
-                  f"graph 1 nohead dt 2\nset label 'measured on uvnvme' at {marked['latency_to_poll_ns'] / 1e6},graph 0.95\n")
+        x = marked["latency_to_poll_ns"] / 1e6
+        point = directory / "sim-curve-measured.dat"
+        point.write_text(f"{x:.6g} {100 * marked['agent_gain']:.6g}\n")
+        marker = (f"set arrow from {x},graph 0 to {x},graph 1 nohead dt 2\n"
+                  f"set label 'latency measured on uvnvme' at {x},graph 0.95 noenhanced\n")
+        agent = {v["name"]: v["value"] for v in result.get("parameters", {}).get("agent", [])}
+        wait = agent.get("to_poll_blocking_ns")
+        waits = f" (loop waits {wait / 1e6:.3g} ms per switch to poll)" if wait is not None else ""
+        measured_plot = f", '{point}' using 1:2 with points pt 7 ps 1.5 title 'agent as measured{waits}'"
+
     script = f"""set terminal pngcairo size 900,540
 set output '{directory / "sim-curve.png"}'
-set title 'Model (not a measurement): {result.get("latency_curve_point", "")}, gain over static interrupt'
+set title 'Model (not a measurement): {result.get("latency_curve_point", "")}, gain over static interrupt' noenhanced
 set logscale x
 set xlabel 'decision-to-effect latency (ms)'
 set ylabel 'IOPS gain (%)'
 set key bottom left
 set grid
-{marker}plot '{data}' using 1:2 with linespoints title 'agent', '{data}' using 1:3 with lines title 'in the driver'
+{marker}plot '{data}' using 1:2 with linespoints title 'agent (loop waits as long as the latency)', \\
+  '{data}' using 1:3 with lines title 'in the driver'{measured_plot}
 """
     run = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
     if run.returncode != 0:

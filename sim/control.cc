@@ -135,6 +135,7 @@ void EngineController::Decide(const engine::WindowRecord& record, Nanos now) {
 void EngineController::Count(const engine::Decision& d) {
   ++counts_.decisions;
   if (d.reason == engine::Reason::kBehindPace) ++counts_.behind_pace;
+  if (d.reason == engine::Reason::kBehindPace && d.pace_index == 1) ++counts_.behind_pace_first;
   if (d.reason == engine::Reason::kNotFaster) ++counts_.not_faster;
   if (d.reason == engine::Reason::kStalled) ++counts_.stalled;
   if (d.backoff_started) ++counts_.backoffs;

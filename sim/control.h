@@ -31,6 +31,7 @@ struct EngineCounts {
   uint64_t to_poll = 0;
   uint64_t to_interrupt = 0;
   uint64_t behind_pace = 0;
+  uint64_t behind_pace_first = 0;  // of those, at the try's first completion (k = 1)
   uint64_t not_faster = 0;
   uint64_t stalled = 0;
   uint64_t backoffs = 0;

@@ -17,14 +17,15 @@ constexpr const char* kUsage =
     "usage: nvme-adapt-sim report [--full] [--out FILE] [--sections LIST]\n"
     "                             [--uvnvme-ratios QD1,QD8,QD32 --uvnvme-set NAME=VALUE...]\n"
     "       nvme-adapt-sim point [--devices N] [--jobs N] [--qd N] [--read FRACTION] [--drive NAME] [--ms N]\n"
-    "                            [--policy interrupt|poll|in_driver|agent] [--set NAME=VALUE...]\n"
+    "                            [--policy interrupt|poll|in_driver|agent] [--effect-us N] [--set NAME=VALUE...]\n"
     "       nvme-adapt-sim params\n"
     "report: calibration against the patch's six published points, validation against uvnvme (needs\n"
     "  --uvnvme-ratios and the parameters from the same bench run, bench/sim_bench.py passes them), what the\n"
     "  agent keeps, the latency curve and the sweep; reduced unless --full; writes JSON to --out.\n"
     "  LIST: comma-separated of calibration,validation,keeps,curve,sweep (default: all).\n"
     "point: one case under one policy (default all four), for exploring; NAME=VALUE sets a model parameter\n"
-    "  (names as `params` prints them).\n";
+    "  (names as `params` prints them); --effect-us: the agent's decision-to-effect latency (its loop waits\n"
+    "  as long), instead of the measured one.\n";
 
 [[noreturn]] void Fail(const std::string& message) {
   std::fprintf(stderr, "nvme-adapt-sim: %s\n%s", message.c_str(), kUsage);
@@ -55,9 +56,9 @@ void PrintParams(const std::vector<NamedValue>& values) {
 
 int Params() {
   std::printf("seed host costs:\n");
-  PrintParams(DescribeCosts(SeedHostCosts(), "fit: sim calibrate, to the patch's six published points"));
+  PrintParams(DescribeSeedCosts());
   std::printf("seed host layout:\n");
-  PrintParams(DescribeLayout(SeedHostLayout(), "fit: the cover letter does not give the machine"));
+  PrintParams(DescribeLayout(SeedHostLayout(), "fit by hand: the cover letter does not give the machine (60 CPUs: two jobs of two devices on each at 15 x 8)"));
   for (const DriveProfile& d : SweepDrives()) {
     std::printf("drive %s:\n", d.name.c_str());
     PrintParams(DescribeDrive(d));
@@ -71,6 +72,7 @@ int Point(const std::vector<std::string>& args) {
   Case c = SeedCase("point", Workload{});
   Nanos ms = 100;
   std::string only;
+  AgentLatency agent = MeasuredAgentLatency();
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (i + 1 >= args.size()) Fail(flag + " needs a value");
@@ -81,6 +83,10 @@ int Point(const std::vector<std::string>& args) {
     else if (flag == "--read") c.load.read_fraction = Number(flag, value);
     else if (flag == "--ms") ms = static_cast<Nanos>(Number(flag, value));
     else if (flag == "--policy") only = value;
+    else if (flag == "--effect-us") {  // the agent's decision-to-effect latency, its loop waiting as long
+      agent.to_poll_effect = agent.to_interrupt_effect = static_cast<Nanos>(Number(flag, value) * 1e3);
+      agent.to_poll_blocking = agent.to_interrupt_blocking = agent.to_poll_effect;
+    }
     else if (flag == "--set") SetNamed(c.costs, c.layout, c.drive, value);
     else if (flag == "--drive") {
       bool found = false;
@@ -97,13 +103,14 @@ int Point(const std::vector<std::string>& args) {
   }
   for (PolicyKind k : {PolicyKind::kInterrupt, PolicyKind::kPoll, PolicyKind::kInDriver, PolicyKind::kAgent}) {
     if (!only.empty() && PolicyName(k) != only) continue;
-    const CaseResult r = RunCase(c, k, PatchPolicy(), MeasuredAgentLatency(), RunLength{5'000'000, ms * 1'000'000});
+    const CaseResult r = RunCase(c, k, PatchPolicy(), agent, RunLength{5'000'000, ms * 1'000'000});
     std::printf("%-9s %12.0f IOPS (model)  mean latency %8.1f us  polled %5.1f%%  interrupts %lu  poll runs %lu  "
-                "switches %lu  tries %lu (behind pace %lu, not faster %lu, stalled %lu)\n",
+                "switches %lu  tries %lu (behind pace %lu, %lu of them at k = 1; not faster %lu, stalled %lu)\n",
                 PolicyName(k).c_str(), r.stats.Iops(), r.stats.MeanLatencyUs(), 100 * r.stats.PollShare(),
                 static_cast<unsigned long>(r.stats.interrupts), static_cast<unsigned long>(r.stats.poll_runs),
                 static_cast<unsigned long>(r.stats.switches), static_cast<unsigned long>(r.counts.to_poll),
-                static_cast<unsigned long>(r.counts.behind_pace), static_cast<unsigned long>(r.counts.not_faster),
+                static_cast<unsigned long>(r.counts.behind_pace), static_cast<unsigned long>(r.counts.behind_pace_first),
+                static_cast<unsigned long>(r.counts.not_faster),
                 static_cast<unsigned long>(r.counts.stalled));
   }
   return 0;

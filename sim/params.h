@@ -85,6 +85,8 @@ std::vector<DriveProfile> SweepDrives();
 bool SetParameter(HostCosts& costs, HostLayout& layout, DriveProfile& drive, const std::string& name, double value);
 
 std::vector<NamedValue> DescribeCosts(const HostCosts& costs, const std::string& source);
+// The seed host's costs, each with its own source: fitted to the published points, or assumed.
+std::vector<NamedValue> DescribeSeedCosts();
 std::vector<NamedValue> DescribeLayout(const HostLayout& layout, const std::string& source);
 std::vector<NamedValue> DescribeDrive(const DriveProfile& drive);
 std::vector<NamedValue> DescribeAgent(const AgentLatency& agent);

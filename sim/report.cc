@@ -15,6 +15,7 @@ void WriteCounts(Json& json, const EngineCounts& c) {
   json.Key("to_poll").Value(static_cast<double>(c.to_poll));
   json.Key("to_interrupt").Value(static_cast<double>(c.to_interrupt));
   json.Key("behind_pace").Value(static_cast<double>(c.behind_pace));
+  json.Key("behind_pace_first").Value(static_cast<double>(c.behind_pace_first));
   json.Key("not_faster").Value(static_cast<double>(c.not_faster));
   json.Key("stalled").Value(static_cast<double>(c.stalled));
   json.Key("backoffs").Value(static_cast<double>(c.backoffs));
@@ -246,9 +247,9 @@ void ReportLatencyCurve(Json& json, const ReportOptions& options, const std::vec
 void ReportParameters(Json& json, const ReportOptions& options, const UvnvmeMeasured& measured) {
   json.Key("parameters").Open('{');
   json.Key("seed_host_costs");
-  WriteParams(json, DescribeCosts(SeedHostCosts(), "fit: sim calibrate, to the patch's six published points"));
+  WriteParams(json, DescribeSeedCosts());
   json.Key("seed_host_layout");
-  WriteParams(json, DescribeLayout(SeedHostLayout(), "fit: the cover letter does not give the machine"));
+  WriteParams(json, DescribeLayout(SeedHostLayout(), "fit by hand: the cover letter does not give the machine (60 CPUs: two jobs of two devices on each at 15 x 8)"));
   json.Key("drives").Open('{');
   for (const DriveProfile& d : SweepDrives()) {
     json.Key(d.name);
