@@ -243,7 +243,14 @@ void Host::EndReapPass(Cpu& cpu) {
     return;
   }
   q.poll_queued = false;
-  if (q.mode != ReapMode::kPoll) return;
+  if (q.mode != ReapMode::kPoll) {
+    // The queue went back to interrupt mode while this run waited: what the run left is the handler's.
+    if (!q.posted.empty() && !q.irq_active) {
+      q.irq_active = true;
+      QueueReap(queue, false);
+    }
+    return;
+  }
   if (!q.posted.empty() && cpu.pass.size() == costs_.poll_budget) {
     QueueReap(queue, true);  // budget used up: irq_poll runs again at once
   } else {

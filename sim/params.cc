@@ -158,6 +158,21 @@ std::vector<NamedValue> DescribeSeedCosts() {
   return values;
 }
 
+std::vector<NamedValue> FittedSeedParameters() {
+  const std::vector<std::string> names{"irq_entry_exit_ns", "irq_vector_switch_ns", "cpus", "read_min_ns",
+                                       "read_mean_ns", "read_iops_cap"};
+  std::vector<NamedValue> all = DescribeSeedCosts();
+  for (const NamedValue& v : DescribeLayout(SeedHostLayout(), kFit)) all.push_back(v);
+  for (const NamedValue& v : DescribeDrive(SeedDrive())) all.push_back(v);
+  std::vector<NamedValue> fitted;
+  for (const std::string& name : names) {
+    for (const NamedValue& v : all) {
+      if (v.name == name) fitted.push_back(v);
+    }
+  }
+  return fitted;
+}
+
 std::vector<NamedValue> DescribeLayout(const HostLayout& l, const std::string& source) {
   return {{"cpus", static_cast<double>(l.cpus), "CPUs", source},
           {"device_queues", static_cast<double>(l.device_queues), "queues", source}};

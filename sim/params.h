@@ -87,6 +87,8 @@ bool SetParameter(HostCosts& costs, HostLayout& layout, DriveProfile& drive, con
 std::vector<NamedValue> DescribeCosts(const HostCosts& costs, const std::string& source);
 // The seed host's costs, each with its own source: fitted to the published points, or assumed.
 std::vector<NamedValue> DescribeSeedCosts();
+// The values the calibration fitted (host costs, layout and the seed drive's), with their sources.
+std::vector<NamedValue> FittedSeedParameters();
 std::vector<NamedValue> DescribeLayout(const HostLayout& layout, const std::string& source);
 std::vector<NamedValue> DescribeDrive(const DriveProfile& drive);
 std::vector<NamedValue> DescribeAgent(const AgentLatency& agent);

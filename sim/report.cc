@@ -126,8 +126,13 @@ bool ReportCalibration(Json& json, const ReportOptions& options, const std::vect
     json.Close('}');
   }
   json.Close(']');
+  json.Key("fitted");
+  WriteParams(json, FittedSeedParameters());
   json.Key("all_within").Value(within);
   json.Close('}');
+  std::fprintf(options.log, "  fitted by hand (every parameter and its source: nvme-adapt-sim params):");
+  for (const NamedValue& v : FittedSeedParameters()) std::fprintf(options.log, " %s %.6g", v.name.c_str(), v.value);
+  std::fprintf(options.log, "\n");
   return within;
 }
 
