@@ -98,6 +98,9 @@ int Point(const std::vector<std::string>& args) {
       Fail("unknown flag " + flag);
     }
   }
+  if (!only.empty() && only != "interrupt" && only != "poll" && only != "in_driver" && only != "agent") {
+    Fail("--policy: no policy named '" + only + "'");
+  }
   if (c.load.devices < 1 || c.load.jobs_per_device < 1 || c.load.qd < 1 || ms < 1) {
     Fail("--devices, --jobs, --qd and --ms must be at least 1");
   }
@@ -180,7 +183,10 @@ int Report(const std::vector<std::string>& args) {
     }
     std::printf("nvme-adapt-sim: wrote %s\n", out.c_str());
   }
-  if (!within) std::fprintf(stderr, "nvme-adapt-sim: a calibration or validation point is outside 15 %%\n");
+  if (!within) {
+    std::fprintf(stderr, "nvme-adapt-sim: a calibration or validation point is outside 15 %%, or the validation "
+                         "had no uvnvme measurement\n");
+  }
   return within ? 0 : 3;
 }
 
