@@ -21,8 +21,10 @@ from engine import fail, podman, ulimit_flags
 BASE_REPO = "localhost/nvme-adapt-test-base"
 IMAGE_REPO = "localhost/nvme-adapt-test"
 SUITE = "bookworm"
-# As debian:12-slim: no Recommends, and no documentation, man pages or translations but the copyrights.
-SLIM_OPTIONS = ["--aptopt=APT::Install-Recommends \"false\"", "--aptopt=Acquire::Retries \"3\"",
+# As debian:12-slim: /usr merged by mmdebstrap's hook (not by the usrmerge package, which brings perl), no
+# Recommends, and no documentation, man pages or translations but the copyrights.
+SLIM_OPTIONS = ["--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr",
+                "--aptopt=APT::Install-Recommends \"false\"", "--aptopt=Acquire::Retries \"3\"",
                 *(f"--dpkgopt=path-exclude=/usr/share/{d}/*" for d in ("doc", "man", "info", "locale", "lintian")),
                 "--dpkgopt=path-include=/usr/share/doc/*/copyright"]
 
