@@ -74,55 +74,59 @@ class ChangeCounter {
   int count_ = 0;
 };
 
-TEST(ConfigWatch, TheKubeletSymlinkSwapIsOneChange) {
-  testing::TempDir dir;
-  KubeletVolume volume(dir.path());
-  ChangeCounter changes;
-  auto watch = ConfigWatch::Start(volume.config(), changes.callback(), kSettleMs);
-  ASSERT_TRUE(watch) << watch.error().message;
+class ConfigWatchTest : public ::testing::Test {
+ protected:
+  void Watch(const std::string& config) {
+    auto watch = ConfigWatch::Start(config, changes_.callback(), kSettleMs);
+    ASSERT_TRUE(watch) << watch.error().message;
+    watch_ = std::move(*watch);
+  }
+  static void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(4 * kSettleMs)); }
+
+  testing::TempDir dir_;
+  ChangeCounter changes_;
+  std::unique_ptr<ConfigWatch> watch_;  // last: stops before what its callback uses goes
+};
+
+TEST_F(ConfigWatchTest, TheKubeletSymlinkSwapIsOneChange) {
+  KubeletVolume volume(dir_.path());
+  Watch(volume.config());
   volume.Publish(R"({"logLevel": "debug"})");
-  EXPECT_EQ(changes.WaitFor(1), 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(4 * kSettleMs));
-  EXPECT_EQ(changes.WaitFor(2, 0ms), 1) << "one swap answered more than once";
+  EXPECT_EQ(changes_.WaitFor(1), 1);
+  Settle();
+  EXPECT_EQ(changes_.WaitFor(2, 0ms), 1) << "one swap answered more than once";
   volume.Publish(R"({"logLevel": "info"})");
-  EXPECT_EQ(changes.WaitFor(2), 2);
+  EXPECT_EQ(changes_.WaitFor(2), 2);
 }
 
-TEST(ConfigWatch, AWriteInPlaceAndARenameOverTheFileAreChanges) {
-  testing::TempDir dir;
-  const std::string config = dir / "config.json";
+TEST_F(ConfigWatchTest, AWriteInPlaceAndARenameOverTheFileAreChanges) {
+  const std::string config = dir_ / "config.json";
   WriteFile(config, "{}");
-  ChangeCounter changes;
-  auto watch = ConfigWatch::Start(config, changes.callback(), kSettleMs);
-  ASSERT_TRUE(watch) << watch.error().message;
+  Watch(config);
   WriteFile(config, R"({"logLevel": "debug"})");
-  EXPECT_EQ(changes.WaitFor(1), 1);
-  WriteFile(dir / "config.json.new", R"({"logLevel": "info"})");
-  fs::rename(dir / "config.json.new", config);
-  EXPECT_EQ(changes.WaitFor(2), 2);
+  EXPECT_EQ(changes_.WaitFor(1), 1);
+  WriteFile(dir_ / "config.json.new", R"({"logLevel": "info"})");
+  fs::rename(dir_ / "config.json.new", config);
+  EXPECT_EQ(changes_.WaitFor(2), 2);
 }
 
-TEST(ConfigWatch, OtherFilesAndAVanishedFileAreNoChange) {
-  testing::TempDir dir;
-  const std::string config = dir / "config.json";
+TEST_F(ConfigWatchTest, OtherFilesAndAVanishedFileAreNoChange) {
+  const std::string config = dir_ / "config.json";
   WriteFile(config, "{}");
-  ChangeCounter changes;
-  auto watch = ConfigWatch::Start(config, changes.callback(), kSettleMs);
-  ASSERT_TRUE(watch) << watch.error().message;
-  WriteFile(dir / "unrelated.json", "{}");
+  Watch(config);
+  WriteFile(dir_ / "unrelated.json", "{}");
   fs::remove(config);
-  std::this_thread::sleep_for(std::chrono::milliseconds(4 * kSettleMs));
-  EXPECT_EQ(changes.WaitFor(1, 0ms), 0);
+  Settle();
+  EXPECT_EQ(changes_.WaitFor(1, 0ms), 0);
   WriteFile(config, R"({"logLevel": "debug"})");  // back, with other contents
-  EXPECT_EQ(changes.WaitFor(1), 1);
+  EXPECT_EQ(changes_.WaitFor(1), 1);
 }
 
-TEST(ConfigWatch, AMissingDirectoryIsAnErrorNamingIt) {
-  testing::TempDir dir;
-  auto watch = ConfigWatch::Start(dir / "absent/config.json", [] {});
+TEST_F(ConfigWatchTest, AMissingDirectoryIsAnErrorNamingIt) {
+  auto watch = ConfigWatch::Start(dir_ / "absent/config.json", [] {});
   ASSERT_FALSE(watch);
   EXPECT_EQ(watch.error().code, ErrorCode::kNotFound);
-  EXPECT_NE(watch.error().message.find(dir / "absent"), std::string::npos) << watch.error().message;
+  EXPECT_NE(watch.error().message.find(dir_ / "absent"), std::string::npos) << watch.error().message;
 }
 
 }  // namespace

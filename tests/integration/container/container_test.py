@@ -104,6 +104,9 @@ def main():
     from daemon_harness import Load  # noqa: E402 (after UVNVME_LOAD is set)
     from prometheus_server import PrometheusServer  # noqa: E402
 
+    # Containers of a run that was killed (a CTest timeout) would keep their probes attached.
+    for stale in podman("ps", "--all", "--quiet", "--filter", "name=^nvme-adapt-test-").stdout.split():
+        podman("rm", "--force", stale, check=False)
     image = agent_image(src, deb, log)
     log(f"image size {image_size(image) / 1e6:.1f} MB")
     check_version(image, deb)

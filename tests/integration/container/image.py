@@ -4,15 +4,18 @@ The base: Debian 12 from the machine's own configured Debian mirror (its apt sou
 are), minbase plus the package's Depends, slimmed as debian:12-slim is, made by mmdebstrap and imported
 into podman. The image:
 deploy/docker/Dockerfile with PACKAGE_FROM=context, i.e. the .deb that cpack made, installed by apt-get as
-on debian:12-slim. Each is tagged by a hash of what went into it; a tag that exists is used as it is,
+on debian:12-slim. Each is tagged by a hash of what went into it (for the package: its fields and files,
+not cpack's timestamps); a tag that exists is used as it is,
 so a second run builds nothing. Older tags of the test's images are removed once a new one is built.
 """
 import glob
 import hashlib
+import io
 import os
 import re
 import shutil
 import subprocess
+import tarfile
 import tempfile
 import time
 
@@ -59,6 +62,20 @@ def digest(*parts):
     return h.hexdigest()[:16]
 
 
+def package_identity(deb):
+    """The .deb's control fields and its files (names, modes, contents), not its timestamps: cpack stamps
+    each build, and an unchanged package must not rebuild the image."""
+    h = hashlib.sha256()
+    h.update(subprocess.run(["dpkg-deb", "--field", deb], capture_output=True, check=True).stdout)
+    tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", deb], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+        for member in sorted(archive.getmembers(), key=lambda m: m.name):
+            h.update(f"{member.name}\0{member.mode}\0{member.type}\0{member.linkname}\0".encode())
+            if member.isfile():
+                h.update(archive.extractfile(member).read())
+    return h.hexdigest()
+
+
 def image_exists(reference):
     return podman("image", "exists", reference, check=False).returncode == 0
 
@@ -96,8 +113,8 @@ def agent_image(src, deb, log):
     """The image reference, built unless an image of the same inputs exists."""
     base = base_image(deb, log)
     dockerfile = os.path.join(src, "deploy", "docker", "Dockerfile")
-    with open(dockerfile, "rb") as f, open(deb, "rb") as package:
-        reference = f"{IMAGE_REPO}:{digest(base, f.read(), package.read())}"
+    with open(dockerfile, "rb") as f:
+        reference = f"{IMAGE_REPO}:{digest(base, f.read(), package_identity(deb))}"
     if image_exists(reference):
         log(f"image {reference}: cached")
         return reference
