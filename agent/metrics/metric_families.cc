@@ -204,8 +204,8 @@ void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& ou
   FamilyBuilder reloads("nvme_adapt_config_reloads_total",
                         "Reloads of the config file (SIGHUP or a change on disk), applied or refused.",
                         MetricType::Counter);
-  reloads.Add({{"result", "applied"}}, static_cast<double>(agent.config_reloads_applied));
-  reloads.Add({{"result", "refused"}}, static_cast<double>(agent.config_reloads_refused));
+  reloads.Add({{"outcome", "applied"}}, static_cast<double>(agent.config_reloads_applied));
+  reloads.Add({{"outcome", "refused"}}, static_cast<double>(agent.config_reloads_refused));
   reloads.MoveTo(out);
   FamilyBuilder last_reload("nvme_adapt_config_last_reload_successful",
                             "0 when the last reload of the config file was refused (the running config was kept).",

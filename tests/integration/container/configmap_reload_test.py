@@ -57,8 +57,8 @@ class ConfigMapReload(unittest.TestCase):
     def reloads(self):
         values = dict(self.metric("nvme_adapt_config_reloads_total"))
         last = dict(self.metric("nvme_adapt_config_last_reload_successful"))
-        return (values['nvme_adapt_config_reloads_total{result="applied"}'],
-                values['nvme_adapt_config_reloads_total{result="refused"}'],
+        return (values['nvme_adapt_config_reloads_total{outcome="applied"}'],
+                values['nvme_adapt_config_reloads_total{outcome="refused"}'],
                 last["nvme_adapt_config_last_reload_successful"])
 
     def events(self):

@@ -167,7 +167,7 @@ def main():
             # names the running one.
             config["controllers"] = [{"controller": controller, "policy": {"mode": "CONTROLLER_MODE_ADAPTIVE"}}]
             volume.update({"config.json": json.dumps(config)})
-            prometheus.wait_until('nvme_adapt_config_reloads_total{result="applied"} == 1', 30,
+            prometheus.wait_until('nvme_adapt_config_reloads_total{outcome="applied"} == 1', 30,
                                   "the ConfigMap update applied")
             # A try may last milliseconds (the engine drops a poll that falls behind pace): the switch
             # counter, not the mode gauge a 1 s scrape may miss, shows the decisions.
