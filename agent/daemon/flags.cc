@@ -17,7 +17,8 @@ std::string DaemonUsage() {
              "\n"
              "Watches NVMe completion queues with eBPF and switches each eligible queue between interrupt\n"
              "and poll reaping by the rules of its policy. Runs until SIGTERM or SIGINT, then puts every\n"
-             "queue it changed back to its safe value; SIGHUP reloads the config file.\n"
+             "queue it changed back to its safe value. SIGHUP reloads the config file, and so does a\n"
+             "change of it on disk (a write, a rename over it, a Kubernetes ConfigMap update).\n"
              "\n"
              "options:\n"
              "  --config PATH          JSON config (default ") +

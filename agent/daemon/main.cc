@@ -13,6 +13,7 @@
 #include "agent/config/config_file.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
+#include "agent/daemon/config_watch.h"
 #include "agent/daemon/cpu_scheduling.h"
 #include "agent/daemon/flags.h"
 #include "agent/daemon/wiring.h"
@@ -128,6 +129,11 @@ int Run(const DaemonFlags& flags) {
                          << (components->collector->ObserveOnly() ? " (observe only)" : "") << ", api "
                          << (*api_server)->unix_socket().value_or("tcp only"));
 
+  // A mounted ConfigMap changes with no signal: the file's change reloads as SIGHUP does.
+  ConfigReloader reloader(flags.config_path, [&] { return LoadConfig(flags); }, agent, agent_metrics.get());
+  auto config_watch = ConfigWatch::Start(flags.config_path, [&] { (void)reloader.Reload("file changed"); });
+  if (!config_watch) NA_WARN("config watch: " << config_watch.error().message << "; only SIGHUP reloads");
+
   std::thread watcher([&] {
     for (;;) {
       signalfd_siginfo info{};
@@ -137,17 +143,7 @@ int Run(const DaemonFlags& flags) {
         break;
       }
       if (info.ssi_signo == SIGHUP) {
-        auto reloaded = LoadConfig(flags);
-        if (!reloaded) {
-          NA_ERROR("reload refused, keeping the running config: " << reloaded.error().message);
-          continue;
-        }
-        SetLogLevel(*ParseLogLevel(reloaded->log_level()));
-        if (Status applied = agent.ReloadConfigPolicies(config::PoliciesOf(*reloaded)); !applied) {
-          NA_ERROR("reload refused, keeping the running config: " << applied.error().message);
-          continue;
-        }
-        NA_INFO("reload: config " << flags.config_path << " applied");
+        (void)reloader.Reload("SIGHUP");
         continue;
       }
       NA_INFO("signal " << info.ssi_signo << ": stopping");
@@ -163,6 +159,7 @@ int Run(const DaemonFlags& flags) {
     });
   }
   agent.Run();
+  if (config_watch) config_watch->reset();  // no reload reaches the agent while it puts things back
   (*api_server)->Shutdown();  // no call reaches the agent while it puts things back
   Status restored = agent.Shutdown();
   if (!restored) NA_ERROR("shutdown: not every change could be put back: " << restored.error().message);
