@@ -137,6 +137,7 @@ int Run(const DaemonFlags& flags) {
         break;
       }
       if (info.ssi_signo == SIGHUP) {
+        if (Status tokens = (*api_server)->Reload(); !tokens) NA_ERROR("reload: " << tokens.error().message);
         auto reloaded = LoadConfig(flags);
         if (!reloaded) {
           NA_ERROR("reload refused, keeping the running config: " << reloaded.error().message);

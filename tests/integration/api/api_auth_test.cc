@@ -203,6 +203,7 @@ class TlsAuth : public ::testing::Test {
     config.mutable_tls()->set_key_file(*certs_ / "server.key");
     config.mutable_tls()->set_client_ca_file(*certs_ / "ca.pem");
     config.set_token_file(*certs_ / "token");
+    config.mutable_tls()->add_admin_certificate_names("operator");  // the CN of client.pem
     config.set_tcp_read_access(read_access);
     server_ = MustStart(config, agent_);
     ASSERT_TRUE(server_);
