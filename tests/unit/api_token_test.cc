@@ -51,7 +51,8 @@ TEST(Authorizer, UnixSocketPeersHaveTheRoleTheirCredentialsGive) {
 
 TEST(Authorizer, TheReadOnlyTokenAndOtherCertificatesMayOnlyRead) {
   const Authorizer auth = Tcp(false);
-  const Credentials read_token = Token("Bearer " + std::string(kReadSecret));
+  const std::string header = "Bearer " + std::string(kReadSecret);  // Credentials points into it
+  const Credentials read_token = Token(header);
   EXPECT_TRUE(auth.Decide(Access::kRead, read_token).allowed);
   const AuthDecision refused = auth.Decide(Access::kMutate, read_token);
   EXPECT_FALSE(refused.allowed);

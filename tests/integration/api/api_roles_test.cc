@@ -76,15 +76,7 @@ class TcpRoles : public ::testing::Test {
     ASSERT_TRUE(server_);
   }
   std::unique_ptr<Connection> Client(const std::string& cert, const std::string& token_file) {
-    ctl::ClientOptions options;
-    options.address = "127.0.0.1:" + std::to_string(server_->tcp_port());
-    options.ca_file = *certs_ / "ca.pem";
-    if (!cert.empty()) {
-      options.cert_file = *certs_ / (cert + ".pem");
-      options.key_file = *certs_ / (cert + ".key");
-    }
-    if (!token_file.empty()) options.token_file = *certs_ / token_file;
-    return MustConnect(options);
+    return TlsClient(*certs_, server_->tcp_port(), cert, token_file);
   }
   grpc::Status SetPolicy(const Connection& c) {
     v1::SetPolicyResponse reply;
@@ -191,7 +183,7 @@ TEST(TcpLimits, AnonymousStreamsGetAQuarterOfTheSlots) {
   auto anonymous = MustConnect(options);
   auto first_context = anonymous->Context();
   auto first = (*anonymous)->WatchEvents(first_context.get(), {});
-  ASSERT_TRUE(first->WaitForInitialMetadata().ok() || true);
+  first->WaitForInitialMetadata();  // the slot is taken once the stream is open
   auto second_context = anonymous->Context();
   auto second = (*anonymous)->WatchEvents(second_context.get(), {});
   v1::Event event;
@@ -242,6 +234,7 @@ TEST(UnixRoles, TheSocketGroupReadsAndOnlyTheAdminGroupMutates) {
   ASSERT_EQ(geteuid(), 0u) << "this test needs root: it runs nvme-adaptctl as the user nobody";
   const group* admin = getgrnam(kAdminGroup);
   ASSERT_NE(admin, nullptr) << "the test needs the group '" << kAdminGroup << "' (part of base-passwd)";
+  const gid_t admin_gid = admin->gr_gid;  // getgrnam's buffer is reused by the next look-up
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
   const std::string socket = dir / "agent.sock";
@@ -261,7 +254,7 @@ TEST(UnixRoles, TheSocketGroupReadsAndOnlyTheAdminGroupMutates) {
   EXPECT_FALSE(agent.policy().policy().has_mode());
 
   const auto [admin_rc, admin_out] =
-      CtlAsNobody({TestGroupId(), admin->gr_gid}, {"--addr", socket, "policy", "set", "--mode", "adaptive"});
+      CtlAsNobody({TestGroupId(), admin_gid}, {"--addr", socket, "policy", "set", "--mode", "adaptive"});
   EXPECT_EQ(admin_rc, 0) << admin_out;
   EXPECT_TRUE(agent.policy().policy().has_mode());
 }
