@@ -23,7 +23,8 @@ class ControlClient {
  public:
   // Errors: kNotFound (no socket file), kUnavailable (stale socket with nobody listening, or timeout),
   // kPermissionDenied (a symlink, not a socket, a file owned by someone else than its listener, a PID.sock
-  // served by another pid; the message says which), kInvalidArgument (path too long for a Unix socket).
+  // served by another pid; the message says which). The path may be of any length: the connection goes
+  // through /proc/self/fd.
   static Result<ControlClient> Connect(const std::string& path, int timeout_ms);
 
   ControlClient(ControlClient&& other) noexcept;
