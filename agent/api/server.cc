@@ -98,7 +98,12 @@ class TransportGate final : public grpc::AuthMetadataProcessor {
     std::string authorization;
     const AuthDecision decision =
         authorizer_->Decide(Access::kRead, CredentialsOf(context, metadata, &authorization));
-    if (!decision.allowed) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, decision.refusal);
+    if (!decision.allowed) {
+      const auto path = metadata.find(":path");
+      LogRefusal(path != metadata.end() ? std::string_view(path->second.data(), path->second.size()) : "a call",
+                 "a TLS peer", decision.refusal);
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, decision.refusal);
+    }
     return grpc::Status::OK;
   }
 

@@ -41,6 +41,14 @@ RefusalLog& Refusals() {
   return log;
 }
 
+}  // namespace
+
+void LogRefusal(std::string_view method, std::string_view peer, std::string_view reason) {
+  Refusals().Note(method, peer, reason);
+}
+
+namespace {
+
 std::string Abbreviated(const google::protobuf::Message* request) {
   std::string text = request->ShortDebugString();
   if (text.size() > kAuditRequestChars) text = text.substr(0, kAuditRequestChars) + "...";

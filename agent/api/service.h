@@ -18,6 +18,10 @@
 
 namespace nvmeadapt::api {
 
+// Logs a refused call at most once a second (with how many were not logged), so that a caller hammering
+// the TCP port cannot flood the log.
+void LogRefusal(std::string_view method, std::string_view peer, std::string_view reason);
+
 // What the services of every listener share: the agent, the stream bound and the open subscriptions.
 class ServiceCore {
  public:
