@@ -95,7 +95,8 @@ LeverResult<std::vector<PlannedLever::Step>> AdaptivePollLever::MakeRestore(cons
 // --- GSIM ----------------------------------------------------------------------------------------------------
 
 GsimLever::GsimLever(GsimOptions options)
-    : FileLever(LeverKind::kGsim, LeverScope::kVector, options.dry_run, options.procfs_root), options_(std::move(options)) {}
+    : FileLever(LeverKind::kGsim, LeverScope::kVector, options.dry_run, options.procfs_root),
+      options_(std::move(options)) {}
 
 std::string GsimLever::IrqPath(uint32_t irq) const {
   return JoinPath(JoinPath(JoinPath(options_.procfs_root, "irq"), std::to_string(irq)), "soft_moderation");

@@ -176,7 +176,7 @@ Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
     s.max_watch_streams = config.max_watch_streams();
   }
   if (config.max_streams_per_connection() != 0) {
-    if (Status st = CheckRange(config.max_streams_per_connection(), 1, 1024, "max_streams_per_connection"); !st) {
+    if (Status st = CheckRange(config.max_streams_per_connection(), 1, 4096, "max_streams_per_connection"); !st) {
       return st.error();
     }
     s.max_streams_per_connection = config.max_streams_per_connection();

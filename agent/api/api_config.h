@@ -18,7 +18,7 @@ inline constexpr std::string_view kDefaultSocketGroup = "nvme-adapt";
 inline constexpr uint32_t kDefaultMaxReceiveMessageBytes = 64 << 10;
 inline constexpr uint32_t kDefaultMaxWatchStreams = 128;
 inline constexpr uint32_t kDefaultWatchQueueEvents = 1024;
-inline constexpr uint32_t kDefaultStreamsPerConnection = 16;
+inline constexpr uint32_t kDefaultStreamsPerConnection = 256;
 inline constexpr uint32_t kDefaultTlsReloadSeconds = 60;
 
 struct ApiSettings {

@@ -77,7 +77,8 @@ class Authorizer {
  public:
   // Unix socket: the peer's role decides (`admin_group` names the group in refusals; empty: every peer is
   // admin).
-  explicit Authorizer(std::string admin_group) : transport_(Transport::kUnixSocket), admin_group_(std::move(admin_group)) {}
+  explicit Authorizer(std::string admin_group)
+      : transport_(Transport::kUnixSocket), admin_group_(std::move(admin_group)) {}
   Authorizer(Transport transport, TcpCredentialPolicy policy)
       : transport_(transport), policy_(std::make_shared<const TcpCredentialPolicy>(std::move(policy))) {}
 
@@ -101,7 +102,7 @@ class Authorizer {
 
 // The credentials of a call: the certificate of its connection (verified by TLS) and its authorization
 // metadata. `authorization` holds the header's bytes; Credentials points into it.
-Credentials CredentialsOf(const grpc::AuthContext* auth, const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
-                          std::string* authorization);
+Credentials CredentialsOf(const grpc::AuthContext* auth,
+                          const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, std::string* authorization);
 
 }  // namespace nvmeadapt::api

@@ -35,7 +35,8 @@ class Target final : public ControlTarget {
     }
     return nullptr;
   }
-  std::vector<QueueInfo> queues{{0, 1, ReapMode::kInterrupt, 10, 9, 4, 0, {}}, {1, 2, ReapMode::kPoll, 5, 5, 0, 1, {8, 100}}};
+  std::vector<QueueInfo> queues{{0, 1, ReapMode::kInterrupt, 10, 9, 4, 0, {}},
+                                {1, 2, ReapMode::kPoll, 5, 5, 0, 1, {8, 100}}};
 };
 
 bool SameState(const std::vector<QueueInfo>& a, const std::vector<QueueInfo>& b) {

@@ -134,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(
                 },
                 "api.unix_socket_admin_group: set while api.unix_socket_disabled is true"},
         Refusal{"streams per connection", [](v1::ApiConfig& c) { c.set_max_streams_per_connection(0xffff); },
-                "api.max_streams_per_connection: must be in [1, 1024] (got 65535)"}),
+                "api.max_streams_per_connection: must be in [1, 4096] (got 65535)"}),
     [](const auto& info) {
       std::string name = info.param.name;
       for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
