@@ -42,8 +42,15 @@ Status PrepareDirectory(const std::string& dir) {
   if (st.st_uid != geteuid() && st.st_uid != 0) {
     return MakeError(ErrorCode::kPermissionDenied, dir + ": owned by uid " + std::to_string(st.st_uid));
   }
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    return MakeError(ErrorCode::kPermissionDenied, dir + ": writable by group or others; refusing to use it");
+  if (st.st_mode & S_IWOTH) {
+    return MakeError(ErrorCode::kPermissionDenied, dir + ": writable by others; refusing to use it");
+  }
+  // The packaged layout (deploy/systemd/nvme-adapt.tmpfiles): root's directory that the driver group may
+  // write, sticky so that no member can remove or replace another member's socket.
+  if ((st.st_mode & S_IWGRP) && !(st.st_mode & S_ISVTX)) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     dir + ": writable by its group without the sticky bit (chmod +t, as the packaged 3770); "
+                           "refusing to use it");
   }
   return OkStatus();
 }

@@ -2,7 +2,8 @@
 // speaking docs/uvnvme-control.md (JSON lines) on a thread of its own.
 //
 // Safety: the directory is created 0750 (or, if it exists, must be a real directory owned by this user or
-// root and writable by no one else); the socket gets mode 0600 before bind and 0660 after, so at no moment
+// root, writable by no other user, and by its group only with the sticky bit: the packaged /run/uvnvme is
+// root:nvme-adapt 3770); the socket gets mode 0600 before bind and 0660 after, so at no moment
 // can a user outside the owner's group reach it. The socket file is removed when the server is destroyed.
 #pragma once
 

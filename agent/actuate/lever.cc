@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "agent/common/files.h"
+
 namespace nvmeadapt::actuate {
 namespace {
 
@@ -119,9 +121,10 @@ Result<RestorePoint> RestorePoint::FromJson(std::string_view json) {
   return point;
 }
 
-Status WriteAttribute(const std::string& path, const std::string& value) {
-  const int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) return SysError("open", path, errno);
+Status WriteAttribute(const std::string& root, const std::string& path, const std::string& value) {
+  auto opened = OpenBeneath(root, path, O_WRONLY | O_TRUNC);
+  if (!opened) return opened.error();
+  const int fd = *opened;
   const std::string line = value + "\n";
   size_t written = 0;
   while (written < line.size()) {
@@ -228,3 +231,4 @@ LeverResult<std::vector<WriteRecord>> PlannedLever::Restore(const RestorePoint& 
 }
 
 }  // namespace nvmeadapt::actuate
+

@@ -189,8 +189,10 @@ class PlannedLever : public Lever {
   std::vector<WriteRecord> recorded_;
 };
 
-// Writes a sysfs/procfs value like `echo value > path` (the file must exist). Errors are SysError with the path.
-Status WriteAttribute(const std::string& path, const std::string& value);
+// Writes a sysfs/procfs value like `echo value > path` (the file must exist). `path` must lie under `root`
+// (the lever's sysfs or procfs root) and is opened with OpenBeneath: no '..', no link out of root, the file
+// itself not a link. Errors are SysError with the path, or kPermissionDenied saying why the path was refused.
+Status WriteAttribute(const std::string& root, const std::string& path, const std::string& value);
 
 // The lever code for an errno: EINVAL and ERANGE from a kernel store are kRefused, ENOTTY kUnsupported, the
 // rest as SysError maps them, kept within the lever codes (anything else is kIo).

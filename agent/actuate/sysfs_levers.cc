@@ -49,7 +49,7 @@ LeverResult<std::string> FileLever::ReadValue(const std::string& path, const std
 
 PlannedLever::Step FileLever::WriteStep(const std::string& path, const std::string& value) const {
   return Step{path, value, [this, path, value]() -> LeverResult<void> {
-                if (Status written = WriteAttribute(path, value); !written) return Fail(path, written.error());
+                if (Status written = WriteAttribute(root_, path, value); !written) return Fail(path, written.error());
                 return {};
               }};
 }
@@ -70,7 +70,7 @@ LeverResult<std::vector<PlannedLever::Step>> FileLever::RestoreFiles(const Resto
 // --- adaptive-poll attribute ---------------------------------------------------------------------------------
 
 AdaptivePollLever::AdaptivePollLever(AdaptivePollOptions options)
-    : FileLever(LeverKind::kAdaptivePollSysfs, LeverScope::kController, options.dry_run),
+    : FileLever(LeverKind::kAdaptivePollSysfs, LeverScope::kController, options.dry_run, options.sysfs_root),
       options_(std::move(options)) {}
 
 std::string AdaptivePollLever::PathFor(const std::string& controller) const {
@@ -95,7 +95,8 @@ LeverResult<std::vector<PlannedLever::Step>> AdaptivePollLever::MakeRestore(cons
 // --- GSIM ----------------------------------------------------------------------------------------------------
 
 GsimLever::GsimLever(GsimOptions options)
-    : FileLever(LeverKind::kGsim, LeverScope::kVector, options.dry_run), options_(std::move(options)) {}
+    : FileLever(LeverKind::kGsim, LeverScope::kVector, options.dry_run, options.procfs_root),
+      options_(std::move(options)) {}
 
 std::string GsimLever::IrqPath(uint32_t irq) const {
   return JoinPath(JoinPath(JoinPath(options_.procfs_root, "irq"), std::to_string(irq)), "soft_moderation");
@@ -161,7 +162,7 @@ LeverResult<std::vector<PlannedLever::Step>> GsimLever::MakeRestore(const Restor
 // --- poll_queues + reset_controller ---------------------------------------------------------------------------
 
 PollQueuesLever::PollQueuesLever(PollQueuesOptions options)
-    : FileLever(LeverKind::kPollQueuesReset, LeverScope::kController, options.dry_run),
+    : FileLever(LeverKind::kPollQueuesReset, LeverScope::kController, options.dry_run, options.sysfs_root),
       options_(std::move(options)) {}
 
 std::string PollQueuesLever::ParameterPath() const {

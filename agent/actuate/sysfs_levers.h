@@ -13,7 +13,9 @@ namespace nvmeadapt::actuate {
 // Shared by the file levers: reading a value with the right error when it is missing, and a write step.
 class FileLever : public PlannedLever {
  protected:
-  using PlannedLever::PlannedLever;
+  // Every file the lever writes lies under `root` (its sysfs or procfs root): see WriteAttribute.
+  FileLever(LeverKind kind, LeverScope scope, bool dry_run, std::string root)
+      : PlannedLever(kind, scope, dry_run), root_(std::move(root)) {}
   // A missing file whose directory exists is kUnsupported ("<path>: <missing_what>"); a missing directory is
   // kNotFound (the controller or IRQ is gone).
   LeverResult<std::string> ReadValue(const std::string& path, const std::string& missing_what) const;
@@ -21,6 +23,9 @@ class FileLever : public PlannedLever {
   // Restore steps may only name files this lever would write for the point's target.
   LeverResult<std::vector<Step>> RestoreFiles(const RestorePoint& point,
                                               const std::vector<std::string>& allowed) const;
+
+ private:
+  std::string root_;
 };
 
 // "{sysfs}/class/nvme/{ctrl}/adaptive_poll" with {sysfs} and {ctrl} replaced.

@@ -83,8 +83,14 @@ Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
                                      {&config.tls().cert_file(), "tls.cert_file"},
                                      {&config.tls().key_file(), "tls.key_file"},
                                      {&config.tls().client_ca_file(), "tls.client_ca_file"},
-                                     {&config.token_file(), "token_file"}}) {
+                                     {&config.token_file(), "token_file"},
+                                     {&config.read_token_file(), "read_token_file"},
+                                     {&config.unix_socket_admin_group(), "unix_socket_admin_group"}}) {
     if (Status st = NoControlCharacters(*value, field); !st) return st.error();
+  }
+  for (const std::string& name : config.tls().admin_certificate_names()) {
+    if (name.empty()) return Invalid("tls.admin_certificate_names", "an empty name");
+    if (Status st = NoControlCharacters(name, "tls.admin_certificate_names"); !st) return st.error();
   }
   ApiSettings s;
   if (!config.unix_socket_disabled()) {
@@ -102,13 +108,19 @@ Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
   s.unix_socket_group =
       config.unix_socket_group().empty() ? std::string(kDefaultSocketGroup) : config.unix_socket_group();
 
+  s.unix_socket_admin_group = config.unix_socket_admin_group();
+  if (!s.unix_socket && !s.unix_socket_admin_group.empty()) {
+    return Invalid("unix_socket_admin_group", "set while api.unix_socket_disabled is true");
+  }
+
   const bool tls_set = !config.tls().cert_file().empty() || !config.tls().key_file().empty() ||
-                       !config.tls().client_ca_file().empty();
+                       !config.tls().client_ca_file().empty() || config.tls().admin_certificate_names_size() > 0;
   if (config.tcp_address().empty()) {
     if (!s.unix_socket) return Invalid("unix_socket_disabled", "no listener left (api.tcp_address is empty)");
     if (config.insecure_loopback_tcp()) return Invalid("insecure_loopback_tcp", "set without api.tcp_address");
     if (tls_set) return Invalid("tls", "set without api.tcp_address");
     if (!config.token_file().empty()) return Invalid("token_file", "set without api.tcp_address");
+    if (!config.read_token_file().empty()) return Invalid("read_token_file", "set without api.tcp_address");
   } else {
     auto host_port = SplitHostPort(config.tcp_address());
     if (!host_port) return Invalid("tcp_address", host_port.error().message);
@@ -128,8 +140,24 @@ Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
       s.tls_cert_file = config.tls().cert_file();
       s.tls_key_file = config.tls().key_file();
       s.tls_client_ca_file = config.tls().client_ca_file();
+      if (config.tls().admin_certificate_names_size() > 0 && s.tls_client_ca_file.empty()) {
+        return Invalid("tls.admin_certificate_names", "set without api.tls.client_ca_file");
+      }
+      s.admin_certificate_names.assign(config.tls().admin_certificate_names().begin(),
+                                       config.tls().admin_certificate_names().end());
+      if (config.tls().reload_interval_seconds() != 0) {
+        if (Status st = CheckRange(config.tls().reload_interval_seconds(), 1, 86400, "tls.reload_interval_seconds");
+            !st) {
+          return st.error();
+        }
+        s.tls_reload_seconds = config.tls().reload_interval_seconds();
+      }
     }
     s.token_file = config.token_file();
+    s.read_token_file = config.read_token_file();
+    if (!s.token_file.empty() && s.token_file == s.read_token_file) {
+      return Invalid("read_token_file", "is the admin token_file: a token has one role");
+    }
   }
   if (!v1::ReadAccess_IsValid(config.tcp_read_access())) {
     return Invalid("tcp_read_access", "unknown value " + std::to_string(static_cast<int>(config.tcp_read_access())));
@@ -146,6 +174,12 @@ Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
   if (config.max_watch_streams() != 0) {
     if (Status st = CheckRange(config.max_watch_streams(), 1, 4096, "max_watch_streams"); !st) return st.error();
     s.max_watch_streams = config.max_watch_streams();
+  }
+  if (config.max_streams_per_connection() != 0) {
+    if (Status st = CheckRange(config.max_streams_per_connection(), 1, 4096, "max_streams_per_connection"); !st) {
+      return st.error();
+    }
+    s.max_streams_per_connection = config.max_streams_per_connection();
   }
   if (config.watch_queue_events() != 0) {
     if (Status st = CheckRange(config.watch_queue_events(), 16, 1 << 20, "watch_queue_events"); !st) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "agent/common/result.h"
 #include "nvmeadapt/v1/config.pb.h"
@@ -17,6 +18,8 @@ inline constexpr std::string_view kDefaultSocketGroup = "nvme-adapt";
 inline constexpr uint32_t kDefaultMaxReceiveMessageBytes = 64 << 10;
 inline constexpr uint32_t kDefaultMaxWatchStreams = 128;
 inline constexpr uint32_t kDefaultWatchQueueEvents = 1024;
+inline constexpr uint32_t kDefaultStreamsPerConnection = 256;
+inline constexpr uint32_t kDefaultTlsReloadSeconds = 60;
 
 struct ApiSettings {
   std::optional<std::string> unix_socket;  // nullopt: no Unix socket
@@ -26,8 +29,13 @@ struct ApiSettings {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string tls_client_ca_file;          // empty: client certificates are not requested
-  std::string token_file;                  // empty: no bearer token accepted
+  std::vector<std::string> admin_certificate_names;  // client certificates with the admin role
+  uint32_t tls_reload_seconds = kDefaultTlsReloadSeconds;
+  std::string token_file;                  // the admin token; empty: none accepted
+  std::string read_token_file;             // the read-only token; empty: none accepted
+  std::string unix_socket_admin_group;     // empty: every Unix socket peer is admin
   bool tcp_read_open = false;              // read-only calls over TCP need no credentials
+  uint32_t max_streams_per_connection = kDefaultStreamsPerConnection;
   uint32_t max_receive_message_bytes = kDefaultMaxReceiveMessageBytes;
   uint32_t max_watch_streams = kDefaultMaxWatchStreams;
   uint32_t watch_queue_events = kDefaultWatchQueueEvents;

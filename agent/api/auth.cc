@@ -5,6 +5,7 @@
 #include <openssl/sha.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -68,46 +69,127 @@ bool BearerToken::Matches(std::string_view presented) const {
   return CRYPTO_memcmp(digest.data(), digest_.data(), digest.size()) == 0;
 }
 
+std::shared_ptr<const TcpCredentialPolicy> Authorizer::policy() const {
+  std::lock_guard lock(mutex_);
+  return policy_;
+}
+
+void Authorizer::Replace(TcpCredentialPolicy policy) {
+  auto replacement = std::make_shared<const TcpCredentialPolicy>(std::move(policy));
+  std::lock_guard lock(mutex_);
+  policy_ = std::move(replacement);
+}
+
 AuthDecision Authorizer::Decide(Access access, const Credentials& credentials) const {
-  if (transport_ == Transport::kUnixSocket) return {true, "unix socket", ""};
+  AuthDecision decision;
+  if (transport_ == Transport::kUnixSocket) {
+    decision.authenticated = true;
+    if (!credentials.unix_peer) {
+      // The connection's credentials were not found: read-only, never more.
+      decision.identity = "unix socket (peer unknown)";
+    } else {
+      const UnixPeer& peer = *credentials.unix_peer;
+      decision.identity = "unix uid=" + std::to_string(peer.uid) + " pid=" + std::to_string(peer.pid);
+      if (peer.admin) decision.role = Role::kAdmin;
+    }
+    if (access == Access::kMutate && decision.role != Role::kAdmin) {
+      decision.refusal = decision.identity + " is read-only: mutating calls need root, the agent's user or a member of "
+                         "api.unix_socket_admin_group (" + admin_group_ + ")";
+      return decision;
+    }
+    decision.allowed = true;
+    return decision;
+  }
+
+  const std::shared_ptr<const TcpCredentialPolicy> current = policy();
+  const TcpCredentialPolicy& p = *current;
   if (credentials.authorization) {
     // A credential that was sent must be right, even where none is needed: a wrong token is a mistake
     // (or a probe) that the caller should hear about.
     const std::string_view header = *credentials.authorization;
     if (!StartsWithIgnoringCase(header, kBearerScheme)) {
-      return {false, "", "authorization metadata: expected 'Bearer TOKEN'"};
+      decision.refusal = "authorization metadata: expected 'Bearer TOKEN'";
+      return decision;
     }
-    if (!token_) return {false, "", "bearer tokens are not accepted by this agent (no api.token_file)"};
-    if (!token_->Matches(header.substr(kBearerScheme.size()))) return {false, "", "invalid bearer token"};
-    return {true, "token", ""};
+    if (!p.admin_token && !p.read_token) {
+      decision.refusal = "bearer tokens are not accepted by this agent (no api.token_file or api.read_token_file)";
+      return decision;
+    }
+    const std::string_view presented = header.substr(kBearerScheme.size());
+    // Both comparisons run, so the time does not tell which token a guess was near.
+    const bool admin = p.admin_token && p.admin_token->Matches(presented);
+    const bool read = p.read_token && p.read_token->Matches(presented);
+    if (!admin && !read) {
+      decision.refusal = "invalid bearer token";
+      return decision;
+    }
+    decision.authenticated = true;
+    decision.role = admin ? Role::kAdmin : Role::kReadOnly;
+    decision.identity = admin ? "token (admin)" : "token (read-only)";
+  } else if (credentials.verified_client_certificate) {
+    decision.authenticated = true;
+    std::string shown = credentials.certificate_names.empty() ? "" : " CN=" + credentials.certificate_names.front();
+    decision.identity = "certificate" + shown;
+    for (const std::string& name : credentials.certificate_names) {
+      if (std::find(p.admin_certificate_names.begin(), p.admin_certificate_names.end(), name) !=
+          p.admin_certificate_names.end()) {
+        decision.role = Role::kAdmin;
+        decision.identity = "certificate " + name + " (admin)";
+        break;
+      }
+    }
+  } else if (access == Access::kRead && p.read_open) {
+    decision.identity = "anonymous";
+  } else {
+    decision.refusal = std::string(access == Access::kMutate ? "mutating calls" : "calls") +
+                       " over TCP need a client certificate from the configured CA or a bearer token";
+    return decision;
   }
-  if (credentials.verified_client_certificate) return {true, "certificate", ""};
-  if (access == Access::kRead && tcp_read_open_) return {true, "anonymous", ""};
-  return {false, "",
-          std::string(access == Access::kMutate ? "mutating calls" : "calls") +
-              " over TCP need a client certificate from the configured CA or a bearer token"};
+  if (access == Access::kMutate && decision.role != Role::kAdmin) {
+    decision.refusal = decision.identity + " is read-only: mutating calls need the admin token or a certificate "
+                       "named in api.tls.admin_certificate_names";
+    return decision;
+  }
+  decision.allowed = true;
+  return decision;
 }
 
-grpc::Status Authorizer::Check(const grpc::ServerContext& context, Access access, std::string* identity) const {
+Credentials CredentialsOf(const grpc::AuthContext* auth,
+                          const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                          std::string* authorization) {
   Credentials credentials;
-  std::string common_name;
-  if (const auto auth = context.auth_context()) {
+  if (auth != nullptr) {
     credentials.verified_client_certificate = !auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME).empty();
-    for (const auto& name : auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME)) {
-      common_name.assign(name.data(), name.size());
+    for (const char* property : {GRPC_X509_CN_PROPERTY_NAME, GRPC_X509_SAN_PROPERTY_NAME}) {
+      for (const auto& name : auth->FindPropertyValues(property)) {
+        std::string text(name.data(), name.size());
+        if (std::find(credentials.certificate_names.begin(), credentials.certificate_names.end(), text) ==
+            credentials.certificate_names.end()) {
+          credentials.certificate_names.push_back(std::move(text));
+        }
+      }
     }
   }
-  const auto& metadata = context.client_metadata();
-  std::string authorization;
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
-    authorization.assign(it->second.data(), it->second.size());
-    credentials.authorization = authorization;
+    authorization->assign(it->second.data(), it->second.size());
+    credentials.authorization = *authorization;
   }
-  AuthDecision decision = Decide(access, credentials);
-  if (!decision.allowed) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, decision.refusal);
-  if (identity) {
-    *identity = decision.identity;
-    if (decision.identity == "certificate" && !common_name.empty()) *identity += " CN=" + common_name;
+  return credentials;
+}
+
+grpc::Status Authorizer::Check(const grpc::ServerContext& context, Access access,
+                               const std::optional<UnixPeer>& unix_peer, std::string* identity, Role* role) const {
+  std::string authorization;
+  const auto auth = context.auth_context();
+  Credentials credentials = CredentialsOf(auth.get(), context.client_metadata(), &authorization);
+  credentials.unix_peer = unix_peer;
+  const AuthDecision decision = Decide(access, credentials);
+  if (identity) *identity = decision.identity;
+  if (role) *role = decision.role;
+  if (!decision.allowed) {
+    return grpc::Status(decision.authenticated ? grpc::StatusCode::PERMISSION_DENIED
+                                               : grpc::StatusCode::UNAUTHENTICATED,
+                        decision.refusal);
   }
   return grpc::Status::OK;
 }

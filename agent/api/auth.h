@@ -1,15 +1,23 @@
-// Who may call what. Unix socket callers are trusted: the socket's mode and group already decided who can
-// connect. TCP callers need a client certificate from the configured CA or the bearer token for mutating
-// calls, and for read-only calls too unless those are opened (READ_ACCESS_OPEN).
+// Who may call what, in two roles: read-only and admin (every call). On the Unix socket the socket's mode and
+// group decide who can connect at all, and the peer's credentials (SO_PEERCRED) decide the role: root, the
+// agent's user and members of api.unix_socket_admin_group are admin. On TCP a caller shows the admin or the
+// read-only bearer token, or a client certificate from the configured CA (admin when its name is in
+// api.tls.admin_certificate_names); read-only calls may be opened to anyone (READ_ACCESS_OPEN).
 #pragma once
 
 #include <grpcpp/server_context.h>
 
+#include <sys/types.h>
+
 #include <array>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "agent/common/result.h"
 
@@ -33,32 +41,68 @@ class BearerToken {
 
 enum class Access { kRead, kMutate };
 enum class Transport { kUnixSocket, kTcp };
+enum class Role { kReadOnly, kAdmin };
+
+// A Unix socket peer as the kernel reported it when it connected (SO_PEERCRED, SO_PEERGROUPS).
+struct UnixPeer {
+  pid_t pid = 0;
+  uid_t uid = 0;
+  bool admin = false;  // root, the agent's user, or a member of api.unix_socket_admin_group
+};
 
 struct Credentials {
   bool verified_client_certificate = false;
   std::optional<std::string_view> authorization;  // the "authorization" metadata, if sent
+  std::vector<std::string> certificate_names;      // common name and subject alternative names
+  std::optional<UnixPeer> unix_peer;               // Unix socket: who connected (none: unknown)
 };
 
 struct AuthDecision {
   bool allowed = false;
-  std::string identity;  // for audit logs: "unix socket", "token", "certificate CN=...", "anonymous"
+  bool authenticated = false;  // refused for want of credentials (UNAUTHENTICATED) or of a role (PERMISSION_DENIED)
+  Role role = Role::kReadOnly;
+  std::string identity;  // for audit logs: "unix uid=0 pid=42", "token (admin)", "certificate CN=...", "anonymous"
   std::string refusal;   // why not, when !allowed
+};
+
+// What TCP callers may present. Replaced whole when the files are read again (Authorizer::Replace).
+struct TcpCredentialPolicy {
+  std::optional<BearerToken> admin_token;
+  std::optional<BearerToken> read_token;
+  std::vector<std::string> admin_certificate_names;
+  bool read_open = false;  // read-only calls need no credentials
 };
 
 class Authorizer {
  public:
-  Authorizer(Transport transport, std::optional<BearerToken> token, bool tcp_read_open)
-      : transport_(transport), token_(std::move(token)), tcp_read_open_(tcp_read_open) {}
+  // Unix socket: the peer's role decides (`admin_group` names the group in refusals; empty: every peer is
+  // admin).
+  explicit Authorizer(std::string admin_group)
+      : transport_(Transport::kUnixSocket), admin_group_(std::move(admin_group)) {}
+  Authorizer(Transport transport, TcpCredentialPolicy policy)
+      : transport_(transport), policy_(std::make_shared<const TcpCredentialPolicy>(std::move(policy))) {}
 
   // The decision alone, for tests.
   AuthDecision Decide(Access access, const Credentials& credentials) const;
-  // OK, or UNAUTHENTICATED with the reason. `identity` receives who the caller is.
-  grpc::Status Check(const grpc::ServerContext& context, Access access, std::string* identity) const;
+  // OK, or UNAUTHENTICATED / PERMISSION_DENIED with the reason. `identity` receives who the caller is.
+  // `unix_peer` is the connection's peer on the Unix socket.
+  grpc::Status Check(const grpc::ServerContext& context, Access access, const std::optional<UnixPeer>& unix_peer,
+                     std::string* identity, Role* role = nullptr) const;
+  // Takes effect for the calls that start afterwards (SIGHUP re-reads the token files).
+  void Replace(TcpCredentialPolicy policy);
 
  private:
+  std::shared_ptr<const TcpCredentialPolicy> policy() const;
+
   Transport transport_;
-  std::optional<BearerToken> token_;
-  bool tcp_read_open_;
+  std::string admin_group_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const TcpCredentialPolicy> policy_;
 };
+
+// The credentials of a call: the certificate of its connection (verified by TLS) and its authorization
+// metadata. `authorization` holds the header's bytes; Credentials points into it.
+Credentials CredentialsOf(const grpc::AuthContext* auth,
+                          const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, std::string* authorization);
 
 }  // namespace nvmeadapt::api

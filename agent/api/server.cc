@@ -1,8 +1,14 @@
 #include "agent/api/server.h"
 
 #include <grpc/grpc.h>
+#include <grpcpp/ext/health_check_service_server_builder_option.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
+#include <grpcpp/security/auth_metadata_processor.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
@@ -14,9 +20,11 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "agent/api/service.h"
+#include "agent/api/unix_peers.h"
 #include "agent/api/unix_socket.h"
 #include "agent/common/files.h"
 #include "agent/common/log.h"
@@ -54,57 +62,121 @@ Error DiagnoseTcpListen(const std::string& address) {
   return MakeError(ErrorCode::kUnavailable, prefix + " (gRPC logged the reason)");
 }
 
+// Checks the files at start, so that a missing or unreadable one is refused naming its field; afterwards
+// gRPC watches them and a replaced certificate, key or CA takes effect without a restart.
 Result<std::shared_ptr<grpc::ServerCredentials>> TlsCredentials(const ApiSettings& s) {
-  auto cert = ReadWholeFile(s.tls_cert_file, 1 << 20);
-  if (!cert) return MakeError(cert.error().code, "api.tls.cert_file: " + cert.error().message);
-  auto key = ReadWholeFile(s.tls_key_file, 1 << 20);
-  if (!key) return MakeError(key.error().code, "api.tls.key_file: " + key.error().message);
-  grpc::SslServerCredentialsOptions options(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  for (const auto& [path, field] : {std::pair{&s.tls_cert_file, "api.tls.cert_file"},
+                                    {&s.tls_key_file, "api.tls.key_file"},
+                                    {&s.tls_client_ca_file, "api.tls.client_ca_file"}}) {
+    if (path->empty()) continue;
+    auto text = ReadWholeFile(*path, 1 << 20);
+    if (!text) return MakeError(text.error().code, std::string(field) + ": " + text.error().message);
+  }
+  auto provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+      s.tls_key_file, s.tls_cert_file, s.tls_client_ca_file, s.tls_reload_seconds);
+  grpc::experimental::TlsServerCredentialsOptions options(provider);
+  options.watch_identity_key_cert_pairs();
   if (!s.tls_client_ca_file.empty()) {
-    auto ca = ReadWholeFile(s.tls_client_ca_file, 1 << 20);
-    if (!ca) return MakeError(ca.error().code, "api.tls.client_ca_file: " + ca.error().message);
-    options.pem_root_certs = *ca;
+    options.watch_root_certs();
     // A client may come without a certificate (and use a token); one that shows a certificate must
     // show one from the CA, or the handshake fails.
-    options.client_certificate_request = GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+    options.set_cert_request_type(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  } else {
+    options.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   }
-  options.pem_key_cert_pairs.push_back({*key, *cert});
-  return grpc::SslServerCredentials(options);
+  return grpc::experimental::TlsServerCredentials(options);
+}
+
+// Authentication at the transport: runs for every call on the TLS listener, whatever its service (health
+// included), before any handler, so that nothing a caller without credentials reaches holds a thread.
+class TransportGate final : public grpc::AuthMetadataProcessor {
+ public:
+  explicit TransportGate(std::shared_ptr<const Authorizer> authorizer) : authorizer_(std::move(authorizer)) {}
+  bool IsBlocking() const override { return false; }  // a hash and a compare: no thread of its own needed
+  grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext* context, OutputMetadata*,
+                       OutputMetadata*) override {
+    std::string authorization;
+    const AuthDecision decision =
+        authorizer_->Decide(Access::kRead, CredentialsOf(context, metadata, &authorization));
+    if (!decision.allowed) {
+      const auto path = metadata.find(":path");
+      LogRefusal(path != metadata.end() ? std::string_view(path->second.data(), path->second.size()) : "a call",
+                 "a TLS peer", decision.refusal);
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, decision.refusal);
+    }
+    return grpc::Status::OK;
+  }
+
+ private:
+  std::shared_ptr<const Authorizer> authorizer_;
+};
+
+// Server reflection describes the API to whoever asks and holds a stream: the Unix socket only.
+class WithoutReflection final : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    std::erase_if(*plugins, [](const auto& plugin) { return plugin->name() == "proto_server_reflection"; });
+  }
+};
+
+Result<TcpCredentialPolicy> LoadTcpPolicy(const ApiSettings& s) {
+  TcpCredentialPolicy policy;
+  policy.admin_certificate_names = s.admin_certificate_names;
+  policy.read_open = s.tcp_read_open;
+  for (const auto& [path, token, field] :
+       {std::tuple{&s.token_file, &policy.admin_token, "api.token_file"},
+        std::tuple{&s.read_token_file, &policy.read_token, "api.read_token_file"}}) {
+    if (path->empty()) continue;
+    auto loaded = BearerToken::Load(*path);
+    if (!loaded) return MakeError(loaded.error().code, std::string(field) + ": " + loaded.error().message);
+    *token = *loaded;
+  }
+  return policy;
 }
 
 class Listener {
  public:
-  Listener(ServiceCore& core, Transport transport, Authorizer authorizer)
-      : service_(core, transport, std::move(authorizer)) {}
+  Listener(ServiceCore& core, Transport transport, std::shared_ptr<const Authorizer> authorizer,
+           const UnixPeers* peers)
+      : service_(core, transport, std::move(authorizer), peers) {}
 
+  // `uri` empty: no port of its own (the Unix socket's connections are handed over one by one).
   Status Start(const std::string& uri, const std::shared_ptr<grpc::ServerCredentials>& credentials,
-               const ApiSettings& s) {
+               const ApiSettings& s, bool reflection, bool health) {
     grpc::ServerBuilder builder;
-    builder.AddListeningPort(uri, credentials, &port_);
+    if (!uri.empty()) builder.AddListeningPort(uri, credentials, &port_);
     builder.RegisterService(&service_);
+    if (!reflection) builder.SetOption(std::make_unique<WithoutReflection>());
+    if (!health) builder.SetOption(std::make_unique<grpc::HealthCheckServiceServerBuilderOption>(nullptr));
     builder.SetMaxReceiveMessageSize(static_cast<int>(s.max_receive_message_bytes));
     // Without this a second agent could bind the same port and take half the connections.
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     // Dead peers are noticed, so their streams end and free their slot.
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60'000);
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
+    // Limits per connection: calls at once, a bounded TLS handshake, idle connections closed.
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, static_cast<int>(s.max_streams_per_connection));
+    builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10'000);
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 600'000);
     grpc::ResourceQuota quota("nvme-adapt-api");
     quota.SetMaxThreads(static_cast<int>(s.max_watch_streams) + kUnaryThreads);
     builder.SetResourceQuota(quota);
     server_ = builder.BuildAndStart();
-    if (!server_ || port_ == 0) return MakeError(ErrorCode::kUnavailable, "cannot listen on " + uri);
-    server_->GetHealthCheckService()->SetServingStatus(v1::AgentService::service_full_name(), true);
+    if (!server_ || (!uri.empty() && port_ == 0)) return MakeError(ErrorCode::kUnavailable, "cannot listen on " + uri);
+    if (health) server_->GetHealthCheckService()->SetServingStatus(v1::AgentService::service_full_name(), true);
     return OkStatus();
   }
 
   void Stop(std::chrono::system_clock::time_point deadline) {
     if (!server_) return;
-    server_->GetHealthCheckService()->Shutdown();
+    if (auto* health = server_->GetHealthCheckService()) health->Shutdown();
     server_->Shutdown(deadline);
     server_->Wait();
     server_.reset();
   }
 
+  grpc::Server* server() { return server_.get(); }
   int port() const { return port_; }
 
  private:
@@ -119,37 +191,65 @@ class ApiServerImpl final : public ApiServer {
       : core_(agent, observer, settings) {}
   ~ApiServerImpl() override { Shutdown(); }
 
-  Status Start(std::optional<BearerToken> token) {
+  Status Start(TcpCredentialPolicy policy, std::optional<gid_t> admin_gid) {
     const ApiSettings& s = core_.settings();
     if (s.unix_socket) {
       auto prepared = UnixSocketListener::Prepare(*s.unix_socket, s.unix_socket_group);
       if (!prepared) return prepared.error();
       socket_.emplace(std::move(prepared).value());
-      unix_ = std::make_unique<Listener>(core_, Transport::kUnixSocket, Authorizer(Transport::kUnixSocket, {}, false));
-      if (Status st = unix_->Start(socket_->bind_uri(), grpc::InsecureServerCredentials(), s); !st) {
-        return MakeError(st.error().code, "api.unix_socket: cannot listen on " + *s.unix_socket);
+      peers_ = std::make_unique<UnixPeers>(admin_gid);
+      unix_ = std::make_unique<Listener>(core_, Transport::kUnixSocket,
+                                         std::make_shared<const Authorizer>(s.unix_socket_admin_group), peers_.get());
+      if (Status st = unix_->Start("", nullptr, s, /*reflection=*/true, /*health=*/true); !st) {
+        return MakeError(st.error().code, "api.unix_socket: cannot serve " + *s.unix_socket);
       }
+      auto listening = socket_->Listen(128);
+      if (!listening) return listening.error();
+      if (Status st = peers_->Start(*listening, unix_->server()); !st) return st.error();
       if (Status st = socket_->Publish(); !st) return st.error();
-      NA_INFO("api: listening on unix:" << *s.unix_socket << " (mode 0660, group " << s.unix_socket_group << ")");
+      NA_INFO("api: listening on unix:" << *s.unix_socket << " (mode 0660, group " << s.unix_socket_group
+                                        << ", admin: "
+                                        << (s.unix_socket_admin_group.empty() ? "every peer"
+                                                                              : "root and group " +
+                                                                                    s.unix_socket_admin_group)
+                                        << ")");
     }
     if (!s.tcp_address.empty()) {
+      tcp_authorizer_ = std::make_shared<Authorizer>(Transport::kTcp, std::move(policy));
       std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
       if (!s.tcp_insecure_loopback) {
         auto tls = TlsCredentials(s);
         if (!tls) return tls.error();
         credentials = *tls;
+        credentials->SetAuthMetadataProcessor(std::make_shared<TransportGate>(tcp_authorizer_));
       }
-      tcp_ = std::make_unique<Listener>(core_, Transport::kTcp,
-                                        Authorizer(Transport::kTcp, std::move(token), s.tcp_read_open));
-      if (Status st = tcp_->Start(s.tcp_address, credentials, s); !st) return DiagnoseTcpListen(s.tcp_address);
+      tcp_ = std::make_unique<Listener>(core_, Transport::kTcp, tcp_authorizer_, nullptr);
+      // Without TLS no processor can gate the transport: only the AgentService, whose every call is
+      // authorized, is served (no health, no reflection).
+      if (Status st = tcp_->Start(s.tcp_address, credentials, s, /*reflection=*/false,
+                                  /*health=*/!s.tcp_insecure_loopback);
+          !st) {
+        return DiagnoseTcpListen(s.tcp_address);
+      }
       NA_INFO("api: listening on tcp " << s.tcp_address << " (port " << tcp_->port() << ", "
                                        << (s.tcp_insecure_loopback ? "INSECURE plaintext, loopback only" : "TLS")
                                        << ", read-only calls " << (s.tcp_read_open ? "open" : "authenticated")
                                        << ")");
       if (s.tls_client_ca_file.empty() && s.token_file.empty()) {
         NA_WARN("api: no api.tls.client_ca_file and no api.token_file: mutating calls over TCP are refused");
+      } else if (!s.tls_client_ca_file.empty() && s.admin_certificate_names.empty()) {
+        NA_WARN("api: no api.tls.admin_certificate_names: client certificates may only read");
       }
     }
+    return OkStatus();
+  }
+
+  Status Reload() override {
+    if (!tcp_authorizer_) return OkStatus();
+    auto policy = LoadTcpPolicy(core_.settings());
+    if (!policy) return MakeError(policy.error().code, policy.error().message + " (the previous tokens stay)");
+    tcp_authorizer_->Replace(std::move(policy).value());
+    NA_INFO("api: bearer tokens read again");
     return OkStatus();
   }
 
@@ -157,6 +257,7 @@ class ApiServerImpl final : public ApiServer {
     std::lock_guard lock(shutdown_mutex_);
     core_.BeginShutdown();
     const auto deadline = std::chrono::system_clock::now() + kShutdownGrace;
+    if (peers_) peers_->Stop();
     if (tcp_) tcp_->Stop(deadline);
     if (unix_) unix_->Stop(deadline);
     if (socket_) socket_->Remove();
@@ -172,6 +273,8 @@ class ApiServerImpl final : public ApiServer {
  private:
   ServiceCore core_;
   std::optional<UnixSocketListener> socket_;
+  std::unique_ptr<UnixPeers> peers_;
+  std::shared_ptr<Authorizer> tcp_authorizer_;
   std::unique_ptr<Listener> unix_;
   std::unique_ptr<Listener> tcp_;
   std::mutex shutdown_mutex_;
@@ -183,11 +286,13 @@ Result<std::unique_ptr<ApiServer>> StartApiServer(const v1::ApiConfig& config, A
                                                   RequestObserver* observer) {
   auto settings = ResolveApiConfig(config);
   if (!settings) return settings.error();
-  std::optional<BearerToken> token;
-  if (!settings->token_file.empty()) {
-    auto loaded = BearerToken::Load(settings->token_file);
-    if (!loaded) return MakeError(loaded.error().code, "api.token_file: " + loaded.error().message);
-    token = *loaded;
+  auto policy = LoadTcpPolicy(*settings);
+  if (!policy) return policy.error();
+  std::optional<gid_t> admin_gid;
+  if (!settings->unix_socket_admin_group.empty()) {
+    auto gid = LookUpGroup(settings->unix_socket_admin_group, "api.unix_socket_admin_group");
+    if (!gid) return gid.error();
+    admin_gid = *gid;
   }
   static std::once_flag plugins;
   std::call_once(plugins, [] {
@@ -198,7 +303,7 @@ Result<std::unique_ptr<ApiServer>> StartApiServer(const v1::ApiConfig& config, A
     grpc_init();
   });
   auto server = std::make_unique<ApiServerImpl>(agent, observer, *settings);
-  if (Status started = server->Start(std::move(token)); !started) return started.error();
+  if (Status started = server->Start(std::move(policy).value(), admin_gid); !started) return started.error();
   return std::unique_ptr<ApiServer>(std::move(server));
 }
 

@@ -27,6 +27,9 @@ class ApiServer {
   // The TCP port actually bound (useful with port 0), 0 without TCP.
   virtual int tcp_port() const = 0;
   virtual size_t open_streams() const = 0;
+  // Reads the bearer token files again (SIGHUP); certificates are watched by themselves
+  // (api.tls.reload_interval_seconds). A bad file is an error naming it, and the previous tokens stay.
+  virtual Status Reload() = 0;
 };
 
 // `agent` and `observer` (may be null) must outlive the server.

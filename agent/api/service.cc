@@ -41,6 +41,14 @@ RefusalLog& Refusals() {
   return log;
 }
 
+}  // namespace
+
+void LogRefusal(std::string_view method, std::string_view peer, std::string_view reason) {
+  Refusals().Note(method, peer, reason);
+}
+
+namespace {
+
 std::string Abbreviated(const google::protobuf::Message* request) {
   std::string text = request->ShortDebugString();
   if (text.size() > kAuditRequestChars) text = text.substr(0, kAuditRequestChars) + "...";
@@ -49,15 +57,27 @@ std::string Abbreviated(const google::protobuf::Message* request) {
 
 }  // namespace
 
-bool ServiceCore::AcquireStream() {
+bool ServiceCore::AcquireStream(bool anonymous) {
+  if (anonymous) {
+    size_t open = open_anonymous_streams_.load();
+    do {
+      if (open >= anonymous_stream_limit()) return false;
+    } while (!open_anonymous_streams_.compare_exchange_weak(open, open + 1));
+  }
   size_t open = open_streams_.load();
   do {
-    if (open >= settings_.max_watch_streams) return false;
+    if (open >= settings_.max_watch_streams) {
+      if (anonymous) open_anonymous_streams_.fetch_sub(1);
+      return false;
+    }
   } while (!open_streams_.compare_exchange_weak(open, open + 1));
   return true;
 }
 
-void ServiceCore::ReleaseStream() { open_streams_.fetch_sub(1); }
+void ServiceCore::ReleaseStream(bool anonymous) {
+  open_streams_.fetch_sub(1);
+  if (anonymous) open_anonymous_streams_.fetch_sub(1);
+}
 
 void ServiceCore::Track(const std::shared_ptr<Subscription>& subscription) {
   std::lock_guard lock(mutex_);
@@ -82,12 +102,14 @@ grpc::Status AgentServiceImpl::Serve(std::string_view method, grpc::ServerContex
                                      const google::protobuf::Message* request, Body&& body) {
   const int64_t start = MonotonicNanos();
   std::string identity;
-  grpc::Status status = authorizer_.Check(*context, access, &identity);
+  const std::optional<UnixPeer> unix_peer = peers_ ? peers_->PeerOf(context->peer()) : std::nullopt;
+  grpc::Status status = authorizer_->Check(*context, access, unix_peer, &identity);
   if (!status.ok()) {
-    Refusals().Note(method, context->peer(), status.error_message());
+    Refusals().Note(method, identity.empty() ? context->peer() : identity + " (" + context->peer() + ")",
+                    status.error_message());
   } else {
     try {
-      status = body();
+      status = body(identity);
     } catch (const std::exception& e) {
       NA_ERROR("api: " << method << " failed with an exception: " << e.what());
       status = grpc::Status(grpc::StatusCode::INTERNAL, std::string(method) + ": internal error");
@@ -108,7 +130,7 @@ grpc::Status AgentServiceImpl::Serve(std::string_view method, grpc::ServerContex
 
 grpc::Status AgentServiceImpl::GetStatus(grpc::ServerContext* context, const v1::GetStatusRequest* request,
                                          v1::GetStatusResponse* response) {
-  return Serve("GetStatus", context, Access::kRead, request, [&] {
+  return Serve("GetStatus", context, Access::kRead, request, [&](const std::string&) {
     *response = core_.agent().GetStatus();
     return grpc::Status::OK;
   });
@@ -116,7 +138,7 @@ grpc::Status AgentServiceImpl::GetStatus(grpc::ServerContext* context, const v1:
 
 grpc::Status AgentServiceImpl::ListQueues(grpc::ServerContext* context, const v1::ListQueuesRequest* request,
                                           v1::ListQueuesResponse* response) {
-  return Serve("ListQueues", context, Access::kRead, request, [&] {
+  return Serve("ListQueues", context, Access::kRead, request, [&](const std::string&) {
     if (Status valid = ValidateListQueuesRequest(*request); !valid) return ToGrpcStatus(valid.error());
     auto result = core_.agent().ListQueues(*request);
     if (!result) return ToGrpcStatus(result.error());
@@ -127,7 +149,7 @@ grpc::Status AgentServiceImpl::ListQueues(grpc::ServerContext* context, const v1
 
 grpc::Status AgentServiceImpl::GetPolicy(grpc::ServerContext* context, const v1::GetPolicyRequest* request,
                                          v1::GetPolicyResponse* response) {
-  return Serve("GetPolicy", context, Access::kRead, request, [&] {
+  return Serve("GetPolicy", context, Access::kRead, request, [&](const std::string&) {
     *response = core_.agent().GetPolicy();
     return grpc::Status::OK;
   });
@@ -135,7 +157,7 @@ grpc::Status AgentServiceImpl::GetPolicy(grpc::ServerContext* context, const v1:
 
 grpc::Status AgentServiceImpl::SetPolicy(grpc::ServerContext* context, const v1::SetPolicyRequest* request,
                                          v1::SetPolicyResponse* response) {
-  return Serve("SetPolicy", context, Access::kMutate, request, [&] {
+  return Serve("SetPolicy", context, Access::kMutate, request, [&](const std::string&) {
     if (Status valid = ValidateSetPolicyRequest(*request); !valid) return ToGrpcStatus(valid.error());
     auto result = core_.agent().SetPolicy(*request);
     if (!result) return ToGrpcStatus(result.error());
@@ -146,7 +168,7 @@ grpc::Status AgentServiceImpl::SetPolicy(grpc::ServerContext* context, const v1:
 
 grpc::Status AgentServiceImpl::SetQueueMode(grpc::ServerContext* context, const v1::SetQueueModeRequest* request,
                                             v1::SetQueueModeResponse* response) {
-  return Serve("SetQueueMode", context, Access::kMutate, request, [&] {
+  return Serve("SetQueueMode", context, Access::kMutate, request, [&](const std::string&) {
     if (Status valid = ValidateSetQueueModeRequest(*request); !valid) return ToGrpcStatus(valid.error());
     auto result = core_.agent().SetQueueMode(*request);
     if (!result) return ToGrpcStatus(result.error());
@@ -157,22 +179,26 @@ grpc::Status AgentServiceImpl::SetQueueMode(grpc::ServerContext* context, const 
 
 grpc::Status AgentServiceImpl::WatchEvents(grpc::ServerContext* context, const v1::WatchEventsRequest* request,
                                            grpc::ServerWriter<v1::Event>* writer) {
-  return Serve("WatchEvents", context, Access::kRead, request,
-               [&] { return StreamEvents(context, *request, writer); });
+  return Serve("WatchEvents", context, Access::kRead, request, [&](const std::string& identity) {
+    return StreamEvents(context, *request, writer, identity == "anonymous");
+  });
 }
 
 grpc::Status AgentServiceImpl::StreamEvents(grpc::ServerContext* context, const v1::WatchEventsRequest& request,
-                                            grpc::ServerWriter<v1::Event>* writer) {
+                                            grpc::ServerWriter<v1::Event>* writer, bool anonymous) {
   if (Status valid = ValidateWatchEventsRequest(request); !valid) return ToGrpcStatus(valid.error());
   if (core_.shutting_down()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "agent is shutting down");
-  if (!core_.AcquireStream()) {
+  if (!core_.AcquireStream(anonymous)) {
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        "too many WatchEvents streams (api.max_watch_streams = " +
-                            std::to_string(core_.settings().max_watch_streams) + ")");
+                        anonymous ? "too many anonymous WatchEvents streams (" +
+                                        std::to_string(core_.anonymous_stream_limit()) +
+                                        ", a quarter of api.max_watch_streams); authenticate for more"
+                                  : "too many WatchEvents streams (api.max_watch_streams = " +
+                                        std::to_string(core_.settings().max_watch_streams) + ")");
   }
   auto subscription = core_.agent().WatchEvents(request, core_.settings().watch_queue_events);
   if (!subscription) {
-    core_.ReleaseStream();
+    core_.ReleaseStream(anonymous);
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the agent offers no event stream now");
   }
   core_.Track(subscription);
@@ -194,7 +220,7 @@ grpc::Status AgentServiceImpl::StreamEvents(grpc::ServerContext* context, const 
   }
   subscription->Cancel();
   core_.Forget(subscription);
-  core_.ReleaseStream();
+  core_.ReleaseStream(anonymous);
   if (client_gone || context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   if (core_.shutting_down()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "agent is shutting down");
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the agent ended the event stream");

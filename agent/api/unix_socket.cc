@@ -40,14 +40,14 @@ Result<bool> SomeoneListens(const std::string& path) {
 
 }  // namespace
 
-Result<gid_t> LookUpGroup(const std::string& name) {
+Result<gid_t> LookUpGroup(const std::string& name, const std::string& field) {
   struct group entry {};
   struct group* found = nullptr;
   std::vector<char> buffer(16384);
   const int rc = getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
   if (rc != 0) return SysError("getgrnam", "group " + name, rc);
   if (!found) {
-    return MakeError(ErrorCode::kNotFound, "api.unix_socket_group: group '" + name +
+    return MakeError(ErrorCode::kNotFound, field + ": group '" + name +
                                                "' does not exist (create it, e.g. groupadd --system " + name +
                                                ", or name another group)");
   }
@@ -101,6 +101,24 @@ void UnixSocketListener::RemovePrivateDir() {
   unlink(private_path().c_str());
   rmdir(private_dir_.c_str());
   private_dir_.clear();
+}
+
+Result<int> UnixSocketListener::Listen(int backlog) {
+  const std::string bound = private_path();
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (bound.size() >= sizeof address.sun_path) {
+    return MakeError(ErrorCode::kInvalidArgument, "api.unix_socket: " + bound + " is too long for a Unix socket");
+  }
+  std::memcpy(address.sun_path, bound.c_str(), bound.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return SysError("socket", bound, errno);
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 || listen(fd, backlog) != 0) {
+    const int err = errno;
+    close(fd);
+    return SysError("bind/listen", bound, err);
+  }
+  return fd;
 }
 
 Status UnixSocketListener::Publish() {

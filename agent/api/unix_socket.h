@@ -1,5 +1,5 @@
-// The Unix socket of the API, created so that no other user can reach it even for a moment: gRPC binds
-// it inside a private 0700 directory next to the final path; there it gets mode 0660 and its group, and
+// The Unix socket of the API, created so that no other user can reach it even for a moment: it is bound
+// inside a private 0700 directory next to the final path; there it gets mode 0660 and its group, and
 // only then is it renamed into place.
 #pragma once
 
@@ -14,7 +14,7 @@ namespace nvmeadapt::api {
 inline constexpr mode_t kSocketMode = 0660;
 
 // The id of `group`; a clear error naming the field when it does not exist.
-Result<gid_t> LookUpGroup(const std::string& group);
+Result<gid_t> LookUpGroup(const std::string& group, const std::string& field = "api.unix_socket_group");
 
 class UnixSocketListener {
  public:
@@ -26,8 +26,9 @@ class UnixSocketListener {
   UnixSocketListener& operator=(UnixSocketListener&&) = delete;
   ~UnixSocketListener();
 
-  // What to give gRPC to bind: "unix:" + the path inside the private directory.
-  std::string bind_uri() const { return "unix:" + private_path(); }
+  // A listening socket bound inside the private directory (the caller owns the fd); Publish() moves it
+  // into place.
+  Result<int> Listen(int backlog);
   const std::string& path() const { return path_; }
   // After gRPC has bound: mode, group, rename into place, private directory removed.
   Status Publish();

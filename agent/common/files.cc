@@ -1,10 +1,16 @@
 #include "agent/common/files.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <string_view>
 #include <utility>
 
 namespace nvmeadapt {
@@ -107,6 +113,67 @@ Status MakeDirectories(const std::string& path, mode_t mode) {
   if (stat(path.c_str(), &st) != 0) return SysError("stat", path, errno);
   if (!S_ISDIR(st.st_mode)) return MakeError(ErrorCode::kInvalidArgument, path + ": not a directory");
   return OkStatus();
+}
+
+
+namespace {
+
+Error Confined(const std::string& path, const std::string& why) {
+  return MakeError(ErrorCode::kPermissionDenied, path + ": refused: " + why);
+}
+
+// Where openat2 is missing (kernels before 5.6, some seccomp filters): the real parent must be under the
+// real root, and the file itself is opened without following a link.
+Result<int> OpenBeneathByRealPath(const std::string& root, const std::string& path, int flags) {
+  char real_root[PATH_MAX];
+  char real_parent[PATH_MAX];
+  if (realpath(root.c_str(), real_root) == nullptr) return SysError("realpath", root, errno);
+  const std::string parent = DirectoryOf(path);
+  if (realpath(parent.c_str(), real_parent) == nullptr) return SysError("realpath", parent, errno);
+  const std::string under(real_root);
+  const std::string got(real_parent);
+  if (got != under && !(got.starts_with(under) && (under == "/" || got[under.size()] == '/'))) {
+    return Confined(path, "resolves outside " + root + " (to " + got + ")");
+  }
+  const int fd = open((got + path.substr(path.rfind('/'))).c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) return Confined(path, "the file is a symlink");
+    return SysError("open", path, errno);
+  }
+  return fd;
+}
+
+}  // namespace
+
+Result<int> OpenBeneath(const std::string& root, const std::string& path, int flags) {
+  std::string base = root;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  const size_t skip = base == "/" ? 1 : base.size() + 1;
+  if (path.size() <= skip || path.compare(0, base.size(), base) != 0 || path[skip - 1] != '/') {
+    return Confined(path, "not under " + root);
+  }
+  const std::string relative = path.substr(skip);
+  for (size_t start = 0; start <= relative.size();) {
+    const size_t slash = std::min(relative.find('/', start), relative.size());
+    const std::string_view part = std::string_view(relative).substr(start, slash - start);
+    if (part.empty() || part == "." || part == "..") {
+      return Confined(path, "an empty, '.' or '..' component");
+    }
+    start = slash + 1;
+  }
+  const int root_fd = open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) return SysError("open", base, errno);
+  FdCloser root_closer(root_fd);
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags | O_NOFOLLOW | O_CLOEXEC);
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  const long fd = syscall(SYS_openat2, root_fd, relative.c_str(), &how, sizeof how);
+  if (fd >= 0) return static_cast<int>(fd);
+  const int err = errno;
+  if (err == ENOSYS || err == EPERM) return OpenBeneathByRealPath(base, path, flags);
+  if (err == EXDEV) return Confined(path, "a symlink on the way leads out of " + root);
+  if (err == ELOOP) return Confined(path, "the file is a symlink");
+  return SysError("open", path, err);
 }
 
 }  // namespace nvmeadapt

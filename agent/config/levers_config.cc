@@ -46,20 +46,33 @@ Status CheckValue(const std::string& field, const std::string& value) {
   return OkStatus();
 }
 
+// An attribute name: one path component of letters, digits and '_' (sysfs attribute names are).
+bool IsAttributeName(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                              std::string_view::npos;
+}
+
+// The adaptive-poll lever owns attributes of the controller and of its namespaces' queues, nothing else:
+//   {sysfs}/class/nvme/{ctrl}/ATTR           {sysfs}/block/{ctrl}nN/queue/ATTR
+// so whoever edits the config cannot point the root daemon's writes anywhere else under /sys.
 Status CheckTemplate(const std::string& path_template) {
   const std::string field = "adaptive_poll_path_template";
-  if (path_template.find("{ctrl}") == std::string::npos) return Refuse(field, "must contain {ctrl}");
-  if (path_template.rfind("{sysfs}", 0) != 0 && path_template.rfind('/', 0) != 0) {
-    return Refuse(field, "must start with {sysfs} or /");
-  }
-  for (size_t open = path_template.find('{'); open != std::string::npos; open = path_template.find('{', open + 1)) {
-    const size_t close = path_template.find('}', open);
-    const std::string placeholder = path_template.substr(open, close == std::string::npos ? close : close - open + 1);
-    if (placeholder != "{ctrl}" && placeholder != "{sysfs}") {
-      return Refuse(field, "unknown placeholder '" + placeholder + "' (known: {sysfs}, {ctrl})");
+  const std::string families = " (allowed: {sysfs}/class/nvme/{ctrl}/ATTR or {sysfs}/block/{ctrl}nN/queue/ATTR)";
+  const std::string_view t = path_template;
+  constexpr std::string_view kClass = "{sysfs}/class/nvme/{ctrl}/";
+  constexpr std::string_view kBlock = "{sysfs}/block/{ctrl}n";
+  constexpr std::string_view kQueue = "/queue/";
+  if (t.find("..") != std::string_view::npos) return Refuse(field, "must not contain '..'" + families);
+  if (t.starts_with(kClass) && IsAttributeName(t.substr(kClass.size()))) return OkStatus();
+  if (t.starts_with(kBlock)) {
+    const std::string_view rest = t.substr(kBlock.size());
+    const size_t queue = rest.find(kQueue);
+    if (queue != std::string_view::npos && AllDigits(rest.substr(0, queue)) &&
+        IsAttributeName(rest.substr(queue + kQueue.size()))) {
+      return OkStatus();
     }
   }
-  return OkStatus();
+  return Refuse(field, "'" + path_template + "' is not an attribute the adaptive-poll lever owns" + families);
 }
 
 }  // namespace

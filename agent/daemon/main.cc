@@ -143,6 +143,7 @@ int Run(const DaemonFlags& flags) {
         break;
       }
       if (info.ssi_signo == SIGHUP) {
+        if (Status tokens = (*api_server)->Reload(); !tokens) NA_ERROR("reload: " << tokens.error().message);
         (void)reloader.Reload("SIGHUP");
         continue;
       }

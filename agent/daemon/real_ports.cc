@@ -42,11 +42,17 @@ const discover::Queue* FindQueue(const discover::Controller& controller, uint32_
 
 Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
   snapshot_ = discover::Discover(options_);
+  // Only this scan's skips are remembered: a source is logged again when its reason changes, and what is
+  // kept is bounded by one scan (discovery bounds the sockets asked and the text kept of each).
+  std::map<std::string, std::string> skips;
   for (const discover::Skipped& skipped : snapshot_.skipped) {
-    if (reported_skips_.insert(skipped.object + skipped.error.message).second) {
+    const auto before = reported_skips_.find(skipped.object);
+    if (before == reported_skips_.end() || before->second != skipped.error.message) {
       NA_WARN("discovery: skipped " << skipped.object << ": " << skipped.error.message);
     }
+    skips[skipped.object] = skipped.error.message;
   }
+  reported_skips_ = std::move(skips);
   std::vector<DiscoveredQueue> queues;
   for (const discover::Controller& c : snapshot_.controllers) {
     const std::string binary = c.pid != 0 ? ExecutableOf(options_.procfs_root, c.pid) : "";

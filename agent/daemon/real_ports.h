@@ -23,7 +23,7 @@ class RealDiscovery : public Discovery {
  private:
   discover::DiscoveryOptions options_;
   discover::Snapshot snapshot_;
-  std::set<std::string> reported_skips_;  // each unreadable source is logged once
+  std::map<std::string, std::string> reported_skips_;  // last scan's unreadable sources and why
 };
 
 class RealLevers : public Levers {

@@ -1,7 +1,9 @@
 #include "agent/discover/control_client.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -43,23 +45,75 @@ Error Timeout(const std::string& path, int timeout_ms, const char* what) {
   return error;
 }
 
+Error Untrusted(const std::string& path, const std::string& why) {
+  return MakeError(ErrorCode::kPermissionDenied, path + ": refused: " + why);
+}
+
+// The pid in a "PID.sock" file name, or 0 for another name.
+pid_t PidOfSocketName(const std::string& path) {
+  const std::string name = path.substr(path.rfind('/') + 1);
+  constexpr std::string_view kSuffix = ".sock";
+  if (name.size() <= kSuffix.size() || !name.ends_with(kSuffix)) return 0;
+  const std::string digits = name.substr(0, name.size() - kSuffix.size());
+  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return static_cast<pid_t>(std::stol(digits));
+}
+
+// Opens the path itself (a symlink is opened as the link, never followed) and checks it is a socket file.
+Result<int> OpenSocketFile(const std::string& path, struct stat* st) {
+  const int fd = open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return SysError("open", path, errno);
+  if (fstat(fd, st) != 0) {
+    const int err = errno;
+    close(fd);
+    return SysError("fstat", path, err);
+  }
+  if (!S_ISSOCK(st->st_mode)) {
+    close(fd);
+    return Untrusted(path, S_ISLNK(st->st_mode) ? "a symlink (driver sockets are not followed)"
+                                                 : "not a socket file");
+  }
+  return fd;
+}
+
+// Printable ASCII only, at most `limit` bytes: what a peer says may end up in logs and kept errors.
+std::string Bounded(std::string_view text, size_t limit) {
+  std::string shown(text.substr(0, limit));
+  for (char& c : shown) {
+    if (c < 0x20 || c > 0x7e) c = '?';
+  }
+  if (text.size() > limit) shown += "... (" + std::to_string(text.size()) + " bytes)";
+  return shown;
+}
+
 }  // namespace
 
 Result<ControlClient> ControlClient::Connect(const std::string& path, int timeout_ms) {
+  struct stat st{};
+  auto path_fd = OpenSocketFile(path, &st);
+  if (!path_fd) return path_fd.error();
+  // Connecting through the opened file, not the name, so that the checked file is the one connected to.
+  const std::string via = "/proc/self/fd/" + std::to_string(*path_fd);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) {
-    return MakeError(ErrorCode::kInvalidArgument, path + ": too long for a Unix socket path");
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  std::memcpy(addr.sun_path, via.c_str(), via.size() + 1);
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return SysError("socket", path, errno);
+  if (fd < 0) {
+    const int err = errno;
+    close(*path_fd);
+    return SysError("socket", path, err);
+  }
   ControlClient client(fd, path, timeout_ms);
   const int64_t deadline = MonotonicNanos() + int64_t{timeout_ms} * kNanosPerMilli;
   for (;;) {
-    if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return client;
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+      close(*path_fd);
+      if (Status trusted = client.CheckPeer(st); !trusted) return trusted.error();
+      return client;
+    }
     const int err = errno;
     if (err == EINTR) continue;
+    if (err != EAGAIN && err != EINPROGRESS) close(*path_fd);
     if (err == ECONNREFUSED) {
       Error error = MakeError(ErrorCode::kUnavailable,
                               "connect " + path + ": connection refused (stale socket: no process listens)");
@@ -68,13 +122,36 @@ Result<ControlClient> ControlClient::Connect(const std::string& path, int timeou
     }
     if (err != EAGAIN && err != EINPROGRESS) return SysError("connect", path, err);
     // The listener's backlog is full: it may drain soon.
-    if (RemainingMillis(deadline) == 0) return Timeout(path, timeout_ms, "not accepting connections");
+    if (RemainingMillis(deadline) == 0) {
+      close(*path_fd);
+      return Timeout(path, timeout_ms, "not accepting connections");
+    }
     usleep(5000);
   }
 }
 
+Status ControlClient::CheckPeer(const struct stat& file) {
+  ucred peer{};
+  socklen_t size = sizeof peer;
+  if (getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) return SysError("SO_PEERCRED of", path_, errno);
+  peer_pid_ = peer.pid;
+  peer_uid_ = peer.uid;
+  if (file.st_uid != peer.uid) {
+    return Untrusted(path_, "the socket file is owned by uid " + std::to_string(file.st_uid) +
+                                " but served by uid " + std::to_string(peer.uid) + " (pid " +
+                                std::to_string(peer.pid) + ")");
+  }
+  const pid_t named = PidOfSocketName(path_);
+  if (named != 0 && named != peer.pid) {
+    return Untrusted(path_, "named for pid " + std::to_string(named) + " but served by pid " +
+                                std::to_string(peer.pid));
+  }
+  return OkStatus();
+}
+
 ControlClient::ControlClient(ControlClient&& other) noexcept
-    : fd_(other.fd_), path_(std::move(other.path_)), timeout_ms_(other.timeout_ms_),
+    : fd_(other.fd_), peer_pid_(other.peer_pid_), peer_uid_(other.peer_uid_), path_(std::move(other.path_)),
+      timeout_ms_(other.timeout_ms_),
       pending_(std::move(other.pending_)) {
   other.fd_ = -1;
 }
@@ -83,6 +160,8 @@ ControlClient& ControlClient::operator=(ControlClient&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) close(fd_);
     fd_ = other.fd_;
+    peer_pid_ = other.peer_pid_;
+    peer_uid_ = other.peer_uid_;
     path_ = std::move(other.path_);
     timeout_ms_ = other.timeout_ms_;
     pending_ = std::move(other.pending_);
@@ -157,11 +236,7 @@ Result<nlohmann::json> ControlClient::Call(const nlohmann::json& request) {
   if (!line) return line.error();
   nlohmann::json reply = nlohmann::json::parse(*line, nullptr, /*allow_exceptions=*/false);
   if (reply.is_discarded() || !reply.is_object()) {
-    std::string shown = line->substr(0, 80);
-    for (char& c : shown) {
-      if (c < 0x20 || c > 0x7e) c = '?';
-    }
-    return MakeError(ErrorCode::kIo, path_ + ": reply is not a JSON object: '" + shown + "'");
+    return MakeError(ErrorCode::kIo, path_ + ": reply is not a JSON object: '" + Bounded(*line, 80) + "'");
   }
   const auto ok = reply.find("ok");
   if (ok == reply.end() || !ok->is_boolean()) {
@@ -169,8 +244,9 @@ Result<nlohmann::json> ControlClient::Call(const nlohmann::json& request) {
   }
   if (!ok->get<bool>()) {
     const auto error = reply.find("error");
-    const std::string message = error != reply.end() && error->is_string() ? error->get<std::string>()
-                                                                           : std::string("(no error message)");
+    const std::string message = error != reply.end() && error->is_string()
+                                    ? Bounded(error->get<std::string>(), kMaxKeptTextBytes)
+                                    : std::string("(no error message)");
     return MakeError(ErrorCode::kRefused, path_ + ": driver refused: " + message);
   }
   return reply;

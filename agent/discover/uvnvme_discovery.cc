@@ -1,5 +1,11 @@
 // uvnvme driver processes: every $runtime_dir/uvnvme/*.sock answers {"op": "list"} with its queues
 // (docs/uvnvme-control.md). Queues are grouped into controllers "uvnvme:PID:CTRL".
+//
+// The directory is shared by every user allowed to run a driver, so nothing in it is believed on its word:
+// ControlClient refuses links, non-sockets and sockets not owned by their listener; the pid uprobes attach to
+// is the listener's as the kernel reports it, and a process reporting another pid is refused.
+#include <sys/stat.h>
+
 #include <map>
 
 #include "agent/discover/control_client.h"
@@ -10,6 +16,8 @@ namespace nvmeadapt::discover {
 namespace {
 
 constexpr std::string_view kSocketSuffix = ".sock";
+// Sockets asked per scan: a directory flooded with files costs a bounded time and a bounded skipped list.
+constexpr size_t kMaxDriverSockets = 256;
 
 Result<uint32_t> UnsignedField(const nlohmann::json& object, const char* field, const std::string& where) {
   const auto it = object.find(field);
@@ -19,17 +27,20 @@ Result<uint32_t> UnsignedField(const nlohmann::json& object, const char* field, 
   return it->get<uint32_t>();
 }
 
-Result<std::vector<Controller>> ReadProcess(const std::string& path, const std::string& file_name, int timeout_ms) {
+Result<std::vector<Controller>> ReadProcess(const std::string& path, int timeout_ms) {
   auto client = ControlClient::Connect(path, timeout_ms);
   if (!client) return client.error();
   auto reply = client->Call({{"op", "list"}});
   if (!reply) return reply.error();
 
-  uint32_t pid = 0;
-  if (auto reported = UnsignedField(*reply, "pid", path)) {
-    pid = *reported;
-  } else if (!ParseU32(file_name.substr(0, file_name.size() - kSocketSuffix.size()), &pid)) {
-    return reported.error();
+  const uint32_t pid = static_cast<uint32_t>(client->peer_pid());
+  if (reply->contains("pid")) {
+    auto reported = UnsignedField(*reply, "pid", path);
+    if (!reported) return reported.error();
+    if (*reported != pid) {
+      return MakeError(ErrorCode::kPermissionDenied, path + ": refused: reports pid " + std::to_string(*reported) +
+                                                         " but its socket is served by pid " + std::to_string(pid));
+    }
   }
   const auto queues = reply->find("queues");
   if (queues == reply->end() || !queues->is_array()) {
@@ -80,24 +91,53 @@ Result<std::vector<Controller>> ReadProcess(const std::string& path, const std::
   return controllers;
 }
 
+// A directory the agent may read sockets from: a real directory (not a link to one) that not everyone may
+// fill (world-writable only with the sticky bit, so nobody replaces another user's socket).
+Status CheckSocketDirectory(const std::string& dir, const struct stat& st) {
+  if (!S_ISDIR(st.st_mode)) {
+    return MakeError(ErrorCode::kPermissionDenied, dir + ": refused: not a directory (a symlink?)");
+  }
+  if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+    return MakeError(ErrorCode::kPermissionDenied, dir + ": refused: writable by every user without the sticky bit");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 std::vector<Controller> DiscoverUvnvme(const DiscoveryOptions& options, std::vector<Skipped>* skipped) {
   std::vector<Controller> controllers;
   const std::string dir = JoinPath(options.runtime_dir, "uvnvme");
-  if (!IsDirectory(dir)) return controllers;  // no uvnvme process has run here
+  struct stat st{};
+  if (lstat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT && skipped) skipped->push_back(Skipped{dir, SysError("lstat", dir, errno)});
+    return controllers;  // ENOENT: no uvnvme process has run here
+  }
+  if (Status usable = CheckSocketDirectory(dir, st); !usable) {
+    if (skipped) skipped->push_back(Skipped{dir, usable.error()});
+    return controllers;
+  }
   auto entries = ListDir(dir);
   if (!entries) {
     if (skipped) skipped->push_back(Skipped{dir, entries.error()});
     return controllers;
   }
+  size_t asked = 0;
   for (const auto& name : *entries) {
     if (name.size() <= kSocketSuffix.size() ||
         name.compare(name.size() - kSocketSuffix.size(), kSocketSuffix.size(), kSocketSuffix) != 0) {
       continue;
     }
+    if (++asked > kMaxDriverSockets) {
+      if (skipped) {
+        skipped->push_back(Skipped{dir, MakeError(ErrorCode::kUnavailable,
+                                                  dir + ": more than " + std::to_string(kMaxDriverSockets) +
+                                                      " sockets; the rest (from " + name + " on) are not asked")});
+      }
+      break;
+    }
     const std::string path = JoinPath(dir, name);
-    auto found = ReadProcess(path, name, options.socket_timeout_ms);
+    auto found = ReadProcess(path, options.socket_timeout_ms);
     if (!found) {
       if (skipped) skipped->push_back(Skipped{path, found.error()});
       continue;

@@ -32,11 +32,12 @@ if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
     { cat "$build_dir.configure.log" >&2; echo "run-fuzz: configuring the clang build failed" >&2; exit 1; }
 fi
 build_start=$(date +%s)
-cmake --build "$build_dir" --target fuzz_config fuzz_requests -j "${JOBS:-$(nproc)}"
+targets=(config requests uvnvme_control restore_point procfs)
+cmake --build "$build_dir" --target "${targets[@]/#/fuzz_}" -j "${JOBS:-$(nproc)}"
 echo "run-fuzz: build took $(($(date +%s) - build_start)) s"
 
 failed=0
-for target in config requests; do
+for target in "${targets[@]}"; do
   work=$(mktemp -d /tmp/nvme-adapt-fuzz-XXXXXX)
   artifacts="$build_dir/artifacts/$target"
   mkdir -p "$artifacts"

@@ -19,7 +19,7 @@ using Steps = std::vector<RestoreStep>;
 
 class SocketLevers : public ::testing::Test {
  protected:
-  SocketLevers() : server_(tmp_ / "4242.sock", 4242, {{0, 1, "interrupt"}, {0, 2, "poll"}}) {}
+  SocketLevers() : server_(tmp_ / "driver.sock", 4242, {{0, 1, "interrupt"}, {0, 2, "poll"}}) {}
   LeverTarget Queue(uint32_t qid) const {
     LeverTarget target;
     target.controller = "uvnvme:4242:0";

@@ -100,7 +100,41 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"queue bound", [](v1::ApiConfig& c) { c.set_watch_queue_events(8); },
                 "api.watch_queue_events: must be in [16, 1048576] (got 8)"},
         Refusal{"read access", [](v1::ApiConfig& c) { c.set_tcp_read_access(static_cast<v1::ReadAccess>(5)); },
-                "api.tcp_read_access: unknown value 5"}),
+                "api.tcp_read_access: unknown value 5"},
+        Refusal{"read token without tcp", [](v1::ApiConfig& c) { c.set_read_token_file("/t"); },
+                "api.read_token_file: set without api.tcp_address"},
+        Refusal{"one file for both roles",
+                [](v1::ApiConfig& c) {
+                  c.set_tcp_address("127.0.0.1:7000");
+                  c.set_insecure_loopback_tcp(true);
+                  c.set_token_file("/t");
+                  c.set_read_token_file("/t");
+                },
+                "api.read_token_file: is the admin token_file: a token has one role"},
+        Refusal{"admin names without a ca",
+                [](v1::ApiConfig& c) {
+                  c.set_tcp_address("127.0.0.1:7000");
+                  c.mutable_tls()->set_cert_file("/s.pem");
+                  c.mutable_tls()->set_key_file("/s.key");
+                  c.mutable_tls()->add_admin_certificate_names("operator");
+                },
+                "api.tls.admin_certificate_names: set without api.tls.client_ca_file"},
+        Refusal{"reload interval",
+                [](v1::ApiConfig& c) {
+                  c.set_tcp_address("127.0.0.1:7000");
+                  c.mutable_tls()->set_cert_file("/s.pem");
+                  c.mutable_tls()->set_key_file("/s.key");
+                  c.mutable_tls()->set_reload_interval_seconds(100000);
+                },
+                "api.tls.reload_interval_seconds: must be in [1, 86400] (got 100000)"},
+        Refusal{"admin group without socket",
+                [](v1::ApiConfig& c) {
+                  c.set_unix_socket_disabled(true);
+                  c.set_unix_socket_admin_group("adm");
+                },
+                "api.unix_socket_admin_group: set while api.unix_socket_disabled is true"},
+        Refusal{"streams per connection", [](v1::ApiConfig& c) { c.set_max_streams_per_connection(0xffff); },
+                "api.max_streams_per_connection: must be in [1, 4096] (got 65535)"}),
     [](const auto& info) {
       std::string name = info.param.name;
       for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';

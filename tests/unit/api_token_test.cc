@@ -14,14 +14,66 @@ namespace {
 
 constexpr std::string_view kSecret = "0123456789abcdef-secret";
 
-Authorizer Tcp(bool read_open) { return Authorizer(Transport::kTcp, *BearerToken::FromSecret(kSecret), read_open); }
+constexpr std::string_view kReadSecret = "fedcba9876543210-reader";
 
-Credentials Token(std::string_view header) { return Credentials{false, header}; }
+// The admin token kSecret, the read-only token kReadSecret, certificate "operator" is admin.
+Authorizer Tcp(bool read_open) {
+  TcpCredentialPolicy policy;
+  policy.admin_token = *BearerToken::FromSecret(kSecret);
+  policy.read_token = *BearerToken::FromSecret(kReadSecret);
+  policy.admin_certificate_names = {"operator"};
+  policy.read_open = read_open;
+  return Authorizer(Transport::kTcp, std::move(policy));
+}
 
-TEST(Authorizer, UnixSocketCallersAreTrustedForEverything) {
-  Authorizer unix_socket(Transport::kUnixSocket, std::nullopt, false);
-  EXPECT_TRUE(unix_socket.Decide(Access::kMutate, {}).allowed);
-  EXPECT_EQ(unix_socket.Decide(Access::kRead, {}).identity, "unix socket");
+Credentials Token(std::string_view header) { return Credentials{false, header, {}, std::nullopt}; }
+Credentials Certificate(std::vector<std::string> names) {
+  return Credentials{true, std::nullopt, std::move(names), std::nullopt};
+}
+Credentials Peer(uid_t uid, bool admin) { return Credentials{false, std::nullopt, {}, UnixPeer{4242, uid, admin}}; }
+
+TEST(Authorizer, UnixSocketPeersHaveTheRoleTheirCredentialsGive) {
+  const Authorizer unix_socket("nvme-adapt-admin");
+  const AuthDecision admin = unix_socket.Decide(Access::kMutate, Peer(0, true));
+  EXPECT_TRUE(admin.allowed);
+  EXPECT_EQ(admin.role, Role::kAdmin);
+  EXPECT_EQ(admin.identity, "unix uid=0 pid=4242") << "audit lines name the peer";
+  const AuthDecision reader = unix_socket.Decide(Access::kMutate, Peer(1000, false));
+  EXPECT_FALSE(reader.allowed);
+  EXPECT_TRUE(reader.authenticated) << "PERMISSION_DENIED, not UNAUTHENTICATED";
+  EXPECT_NE(reader.refusal.find("unix uid=1000 pid=4242 is read-only"), std::string::npos) << reader.refusal;
+  EXPECT_NE(reader.refusal.find("nvme-adapt-admin"), std::string::npos) << reader.refusal;
+  EXPECT_TRUE(unix_socket.Decide(Access::kRead, Peer(1000, false)).allowed);
+  // A connection whose credentials were not recorded is read-only, never more.
+  EXPECT_FALSE(unix_socket.Decide(Access::kMutate, {}).allowed);
+  EXPECT_TRUE(unix_socket.Decide(Access::kRead, {}).allowed);
+}
+
+TEST(Authorizer, TheReadOnlyTokenAndOtherCertificatesMayOnlyRead) {
+  const Authorizer auth = Tcp(false);
+  const std::string header = "Bearer " + std::string(kReadSecret);  // Credentials points into it
+  const Credentials read_token = Token(header);
+  EXPECT_TRUE(auth.Decide(Access::kRead, read_token).allowed);
+  const AuthDecision refused = auth.Decide(Access::kMutate, read_token);
+  EXPECT_FALSE(refused.allowed);
+  EXPECT_TRUE(refused.authenticated);
+  EXPECT_EQ(refused.identity, "token (read-only)");
+  const Credentials stranger = Certificate({"someone-else", "someone.example"});
+  EXPECT_TRUE(auth.Decide(Access::kRead, stranger).allowed);
+  EXPECT_FALSE(auth.Decide(Access::kMutate, stranger).allowed);
+  const AuthDecision by_san = auth.Decide(Access::kMutate, Certificate({"cn-other", "operator"}));
+  EXPECT_TRUE(by_san.allowed) << "a subject alternative name on the allow-list makes the certificate admin";
+  EXPECT_EQ(by_san.identity, "certificate operator (admin)");
+}
+
+TEST(Authorizer, ReplacedTokensTakeEffectForTheNextCall) {
+  Authorizer auth = Tcp(false);
+  EXPECT_TRUE(auth.Decide(Access::kMutate, Token("Bearer " + std::string(kSecret))).allowed);
+  TcpCredentialPolicy rotated;
+  rotated.admin_token = *BearerToken::FromSecret("rotated-admin-token-000");
+  auth.Replace(std::move(rotated));
+  EXPECT_FALSE(auth.Decide(Access::kMutate, Token("Bearer " + std::string(kSecret))).allowed);
+  EXPECT_TRUE(auth.Decide(Access::kMutate, Token("Bearer rotated-admin-token-000")).allowed);
 }
 
 TEST(Authorizer, TcpMutationsNeedACertificateOrTheToken) {
@@ -30,11 +82,11 @@ TEST(Authorizer, TcpMutationsNeedACertificateOrTheToken) {
     const AuthDecision none = auth.Decide(Access::kMutate, {});
     EXPECT_FALSE(none.allowed);
     EXPECT_EQ(none.refusal, "mutating calls over TCP need a client certificate from the configured CA or a bearer token");
-    EXPECT_TRUE(auth.Decide(Access::kMutate, Credentials{true, std::nullopt}).allowed);
-    EXPECT_EQ(auth.Decide(Access::kMutate, Credentials{true, std::nullopt}).identity, "certificate");
+    EXPECT_TRUE(auth.Decide(Access::kMutate, Certificate({"operator"})).allowed);
+    EXPECT_EQ(auth.Decide(Access::kMutate, Certificate({"operator"})).identity, "certificate operator (admin)");
     const std::string header = "Bearer " + std::string(kSecret);
     EXPECT_TRUE(auth.Decide(Access::kMutate, Token(header)).allowed);
-    EXPECT_EQ(auth.Decide(Access::kMutate, Token(header)).identity, "token");
+    EXPECT_EQ(auth.Decide(Access::kMutate, Token(header)).identity, "token (admin)");
   }
 }
 
@@ -55,20 +107,23 @@ TEST(Authorizer, AWrongTokenIsRefusedEvenWhereNoneIsNeededAndEvenWithACertificat
   const AuthDecision wrong = auth.Decide(Access::kRead, Token("Bearer wrong-token-0123456789"));
   EXPECT_FALSE(wrong.allowed);
   EXPECT_EQ(wrong.refusal, "invalid bearer token");
-  EXPECT_FALSE(auth.Decide(Access::kMutate, Credentials{true, "Bearer wrong-token-0123456789"}).allowed);
+  EXPECT_FALSE(
+      auth.Decide(Access::kMutate, Credentials{true, "Bearer wrong-token-0123456789", {"operator"}, std::nullopt})
+          .allowed);
 }
 
 TEST(Authorizer, ReadsNeedCredentialsUnlessOpened) {
   EXPECT_FALSE(Tcp(false).Decide(Access::kRead, {}).allowed);
-  EXPECT_TRUE(Tcp(false).Decide(Access::kRead, Credentials{true, std::nullopt}).allowed);
+  EXPECT_TRUE(Tcp(false).Decide(Access::kRead, Certificate({"anyone"})).allowed);
   EXPECT_EQ(Tcp(true).Decide(Access::kRead, {}).identity, "anonymous");
 }
 
 TEST(Authorizer, WithoutATokenFileNoTokenIsAccepted) {
-  const Authorizer auth(Transport::kTcp, std::nullopt, true);
+  const Authorizer auth(Transport::kTcp, TcpCredentialPolicy{std::nullopt, std::nullopt, {}, true});
   const AuthDecision decision = auth.Decide(Access::kMutate, Token("Bearer " + std::string(kSecret)));
   EXPECT_FALSE(decision.allowed);
-  EXPECT_EQ(decision.refusal, "bearer tokens are not accepted by this agent (no api.token_file)");
+  EXPECT_EQ(decision.refusal,
+            "bearer tokens are not accepted by this agent (no api.token_file or api.read_token_file)");
 }
 
 TEST(BearerToken, SecretRules) {

@@ -1,5 +1,6 @@
 // uvnvme discovery over real Unix sockets against FakeUvnvmeServer (docs/uvnvme-control.md).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -14,6 +15,11 @@ namespace {
 
 using nvmeadapt::testing::FakeUvnvmeServer;
 using nvmeadapt::testing::TempDir;
+
+// The fake driver runs in this process, so the kernel reports this pid for its socket (SO_PEERCRED) and
+// discovery believes that pid only.
+const uint32_t kPid = static_cast<uint32_t>(getpid());
+const std::string kPidText = std::to_string(kPid);
 
 class UvnvmeDiscovery : public ::testing::Test {
  protected:
@@ -37,35 +43,35 @@ const Skipped* SkippedFor(const Snapshot& snapshot, const std::string& path) {
 }
 
 TEST_F(UvnvmeDiscovery, ControllersAndQueuesOfAProcess) {
-  FakeUvnvmeServer server(Socket("4242.sock"), 4242,
+  FakeUvnvmeServer server(Socket(kPidText + ".sock"), kPid,
                           {{0, 1, "interrupt"}, {0, 2, "poll"}, {1, 1, "interrupt"}});
   const Snapshot snapshot = Discover(options_);
   ASSERT_TRUE(snapshot.skipped.empty()) << snapshot.skipped[0].error.message;
   ASSERT_EQ(snapshot.controllers.size(), 2u);
   const Controller& c0 = snapshot.controllers[0];
-  EXPECT_EQ(c0.name, "uvnvme:4242:0");
+  EXPECT_EQ(c0.name, "uvnvme:" + kPidText + ":0");
   EXPECT_EQ(c0.source, collect::Source::kUvnvme);
-  EXPECT_EQ(c0.pid, 4242);
+  EXPECT_EQ(c0.pid, static_cast<pid_t>(kPid));
   EXPECT_EQ(c0.instance, 0u);
-  EXPECT_EQ(c0.socket_path, Socket("4242.sock"));
+  EXPECT_EQ(c0.socket_path, Socket(kPidText + ".sock"));
   ASSERT_EQ(c0.queues.size(), 2u);
   EXPECT_EQ(c0.queues[0].qid, 1u);
   EXPECT_EQ(c0.queues[0].mode, engine::ReapMode::kInterrupt);
   EXPECT_TRUE(c0.queues[0].eligible);
-  EXPECT_EQ(c0.queues[0].key, (collect::QueueKey{collect::Source::kUvnvme, 0, 1, 4242}));
+  EXPECT_EQ(c0.queues[0].key, (collect::QueueKey{collect::Source::kUvnvme, 0, 1, kPid}));
   ASSERT_TRUE(c0.queues[0].vector);
   EXPECT_EQ(c0.queues[0].vector->kind, VectorKind::kEventfd);
   EXPECT_EQ(c0.queues[1].mode, engine::ReapMode::kPoll);
-  EXPECT_EQ(snapshot.controllers[1].name, "uvnvme:4242:1");
+  EXPECT_EQ(snapshot.controllers[1].name, "uvnvme:" + kPidText + ":1");
   EXPECT_EQ(server.Requests(), std::vector<std::string>{R"({"op":"list"})"});
 }
 
 TEST_F(UvnvmeDiscovery, StaleSocketIsSkippedCleanly) {
-  FakeUvnvmeServer alive(Socket("100.sock"), 100, {{0, 1, "interrupt"}});
+  FakeUvnvmeServer alive(Socket(kPidText + ".sock"), kPid, {{0, 1, "interrupt"}});
   nvmeadapt::testing::MakeStaleSocket(Socket("99.sock"));
   const Snapshot snapshot = Discover(options_);
   ASSERT_EQ(snapshot.controllers.size(), 1u);
-  EXPECT_EQ(snapshot.controllers[0].name, "uvnvme:100:0");
+  EXPECT_EQ(snapshot.controllers[0].name, "uvnvme:" + kPidText + ":0");
   const Skipped* stale = SkippedFor(snapshot, Socket("99.sock"));
   ASSERT_NE(stale, nullptr);
   EXPECT_EQ(stale->error.code, ErrorCode::kUnavailable);
@@ -74,21 +80,21 @@ TEST_F(UvnvmeDiscovery, StaleSocketIsSkippedCleanly) {
 }
 
 TEST_F(UvnvmeDiscovery, GarbageAnswerIsSkipped) {
-  FakeUvnvmeServer garbage(Socket("7.sock"), 7, {{0, 1, "interrupt"}});
+  FakeUvnvmeServer garbage(Socket("driver7.sock"), kPid, {{0, 1, "interrupt"}});
   garbage.SetBehavior(FakeUvnvmeServer::Behavior::kGarbage);
   const Snapshot snapshot = Discover(options_);
   EXPECT_TRUE(snapshot.controllers.empty());
-  const Skipped* skipped = SkippedFor(snapshot, Socket("7.sock"));
+  const Skipped* skipped = SkippedFor(snapshot, Socket("driver7.sock"));
   ASSERT_NE(skipped, nullptr);
   EXPECT_EQ(skipped->error.code, ErrorCode::kIo);
   EXPECT_NE(skipped->error.message.find("not a JSON object"), std::string::npos) << skipped->error.message;
 }
 
 TEST_F(UvnvmeDiscovery, SilentProcessTimesOut) {
-  FakeUvnvmeServer silent(Socket("8.sock"), 8, {{0, 1, "interrupt"}});
+  FakeUvnvmeServer silent(Socket("driver8.sock"), kPid, {{0, 1, "interrupt"}});
   silent.SetBehavior(FakeUvnvmeServer::Behavior::kSilent);
   const Snapshot snapshot = Discover(options_);
-  const Skipped* skipped = SkippedFor(snapshot, Socket("8.sock"));
+  const Skipped* skipped = SkippedFor(snapshot, Socket("driver8.sock"));
   ASSERT_NE(skipped, nullptr);
   EXPECT_EQ(skipped->error.code, ErrorCode::kUnavailable);
   EXPECT_NE(skipped->error.message.find("no reply within 300 ms"), std::string::npos) << skipped->error.message;
@@ -96,10 +102,10 @@ TEST_F(UvnvmeDiscovery, SilentProcessTimesOut) {
 
 TEST_F(UvnvmeDiscovery, WrongShapeIsSkipped) {
   // A server answering with valid JSON of the wrong shape: here, an error to "list".
-  FakeUvnvmeServer server(Socket("9.sock"), 9, {});
+  FakeUvnvmeServer server(Socket("driver9.sock"), kPid, {});
   server.SetBehavior(FakeUvnvmeServer::Behavior::kCloseAtOnce);
   const Snapshot snapshot = Discover(options_);
-  const Skipped* skipped = SkippedFor(snapshot, Socket("9.sock"));
+  const Skipped* skipped = SkippedFor(snapshot, Socket("driver9.sock"));
   ASSERT_NE(skipped, nullptr);
   EXPECT_EQ(skipped->error.code, ErrorCode::kUnavailable);
   EXPECT_NE(skipped->error.message.find("closed"), std::string::npos) << skipped->error.message;
@@ -114,21 +120,21 @@ TEST_F(UvnvmeDiscovery, OtherFilesAndNoDirectoryAreIgnored) {
 }
 
 TEST_F(UvnvmeDiscovery, ProcessExitShowsAsRemoval) {
-  auto server = std::make_unique<FakeUvnvmeServer>(Socket("55.sock"), 55,
+  auto server = std::make_unique<FakeUvnvmeServer>(Socket(kPidText + ".sock"), kPid,
                                                    std::vector<FakeUvnvmeServer::QueueState>{{0, 1, "poll"}});
   const Snapshot before = Discover(options_);
   server.reset();  // the process exits and its socket goes with it
   const Snapshot after = Discover(options_);
   const SnapshotDiff diff = DiffSnapshots(before, after);
-  EXPECT_EQ(diff.controllers_removed, std::vector<std::string>{"uvnvme:55:0"});
+  EXPECT_EQ(diff.controllers_removed, std::vector<std::string>{"uvnvme:" + kPidText + ":0"});
   ASSERT_EQ(diff.queues_removed.size(), 1u);
   EXPECT_EQ(diff.queues_removed[0].queue.mode, engine::ReapMode::kPoll);
 }
 
 TEST(ControlClient, RefusalCarriesTheDriversMessage) {
   TempDir tmp;
-  FakeUvnvmeServer server(tmp / "1.sock", 1, {{0, 1, "interrupt"}});
-  auto client = ControlClient::Connect(tmp / "1.sock", 1000);
+  FakeUvnvmeServer server(tmp / "driver.sock", kPid, {{0, 1, "interrupt"}});
+  auto client = ControlClient::Connect(tmp / "driver.sock", 1000);
   ASSERT_TRUE(client) << client.error().message;
   auto reply = client->Call({{"op", "set_mode"}, {"ctrl", 0}, {"qid", 9}, {"mode", "poll"}});
   ASSERT_FALSE(reply);

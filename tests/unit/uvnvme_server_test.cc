@@ -158,18 +158,33 @@ TEST_F(UvnvmeServer, AHalfClosedClientStillGetsItsAnswers) {
   EXPECT_EQ(client.ReadLine(), "");  // then the server closes
 }
 
-TEST(UvnvmeServerDirectory, ADirectoryWritableByOthersIsRefused) {
+// Starts a server in RUNTIME/uvnvme laid out with `mode`; the error if it refused, empty if it served.
+std::string StartIn(mode_t mode) {
   char pattern[] = "/tmp/uvnvme-server-test.XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
+  if (mkdtemp(pattern) == nullptr) return "mkdtemp failed";
   const std::string runtime_dir = pattern;
-  ASSERT_EQ(mkdir((runtime_dir + "/uvnvme").c_str(), 0700), 0);
-  ASSERT_EQ(chmod((runtime_dir + "/uvnvme").c_str(), 0777), 0);
+  mkdir((runtime_dir + "/uvnvme").c_str(), 0700);
+  chmod((runtime_dir + "/uvnvme").c_str(), mode);
   auto driver = Driver::Create(DriverConfig{});
-  ASSERT_TRUE(driver);
-  auto server = ControlServer::Start(runtime_dir, **driver);
-  ASSERT_FALSE(server);
-  EXPECT_NE(server.error().message.find("writable by group or others"), std::string::npos);
+  if (!driver) return "no driver: " + driver.error().message;
+  std::string refusal;
+  {
+    auto server = ControlServer::Start(runtime_dir, **driver);
+    if (!server) refusal = server.error().message;
+  }
   std::filesystem::remove_all(runtime_dir);
+  return refusal;
+}
+
+TEST(UvnvmeServerDirectory, ADirectoryWritableByOthersIsRefused) {
+  EXPECT_NE(StartIn(0777).find("writable by others"), std::string::npos);
+  EXPECT_NE(StartIn(01777).find("writable by others"), std::string::npos) << "even sticky";
+}
+
+TEST(UvnvmeServerDirectory, AGroupWritableDirectoryNeedsTheStickyBit) {
+  EXPECT_NE(StartIn(02770).find("writable by its group without the sticky bit"), std::string::npos);
+  EXPECT_EQ(StartIn(03770), "") << "the packaged layout (deploy/systemd/nvme-adapt.tmpfiles)";
+  EXPECT_EQ(StartIn(0750), "");
 }
 
 TEST(UvnvmeServerDirectory, AMissingRuntimeDirectoryIsAnErrorNamingIt) {

@@ -203,6 +203,7 @@ class TlsAuth : public ::testing::Test {
     config.mutable_tls()->set_key_file(*certs_ / "server.key");
     config.mutable_tls()->set_client_ca_file(*certs_ / "ca.pem");
     config.set_token_file(*certs_ / "token");
+    config.mutable_tls()->add_admin_certificate_names("operator");  // the CN of client.pem
     config.set_tcp_read_access(read_access);
     server_ = MustStart(config, agent_);
     ASSERT_TRUE(server_);
@@ -210,15 +211,7 @@ class TlsAuth : public ::testing::Test {
 
   // A client trusting the test CA, with the given certificate ("client", "rogue", or none) and token file.
   std::unique_ptr<Connection> Client(const std::string& cert, const std::string& token_file) {
-    ctl::ClientOptions options;
-    options.address = "127.0.0.1:" + std::to_string(server_->tcp_port());
-    options.ca_file = *certs_ / "ca.pem";
-    if (!cert.empty()) {
-      options.cert_file = *certs_ / (cert + ".pem");
-      options.key_file = *certs_ / (cert + ".key");
-    }
-    if (!token_file.empty()) options.token_file = *certs_ / token_file;
-    return MustConnect(options);
+    return TlsClient(*certs_, server_->tcp_port(), cert, token_file);
   }
 
   grpc::StatusCode SetPolicy(const Connection& c) {

@@ -79,6 +79,21 @@ inline std::unique_ptr<Connection> MustConnect(const ctl::ClientOptions& options
   return std::make_unique<Connection>(std::move(client).value());
 }
 
+// A TLS client of the server on `port` trusting the test CA of `certs`, with the certificate `cert` of
+// `certs` ("client", "rogue", or none) and the token file `token_file` of `certs` (or none).
+inline std::unique_ptr<Connection> TlsClient(const TempDir& certs, int port, const std::string& cert,
+                                             const std::string& token_file) {
+  ctl::ClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(port);
+  options.ca_file = certs / "ca.pem";
+  if (!cert.empty()) {
+    options.cert_file = certs / (cert + ".pem");
+    options.key_file = certs / (cert + ".key");
+  }
+  if (!token_file.empty()) options.token_file = certs / token_file;
+  return MustConnect(options);
+}
+
 inline ctl::ClientOptions UnixClient(const std::string& socket) {
   ctl::ClientOptions options;
   options.address = socket;
