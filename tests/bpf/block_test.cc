@@ -75,6 +75,7 @@ TEST(BpfBlock, LoopDeviceCompletionsMatchDiskStatsAndWindowsCoverThem) {
 
   CollectorOptions options;
   options.default_window = kWindow;
+  options.completion_intervals = true;  // the exact interval check below needs every completion stamped
   auto opened = OpenCollector(options);
   ASSERT_TRUE(opened.ok()) << opened.error().message;
   Collector& collector = **opened;
@@ -128,6 +129,55 @@ TEST(BpfBlock, LoopDeviceCompletionsMatchDiskStatsAndWindowsCoverThem) {
   const CollectorStats stats = collector.Stats();
   EXPECT_EQ(stats.ringbuf_drops, 0u);
   EXPECT_EQ(stats.slots_exhausted, 0u);
+}
+
+// By default the block program reads the clock only at a window's first completion and at its close: the
+// windows are the same (they chain, cover every completion, first inside [start, end]), the interval
+// histogram stays empty.
+TEST(BpfBlock, WithoutCompletionIntervalsWindowsAreTimedAndNoIntervalIsCounted) {
+  const std::string missing = nvmeadapt::testing::MissingForBpfTests();
+  ASSERT_EQ(missing, "") << "BPF test cannot run: " << missing;
+  auto loop = LoopDevice::Create(64ull << 20);
+  ASSERT_TRUE(loop.ok()) << loop.error().message;
+  CollectorOptions options;
+  options.default_window = kWindow;
+  options.kernel_nvme = false;
+  auto opened = OpenCollector(options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  Collector& collector = **opened;
+  ASSERT_EQ(collector.Name(), "bpf") << "the BPF collector must load as root here";
+
+  WindowRecorder recorder(collector, Source::kBlock, loop->dev());
+  const QueueKey key{Source::kBlock, loop->dev(), 1, 0};
+  auto before_stat = ReadBlockStat(loop->name());
+  ASSERT_TRUE(before_stat.ok()) << before_stat.error().message;
+  ASSERT_TRUE(RunFio(loop->path(), "randread", kIoBytesPerPass).ok());
+  auto after_stat = ReadBlockStat(loop->name());
+  ASSERT_TRUE(after_stat.ok()) << after_stat.error().message;
+  auto after = collector.ReadCounters(key);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  recorder.Stop();
+
+  const uint64_t device = after_stat->completions - before_stat->completions;
+  ASSERT_GE(after_stat->reads - before_stat->reads, kIoBytesPerPass / 4096 / 2) << "fio did not read";
+  EXPECT_NEAR(static_cast<double>(after->completions), static_cast<double>(device), 0.01 * static_cast<double>(device));
+  const auto events = recorder.events();
+  ASSERT_GE(events.size(), after->completions / kWindow - 1);
+  uint64_t in_windows = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_GE(events[i].completions, kWindow);
+    EXPECT_LT(events[i].start, events[i].end);
+    EXPECT_LE(events[i].start, events[i].first);
+    EXPECT_LE(events[i].first, events[i].end);
+    if (i > 0) {
+      EXPECT_EQ(events[i].start, events[i - 1].end) << "windows chain";
+    }
+    in_windows += events[i].completions;
+  }
+  EXPECT_EQ(in_windows + after->progress.completions, after->completions);
+  uint64_t intervals = 0;
+  for (uint64_t bucket : after->interval_histogram) intervals += bucket;
+  EXPECT_EQ(intervals, 0u) << "no completion was stamped, so none may count as an interval";
 }
 
 // A kernel without fentry on nvme_irq/nvme_poll (or with the nvme programs turned off) leaves nvme
