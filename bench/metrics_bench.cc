@@ -1,6 +1,7 @@
 // The cost of metrics to the agent: an update from the loop thread, a scrape (snapshot, formatting, text)
-// for 64 and 1024 tracked queues, and stopping the HTTP exposer, against a bare prometheus-cpp Exposer
-// measured in the same run.
+// for 64, 1024 and 2048 tracked queues (64 per controller) with the default series and with the per-queue
+// interval histogram, and stopping the HTTP exposer, against a bare prometheus-cpp Exposer measured in the
+// same run. exposition_bytes_per_queue is the scrape's size over its queues.
 #include <benchmark/benchmark.h>
 #include <prometheus/exposer.h>
 
@@ -12,8 +13,9 @@
 namespace nvmeadapt::metrics {
 namespace {
 
-std::unique_ptr<AgentMetrics> Populated(int queues) {
+std::unique_ptr<AgentMetrics> Populated(int queues, bool per_queue_intervals = false) {
   auto metrics = std::make_unique<AgentMetrics>(static_cast<size_t>(queues));
+  metrics->ExportPerQueueIntervalHistogram(per_queue_intervals);
   collect::QueueCounters counters;
   counters.completions = 1'000'000;
   counters.bytes = 4096ull * counters.completions;
@@ -41,8 +43,9 @@ void BM_UpdateQueue(benchmark::State& state) {
 }
 BENCHMARK(BM_UpdateQueue);
 
-void BM_Scrape(benchmark::State& state) {
-  auto metrics = Populated(static_cast<int>(state.range(0)));
+void Scrape(benchmark::State& state, bool per_queue_intervals) {
+  const int queues = static_cast<int>(state.range(0));
+  auto metrics = Populated(queues, per_queue_intervals);
   size_t bytes = 0;
   for (auto _ : state) {
     const std::string text = metrics->Render();
@@ -50,9 +53,16 @@ void BM_Scrape(benchmark::State& state) {
     benchmark::DoNotOptimize(text.data());
   }
   state.counters["exposition_bytes"] = static_cast<double>(bytes);
+  state.counters["exposition_bytes_per_queue"] = static_cast<double>(bytes) / queues;
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_Scrape)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+void BM_Scrape(benchmark::State& state) { Scrape(state, false); }
+BENCHMARK(BM_Scrape)->Arg(64)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond);
+
+// metrics.per_queue_interval_histogram: 34 more series per queue.
+void BM_ScrapePerQueueIntervalHistogram(benchmark::State& state) { Scrape(state, true); }
+BENCHMARK(BM_ScrapePerQueueIntervalHistogram)->Arg(2048)->Unit(benchmark::kMillisecond);
 
 // Stopping: what a daemon shutdown (and every test process) waits for.
 void BM_StopAgentMetrics(benchmark::State& state) {

@@ -24,6 +24,9 @@ def rows_for(path):
                     unit = bench.get("time_unit", "") if key == "real_time" else "/s"
                     yield path.stem, bench["name"], key, f"{fmt(bench[key])} {unit}".strip()
                     break
+            for key in ("real_time", "exposition_bytes_per_queue"):  # metrics_bench: the scrape's time and size
+                if "exposition_bytes_per_queue" in bench and key in bench:
+                    yield path.stem, bench["name"], key, fmt(bench[key]) + (" " + bench.get("time_unit", "") if key == "real_time" else " B")
         return
     summary = data.get("summary", data) if isinstance(data, dict) else {}
     for key, value in summary.items():

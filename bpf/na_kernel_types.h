@@ -54,6 +54,7 @@ struct request_queue {
 
 struct blk_mq_hw_ctx {
 	unsigned int queue_num; /* 0-based hardware queue index; nvme qid = queue_num + 1 */
+	void *driver_data;      /* nvme: the hardware queue's struct nvme_queue (nvme_init_hctx) */
 };
 
 struct request {
@@ -79,6 +80,21 @@ struct nvme_ctrl {
 
 struct nvme_request {
 	struct nvme_ctrl *ctrl;
+};
+
+/* nvme (pci) module types, drivers/nvme/host/pci.c; these fields have the same names and types in 6.1 and
+ * 6.18. The completion queue's head and phase say how far the driver has consumed it: nvme_poll_cq()
+ * advances cq_head once per entry and flips cq_phase at each wrap (nvme_update_cq_head). */
+struct nvme_dev {
+	struct nvme_ctrl ctrl;
+};
+
+struct nvme_queue {
+	struct nvme_dev *dev;
+	u32 q_depth;
+	u16 cq_head;
+	u16 qid;
+	u8 cq_phase;
 };
 
 #pragma clang attribute pop

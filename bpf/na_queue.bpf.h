@@ -26,6 +26,18 @@
 /* Window size of queues the agent has not configured; set before load. */
 const volatile __u32 na_default_window = NA_DEFAULT_WINDOW;
 
+/* Whether the per-completion hooks (block, nvme_sq) stamp every completion, for the interval histogram;
+ * set before load (CollectorOptions::completion_intervals). Off, they read the clock only where a rule needs
+ * the time: a window's first completion and its close, and every completion of a polling window under a
+ * pace check. The clock read is the largest single cost of such a hook (docs/collectors.md). */
+const volatile __u32 na_completion_intervals = 0;
+
+/* The time a per-completion hook passes to na_account: 0 means "not read; read it where needed". */
+static __always_inline __u64 na_completion_stamp(void)
+{
+	return na_completion_intervals ? bpf_ktime_get_ns() : 0;
+}
+
 struct na_global_stats na_stats;
 __u32 na_next_slot; /* slots never used so far start here; the agent allocates from it too */
 
@@ -103,7 +115,7 @@ static __noinline struct na_queue_slot *na_slot_create(const struct na_queue_key
 	if (!slot)
 		return NULL;
 	__builtin_memset(&slot->counters, 0, sizeof(slot->counters));
-	slot->counters.window_start_ns = now;
+	slot->counters.window_start_ns = now ? now : bpf_ktime_get_ns();
 	slot->counters.observed_mode = NA_MODE_UNKNOWN;
 	slot->key = *key;
 	__builtin_memset(&slot->control, 0, sizeof(slot->control));
@@ -304,15 +316,18 @@ static __noinline void na_check_pace(struct na_queue_slot *slot, __u64 now, __u3
 }
 
 /*
- * Accounts `n` completions (a kernel CQE is 1; a userspace driver reaps batches) of `bytes` reaped at
- * `now`, in `mode` as far as the hook can tell. Three atomics on the slot's hot line and histogram:
- * xchg of the last completion time, the histogram bucket, and one fetch_add on the window word.
+ * Accounts `n` completions (a kernel CQE is 1; a userspace driver or a per-batch hook reaps batches) of
+ * `bytes` reaped at `now`, in `mode` as far as the hook can tell. now 0: the hook did not read the clock
+ * (na_completion_stamp); it is read here only where a rule needs it, and such completions count in no
+ * interval. Three atomics on the slot's hot line and histogram: xchg of the last completion time, the
+ * histogram bucket, and one fetch_add on the window word.
  */
 static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __u32 n, __u64 bytes,
 				       __u32 mode)
 {
 	__u32 generation, seen, window, seq, old, k;
 	bool settled = true; /* this completion saw no switch in progress: it may close windows and check pace */
+	bool intervals = now != 0; /* every completion of this hook is stamped: it counts in the histogram */
 	__u64 prev, word, since;
 
 	generation = NA_READ(slot->control.generation);
@@ -326,19 +341,26 @@ static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __
 		if (settled)
 			seen = generation;
 	}
+	/* A polling window under a pace check needs every completion's time (the pace check, and the last
+	 * completion the agent's stall timer reads). */
+	if (!now && seen && NA_READ(slot->counters.window_mode) == NA_MODE_POLL &&
+	    NA_READ(slot->control.baseline_completions))
+		now = bpf_ktime_get_ns();
 
 	if (n > NA_MAX_WINDOW)
 		n = NA_MAX_WINDOW;
 	/* xchg gives every completion exactly one predecessor, so intervals add up to the span even when
 	 * CPUs interleave. A predecessor stamped later on another CPU (now <= prev) counts as interval 0. */
-	prev = __sync_lock_test_and_set(&slot->counters.last_ns, now);
-	if (prev) {
-		__u64 interval = now > prev ? now - prev : 0;
+	if (now) {
+		prev = __sync_lock_test_and_set(&slot->counters.last_ns, now);
+		if (prev && intervals) {
+			__u64 interval = now > prev ? now - prev : 0;
 
-		/* A batch of n reaped together spreads its gap evenly over its n completions. */
-		if (n > 1)
-			interval /= n;
-		__sync_fetch_and_add(&slot->counters.hist[na_log2(interval) & (NA_HIST_BUCKETS - 1)], n);
+			/* A batch of n reaped together spreads its gap evenly over its n completions. */
+			if (n > 1)
+				interval /= n;
+			__sync_fetch_and_add(&slot->counters.hist[na_log2(interval) & (NA_HIST_BUCKETS - 1)], n);
+		}
 	}
 	if (mode != NA_MODE_UNKNOWN) {
 		if (mode == NA_MODE_POLL)
@@ -358,8 +380,11 @@ static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __
 				    ((__u64)n << NA_WINDOW_COUNT_SHIFT) | (bytes & NA_WINDOW_BYTES_MASK));
 	old = NA_WINDOW_COUNT(word);
 	k = old + n;
-	if (old == 0)
+	if (old == 0) {
+		if (!now)
+			now = bpf_ktime_get_ns();
 		NA_WRITE(slot->counters.window_first_ns, now);
+	}
 	if (!settled)
 		return;
 	if (k >= window) {
@@ -368,10 +393,13 @@ static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __
 		 * All of them claim window_seq as it was before their add: one wins, and a claim based on a
 		 * window that has since closed or restarted fails. The record carries the generation this
 		 * completion found the window in, not the control's. */
-		struct na_emit_args rec = {.kind = NA_RECORD_WINDOW, .generation = seen, .batch = n, .end = now};
+		struct na_emit_args rec = {.kind = NA_RECORD_WINDOW, .generation = seen, .batch = n};
 
 		if (__sync_val_compare_and_swap(&slot->counters.window_seq, seq, seq + 1) != seq)
 			return;
+		if (!now)
+			now = bpf_ktime_get_ns();
+		rec.end = now;
 		rec.start = NA_READ(slot->counters.window_start_ns);
 		rec.first = NA_READ(slot->counters.window_first_ns);
 		word = na_window_reset(slot, now);
@@ -380,8 +408,11 @@ static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __
 		na_emit(slot, &rec);
 		return;
 	}
-	if (seen && NA_READ(slot->counters.window_mode) == NA_MODE_POLL && NA_READ(slot->control.baseline_completions))
+	if (seen && NA_READ(slot->counters.window_mode) == NA_MODE_POLL && NA_READ(slot->control.baseline_completions)) {
+		if (!now)
+			now = bpf_ktime_get_ns();
 		na_check_pace(slot, now, k, n, seen);
+	}
 }
 
 static __always_inline void na_account_key(const struct na_queue_key *key, __u64 now, __u32 n, __u64 bytes,

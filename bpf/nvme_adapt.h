@@ -155,6 +155,11 @@ struct na_cpu_context {
 	__u64 poll_task;        /* task inside nvme_poll on this CPU, 0 if none */
 	__u64 irq_entry_ns;     /* irq_handler_entry time of the handler running here */
 	__u32 in_nvme_irq;
+	__u32 irq_cq_position;  /* per-batch nvme: the queue's CQ position at nvme_irq entry */
+	__u64 irq_queue;        /* per-batch nvme: the struct nvme_queue that nvme_irq entered for, 0 if none */
+	__u64 poll_queue;       /* per-batch nvme: the struct nvme_queue that nvme_poll entered for, 0 if none */
+	__u64 poll_batch_task;  /* per-batch nvme: the task inside that nvme_poll */
+	__u32 poll_cq_position; /* per-batch nvme: the queue's CQ position at nvme_poll entry */
 	__u32 pad;
 };
 

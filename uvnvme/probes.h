@@ -6,6 +6,11 @@
 #include <cstdint>
 
 #define _SDT_HAS_SEMAPHORES 1
+// Every argument in a register: sys/sdt.h's default lets the compiler leave one in memory ("4@8(%rsp)"),
+// which a tracer must then copy from the driver's memory at each fire (a user-memory read per argument in
+// the BPF program behind the probe); a register is read from the trap's saved registers. The moves this
+// adds run only while a tracer is attached (the semaphore test comes first).
+#define STAP_SDT_ARG_CONSTRAINT r
 #include <sys/sdt.h>
 
 #if defined(__x86_64__) && !defined(UVNVME_PROBE_SITE_NOP1)

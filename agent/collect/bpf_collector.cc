@@ -62,12 +62,13 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
                      "collector: default_window must be in [1, " + std::to_string(NA_MAX_WINDOW) + "]");
   }
   skel_->rodata->na_default_window = options.default_window;
+  skel_->rodata->na_completion_intervals = options.completion_intervals ? 1 : 0;
   // With the nvme programs attached the block program leaves nvme disks to them; without, it counts an
   // nvme disk's completions under its controller's queue, so nvme queues are observed either way. With no
   // nvme disk at all the lookup is compiled out of the block program.
   const bool any_controller = std::any_of(disks.begin(), disks.end(), [](const NvmeDisk& d) { return d.controller; });
   skel_->rodata->na_nvme_disks_as = disks.empty()                                  ? NA_NVME_DISKS_BLOCK
-                                    : plan.nvme != Attach::kNone                   ? NA_NVME_DISKS_SKIPPED
+                                    : plan.nvme != Attach::kNone || plan.nvme_per_batch ? NA_NVME_DISKS_SKIPPED
                                     : plan.block != Attach::kNone && any_controller ? NA_NVME_DISKS_NVME
                                                                                     : NA_NVME_DISKS_BLOCK;
   if (plan.nvme == Attach::kTracepoint) {

@@ -122,9 +122,20 @@ class Collector {
 
 struct CollectorOptions {
   uint32_t default_window = 8192;  // window of queues without a QueueControl (at most 1048575)
-  bool kernel_nvme = true;         // the nvme tracepoints (with fentry attribution) where they can attach
+  bool kernel_nvme = true;         // the nvme programs where they can attach (docs/collectors.md)
+  // Kernel nvme per reap (fentry/fexit on nvme_irq, fexit on nvme_poll, the batch read from the CQ head)
+  // where the nvme module's BTF allows it; false, or where it does not: the nvme_sq tracepoint per completion.
+  bool kernel_nvme_per_batch = true;
+  // The interval histogram on the per-completion hooks (block, and the nvme_sq fallback) needs a clock
+  // read per completion, their largest single cost (bench/bpf_cost). Off, they read the clock only where
+  // a rule needs it (a window's first completion and close, polling windows under a pace check), and
+  // their queues' histograms stay empty. Per-batch hooks (kernel nvme per batch, uvnvme, SPDK) always fill it.
+  bool completion_intervals = false;
   bool block = true;               // block_rq_complete for every blk-mq device
-  bool irqs = true;                // irq_handler_entry/exit per interrupt line
+  // irq_handler_entry/exit per interrupt line (BpfCollector::ReadIrq). Off by default: they fire on every
+  // interrupt of the machine, and no decision or metric reads what they count; only the interrupt
+  // accounting check (tests/bpf/irq_test.cc) asks for them.
+  bool irqs = false;
   // Also attach uvnvme's irq probe, for QueueCounters::wakeups. Off by default: nothing the agent decides
   // or exports reads it, and it is one more uprobe trap per interrupt on the driver's reaping path
   // (bench/probe_cost.py).

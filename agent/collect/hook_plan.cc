@@ -22,6 +22,10 @@ constexpr std::array kProgramHooks = {
     ProgramHook{"na_nvme_irq_exit", "fexit/nvme_irq"},
     ProgramHook{"na_nvme_poll_entry", "fentry/nvme_poll"},
     ProgramHook{"na_nvme_poll_exit", "fexit/nvme_poll"},
+    ProgramHook{"na_nvme_irq_batch_entry", "fentry/nvme_irq"},
+    ProgramHook{"na_nvme_irq_batch_exit", "fexit/nvme_irq"},
+    ProgramHook{"na_nvme_poll_batch_entry", "fentry/nvme_poll"},
+    ProgramHook{"na_nvme_poll_batch_exit", "fexit/nvme_poll"},
     ProgramHook{"na_irq_handler_entry_btf", "tp_btf/irq_handler_entry"},
     ProgramHook{"na_irq_handler_exit_btf", "tp_btf/irq_handler_exit"},
     ProgramHook{"na_irq_handler_entry_raw", "raw_tp/irq_handler_entry"},
@@ -60,7 +64,7 @@ Attach VmlinuxTracepoint(FeatureProbe& probe, std::string_view event, std::strin
   return Attach::kRawTp;
 }
 
-void PlanNvme(FeatureProbe& probe, HookPlan& plan) {
+void PlanNvme(FeatureProbe& probe, const CollectorOptions& options, HookPlan& plan) {
   const bool driver = probe.ModuleBtf("nvme") || probe.ModuleBtf("nvme_core") ||
                       probe.BtfHasStruct("nvme_core", "nvme_request") || probe.Tracepoint("nvme", "nvme_sq").has_value();
   if (!driver) {
@@ -74,6 +78,21 @@ void PlanNvme(FeatureProbe& probe, HookPlan& plan) {
         "nvme: fentry on nvme_irq/nvme_poll not attachable (no BTF for them, or the kernel refused a trial "
         "fentry program); nvme queues are observed through the block layer, under their controllers' queues");
     return;
+  }
+  // Per batch: one program per reap (nvme_irq or nvme_poll), whose completions are counted from the
+  // queue's CQ head, instead of one per completion. Needs the nvme module's own BTF for struct nvme_queue.
+  if (options.kernel_nvme_per_batch && probe.BtfHasStruct("nvme", "nvme_queue") &&
+      probe.BtfHasStruct("nvme", "nvme_dev")) {
+    plan.nvme_per_batch = true;
+    plan.decisions.push_back(
+        "nvme: per batch, fentry/fexit on nvme_irq and nvme_poll counting each reap from the queue's CQ "
+        "head (no per-completion program)");
+    return;
+  }
+  if (!options.kernel_nvme_per_batch) {
+    plan.decisions.push_back("nvme: per completion, as asked (kernel_nvme_per_batch off)");
+  } else {
+    plan.decisions.push_back("nvme: no struct nvme_queue in the nvme module's BTF: per completion");
   }
   if (probe.TpBtfAttachable("nvme_core", "nvme_sq")) {
     plan.nvme = Attach::kTpBtf;
@@ -123,6 +142,11 @@ std::vector<std::string> HookPlan::Programs() const {
   };
   add(TwinProgram(block, "na_block_rq_complete_btf", "na_block_rq_complete_raw"));
   add(TwinProgram(nvme, "na_nvme_sq_btf", "na_nvme_sq_raw", "na_nvme_sq_tp"));
+  if (nvme_per_batch) {
+    for (std::string_view name : {"na_nvme_irq_batch_entry", "na_nvme_irq_batch_exit", "na_nvme_poll_batch_entry",
+                                  "na_nvme_poll_batch_exit"})
+      add(name);
+  }
   if (nvme_attribution) {
     for (std::string_view name : {"na_nvme_irq_entry", "na_nvme_irq_exit", "na_nvme_poll_entry", "na_nvme_poll_exit"})
       add(name);
@@ -156,7 +180,7 @@ HookPlan PlanHooks(FeatureProbe& probe, const CollectorOptions& options) {
   plan.use_bpf = true;
   if (options.block) plan.block = VmlinuxTracepoint(probe, "block_rq_complete", "block", plan.decisions);
   if (options.irqs) plan.irqs = VmlinuxTracepoint(probe, "irq_handler_entry", "irqs", plan.decisions);
-  if (options.kernel_nvme) PlanNvme(probe, plan);
+  if (options.kernel_nvme) PlanNvme(probe, options, plan);
   return plan;
 }
 

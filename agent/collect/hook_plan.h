@@ -19,7 +19,8 @@ struct HookPlan {
 
   Attach block = Attach::kNone;           // block_rq_complete
   Attach nvme = Attach::kNone;            // nvme_sq
-  bool nvme_attribution = false;          // fentry/fexit on nvme_irq and nvme_poll
+  bool nvme_attribution = false;          // fentry/fexit on nvme_irq and nvme_poll (with the nvme_sq program)
+  bool nvme_per_batch = false;            // instead of nvme_sq: one program per reap (nvme_irq, nvme_poll)
   Attach irqs = Attach::kNone;            // irq_handler_entry/exit
   TracepointLayout nvme_sq_layout;        // for Attach::kTracepoint
   std::vector<std::string> decisions;     // one line per choice, with its reason, for the log

@@ -102,6 +102,7 @@ int Run(const DaemonFlags& flags) {
   if (!flags.metrics_listen || *flags.metrics_listen != "off") {
     auto metrics_options = metrics::MetricsOptionsFromConfig(config->metrics());
     agent_metrics = std::make_unique<metrics::AgentMetrics>(metrics_options->max_tracked_queues);
+    agent_metrics->ExportPerQueueIntervalHistogram(metrics_options->per_queue_interval_histogram);
     if (Status started = agent_metrics->Start(metrics_options->listen_address); !started) {
       NA_ERROR("cannot start: metrics: " << started.error().message);
       return kExitRuntime;

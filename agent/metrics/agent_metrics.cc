@@ -153,6 +153,11 @@ bool AgentMetrics::IsTracked(QueueId id) const {
   return series != nullptr && series->tracked;
 }
 
+void AgentMetrics::ExportPerQueueIntervalHistogram(bool on) {
+  std::lock_guard lock(state_->mutex);
+  state_->agent.per_queue_interval_histogram = on;
+}
+
 void AgentMetrics::SetEligible(QueueId id, bool eligible) {
   std::lock_guard lock(state_->mutex);
   if (QueueSeries* series = state_->Find(static_cast<uint64_t>(id))) series->eligible = eligible;

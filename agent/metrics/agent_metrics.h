@@ -59,6 +59,10 @@ class AgentMetrics {
   void RemoveQueue(QueueId id);
   bool IsTracked(QueueId id) const;
 
+  // Also export the interval histogram per queue (34 series each); by default it is exported per controller
+  // only (MetricsOptions::per_queue_interval_histogram).
+  void ExportPerQueueIntervalHistogram(bool on);
+
   void SetEligible(QueueId id, bool eligible);
   void SetPollThreshold(QueueId id, engine::Nanos poll_threshold);
   // The collector's absolute counters of the queue and the mode it is reaped in now. Call it after every

@@ -1,6 +1,8 @@
 // Formats a metrics snapshot into Prometheus metric families. docs/metrics.md describes each one; a test
 // compares that table with what this produces.
+#include <array>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,7 +64,27 @@ class FamilyBuilder {
   MetricFamily family_;
 };
 
-void AddQueueFamilies(const std::vector<QueueSeries>& queues, std::vector<MetricFamily>& out) {
+// The interval histogram summed over each controller's tracked queues: a controller has up to 64 queues,
+// and 34 series per queue were most of a per-queue exposition (docs/metrics.md, "Cardinality").
+void AddControllerIntervalHistograms(const std::vector<QueueSeries>& queues, std::vector<MetricFamily>& out) {
+  std::map<std::pair<std::string, std::string>, std::array<uint64_t, collect::kHistBuckets>> by_controller;
+  for (const QueueSeries& queue : queues) {
+    if (!queue.mode) continue;  // not updated yet: no counters
+    auto& sum = by_controller[{queue.source, queue.controller}];
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += queue.interval_histogram[i];
+  }
+  FamilyBuilder intervals("nvme_adapt_controller_completion_interval_seconds",
+                          "Intervals between consecutive completions on each queue of the controller, summed "
+                          "over its tracked queues (log2 buckets; _sum estimated from bucket midpoints).",
+                          MetricType::Histogram);
+  for (const auto& [labels, counts] : by_controller) {
+    intervals.AddHistogram({{"source", labels.first}, {"controller", labels.second}}, IntervalHistogram(counts));
+  }
+  intervals.MoveTo(out);
+}
+
+void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_intervals,
+                      std::vector<MetricFamily>& out) {
   FamilyBuilder completions("nvme_adapt_queue_completions_total", "Completions reaped on the queue.",
                             MetricType::Counter);
   FamilyBuilder bytes("nvme_adapt_queue_bytes_total", "Bytes transferred by the queue's completed requests.",
@@ -96,27 +118,30 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, std::vector<Metric
     if (queue.mode) {  // counters and mode are known once the daemon has updated the queue
       completions.Add(labels, static_cast<double>(queue.completions));
       bytes.Add(labels, static_cast<double>(queue.bytes));
-      reaped.Add(With(labels, "path", "interrupt"), static_cast<double>(queue.irq_completions));
-      reaped.Add(With(labels, "path", "poll"), static_cast<double>(queue.poll_completions));
+      // A path appears with its first completion: most queues are never polled, and some collectors
+      // cannot tell the path at all.
+      if (queue.irq_completions) reaped.Add(With(labels, "path", "interrupt"), static_cast<double>(queue.irq_completions));
+      if (queue.poll_completions) reaped.Add(With(labels, "path", "poll"), static_cast<double>(queue.poll_completions));
       for (engine::ReapMode m : {engine::ReapMode::kInterrupt, engine::ReapMode::kPoll}) {
         mode.Add(With(labels, "mode", std::string(engine::ReapModeName(m))), *queue.mode == m ? 1 : 0);
       }
-      intervals.AddHistogram(labels, IntervalHistogram(queue.interval_histogram));
+      if (per_queue_intervals) intervals.AddHistogram(labels, IntervalHistogram(queue.interval_histogram));
     }
     if (queue.average_interval_seconds) average.Add(labels, *queue.average_interval_seconds);
     if (queue.poll_threshold_seconds) threshold.Add(labels, *queue.poll_threshold_seconds);
     for (const auto& [reason, count] : queue.switches) {
       switches.Add(With(labels, "reason", std::string(engine::ReasonName(reason))), static_cast<double>(count));
     }
-    for (PollTryResult result : kAllPollTryResults) {
-      tries.Add(With(labels, "result", std::string(PollTryResultName(result))),
-                static_cast<double>(queue.poll_tries[static_cast<size_t>(result)]));
+    for (PollTryResult result : kAllPollTryResults) {  // like reasons: a result appears with its first try
+      const uint64_t count = queue.poll_tries[static_cast<size_t>(result)];
+      if (count) tries.Add(With(labels, "result", std::string(PollTryResultName(result))), static_cast<double>(count));
     }
   }
   for (FamilyBuilder* family : {&completions, &bytes, &reaped, &mode, &eligible, &average, &threshold,
                                 &intervals, &switches, &tries}) {
     family->MoveTo(out);
   }
+  AddControllerIntervalHistograms(queues, out);
 }
 
 void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& out) {
@@ -239,7 +264,7 @@ void AddProcessFamilies(const ProcessStats& process, std::vector<MetricFamily>& 
 
 std::vector<MetricFamily> BuildFamilies(const MetricsSnapshot& snapshot, const std::optional<ProcessStats>& process) {
   std::vector<MetricFamily> out;
-  AddQueueFamilies(snapshot.queues, out);
+  AddQueueFamilies(snapshot.queues, snapshot.agent.per_queue_interval_histogram, out);
   AddAgentFamilies(snapshot.agent, out);
   if (process) AddProcessFamilies(*process, out);
   return out;

@@ -38,6 +38,7 @@ Result<MetricsOptions> MetricsOptionsFromConfig(const v1::MetricsConfig& config)
                          " is above the limit of " + std::to_string(kMaxMaxTrackedQueues));
   }
   if (config.max_tracked_queues() != 0) options.max_tracked_queues = config.max_tracked_queues();
+  options.per_queue_interval_histogram = config.per_queue_interval_histogram();
   return options;
 }
 

@@ -16,6 +16,7 @@ inline constexpr size_t kMaxMaxTrackedQueues = 65536;
 struct MetricsOptions {
   std::string listen_address = std::string(kDefaultListenAddress);
   size_t max_tracked_queues = kDefaultMaxTrackedQueues;
+  bool per_queue_interval_histogram = false;  // else per controller only (docs/metrics.md, "Cardinality")
 };
 
 // Empty fields take the defaults. Errors name the field: "metrics.listen_address: ...".

@@ -58,6 +58,7 @@ struct BpfProgramTotals {
 struct AgentWideState {
   BuildInfo build;
   size_t max_tracked = 0;
+  bool per_queue_interval_histogram = false;  // MetricsOptions::per_queue_interval_histogram
   size_t tracked = 0;
   size_t untracked = 0;
   std::map<std::pair<std::string, std::string>, uint64_t> lever_errors;  // (lever, error)

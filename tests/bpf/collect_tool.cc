@@ -1,11 +1,15 @@
 // na-collect: opens the collector the way the daemon will (OpenCollector) and reports what it sees.
 // Used by tests (the unprivileged fallback run) and by hand:
 //   na-collect [--seconds N | --until-eof] [--window N] [--interval-ms N] [--root DIR] [--procfs]
-//              [--userspace-only] [--attach-binary PATH] [--wakeups]
+//              [--userspace-only] [--attach-binary PATH] [--wakeups] [--nvme-per-completion] [--completion-intervals]
+//              [--counters]
 // --until-eof: run until standard input is closed (tests end the run when their load is done).
 // --attach-binary: attach the userspace probes to every process of PATH, now and later (pid 0);
 // --wakeups: with them uvnvme's irq probe; --userspace-only: no kernel hooks.
-// Prints "collector NAME observe_only=0|1", the hooks, one line per event, then program statistics.
+// --nvme-per-completion: the kernel nvme tracepoint per completion even where the per-batch hooks load;
+// --completion-intervals: the per-completion hooks stamp every completion (CollectorOptions).
+// Prints "collector NAME observe_only=0|1", the hooks, one line per event, with --counters one
+// "queue KEY completions=N ..." line per observed queue at the end, then program statistics.
 #include <poll.h>
 #include <unistd.h>
 
@@ -24,6 +28,7 @@ int main(int argc, char** argv) {
   CollectorOptions options;
   double seconds = 1;
   bool until_eof = false;
+  bool counters = false;  // print every observed queue's counters at the end
   std::string attach_binary;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -47,11 +52,17 @@ int main(int argc, char** argv) {
     } else if (arg == "--procfs") {
       options.force_procfs = true;
     } else if (arg == "--userspace-only") {
-      options.kernel_nvme = options.block = options.irqs = false;
+      options.kernel_nvme = options.block = false;
     } else if (arg == "--attach-binary") {
       attach_binary = next();
     } else if (arg == "--wakeups") {
       options.userspace_wakeups = true;
+    } else if (arg == "--completion-intervals") {
+      options.completion_intervals = true;
+    } else if (arg == "--nvme-per-completion") {
+      options.kernel_nvme_per_batch = false;
+    } else if (arg == "--counters") {
+      counters = true;
     } else {
       std::cerr << "na-collect: unknown argument " << arg << "\n";
       return 2;
@@ -89,6 +100,15 @@ int main(int argc, char** argv) {
       std::cerr << "na-collect: " << polled.error().message << "\n";
       return 1;
     }
+  }
+  for (const QueueKey& key : counters ? collector.ObservedQueues() : std::vector<QueueKey>{}) {
+    auto read = collector.ReadCounters(key);
+    if (!read.ok()) {
+      std::cerr << "na-collect: " << read.error().message << "\n";
+      return 1;
+    }
+    std::cout << "queue " << key.ToString() << " completions=" << read->completions << " bytes=" << read->bytes
+              << " irq_completions=" << read->irq_completions << " poll_completions=" << read->poll_completions << "\n";
   }
   const CollectorStats stats = collector.Stats();
   std::cout << "stats records=" << stats.records << " ringbuf_drops=" << stats.ringbuf_drops << "\n";

@@ -57,6 +57,7 @@ TEST(BpfIrq, HandlerCountsFollowProcInterrupts) {
   CollectorOptions options;
   options.block = false;
   options.kernel_nvme = false;
+  options.irqs = true;  // off by default: this test is what asks for them
   auto probe = MakeSystemFeatureProbe();
   const HookPlan plan = PlanHooks(*probe, options);
   ASSERT_TRUE(plan.use_bpf) << plan.fallback_cause;

@@ -19,9 +19,15 @@ bool AnyContains(const std::vector<std::string>& lines, std::string_view text) {
   return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
 }
 
+CollectorOptions WithIrqs() {
+  CollectorOptions options;
+  options.irqs = true;
+  return options;
+}
+
 TEST(HookPlan, KernelWithNvmeModuleBtfGetsTpBtfAndFentryAttribution) {
   FakeFeatureProbe probe;
-  const HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  const HookPlan plan = PlanHooks(probe, WithIrqs());
   ASSERT_TRUE(plan.use_bpf);
   EXPECT_EQ(plan.block, Attach::kTpBtf);
   EXPECT_EQ(plan.irqs, Attach::kTpBtf);
@@ -35,6 +41,41 @@ TEST(HookPlan, KernelWithNvmeModuleBtfGetsTpBtfAndFentryAttribution) {
   EXPECT_TRUE(Contains(plan.KernelHooks(), "tp_btf/nvme_sq"));
   EXPECT_TRUE(Contains(plan.KernelHooks(), "fexit/nvme_poll"));
   EXPECT_FALSE(Contains(plan.KernelHooks(), "usdt/uvnvme:complete")) << "USDT attaches per process";
+}
+
+// With struct nvme_queue in the nvme module's BTF the nvme queues cost one program per reap: no nvme_sq
+// program per completion, no separate attribution programs (each reap knows its path).
+TEST(HookPlan, NvmeQueueInModuleBtfSelectsThePerBatchPrograms) {
+  FakeFeatureProbe probe;
+  probe.structs.insert({"nvme:nvme_queue", "nvme:nvme_dev"});
+  const HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  EXPECT_TRUE(plan.nvme_per_batch);
+  EXPECT_EQ(plan.nvme, Attach::kNone);
+  EXPECT_FALSE(plan.nvme_attribution);
+  const std::vector<std::string> kernel = {"tp_btf/block_rq_complete", "fentry/nvme_irq", "fexit/nvme_irq",
+                                           "fentry/nvme_poll", "fexit/nvme_poll"};
+  EXPECT_EQ(plan.KernelHooks(), kernel);
+  EXPECT_TRUE(Contains(plan.Programs(), "na_nvme_poll_batch_exit"));
+  EXPECT_FALSE(Contains(plan.Programs(), "na_nvme_irq_entry"));
+  EXPECT_TRUE(AnyContains(plan.decisions, "per batch"));
+}
+
+TEST(HookPlan, PerBatchOffOrWithoutFentryFallsBackToThePerCompletionTracepoint) {
+  FakeFeatureProbe probe;
+  probe.structs.insert({"nvme:nvme_queue", "nvme:nvme_dev"});
+  CollectorOptions options;
+  options.kernel_nvme_per_batch = false;
+  HookPlan plan = PlanHooks(probe, options);
+  EXPECT_FALSE(plan.nvme_per_batch);
+  EXPECT_EQ(plan.nvme, Attach::kTpBtf);
+  EXPECT_TRUE(plan.nvme_attribution);
+  EXPECT_TRUE(AnyContains(plan.decisions, "per completion, as asked"));
+
+  probe.fentry.erase("nvme:nvme_irq");
+  plan = PlanHooks(probe, CollectorOptions{});
+  EXPECT_FALSE(plan.nvme_per_batch);
+  EXPECT_EQ(plan.nvme, Attach::kNone);
+  for (const std::string& program : plan.Programs()) EXPECT_FALSE(program.starts_with("na_nvme_")) << program;
 }
 
 TEST(HookPlan, TpBtfRefusedForNvmeSqFallsBackToRawTp) {
@@ -88,7 +129,7 @@ TEST(HookPlan, TpBtfRefusedEverywhereSelectsRawTpTwins) {
   FakeFeatureProbe probe;
   probe.tp_btf.clear();
   probe.fentry.clear();
-  const HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  const HookPlan plan = PlanHooks(probe, WithIrqs());
   EXPECT_EQ(plan.block, Attach::kRawTp);
   EXPECT_EQ(plan.irqs, Attach::kRawTp);
   EXPECT_TRUE(Contains(plan.KernelHooks(), "raw_tp/block_rq_complete"));
@@ -103,6 +144,17 @@ TEST(HookPlan, NoNvmeDriverMeansNoNvmeHooks) {
   const HookPlan plan = PlanHooks(probe, CollectorOptions{});
   EXPECT_EQ(plan.nvme, Attach::kNone);
   EXPECT_TRUE(AnyContains(plan.decisions, "no nvme driver"));
+}
+
+// They fire on every interrupt of the machine and nothing the daemon decides or exports reads them.
+TEST(HookPlan, IrqHandlerProgramsOnlyWhenAskedFor) {
+  FakeFeatureProbe probe;
+  const HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  ASSERT_TRUE(plan.use_bpf);
+  EXPECT_EQ(plan.irqs, Attach::kNone);
+  EXPECT_FALSE(Contains(plan.Programs(), "na_irq_handler_entry_btf"));
+  EXPECT_FALSE(Contains(plan.KernelHooks(), "tp_btf/irq_handler_entry"));
+  EXPECT_TRUE(Contains(plan.KernelHooks(), "tp_btf/block_rq_complete"));
 }
 
 TEST(HookPlan, OptionsTurnSourcesOff) {

@@ -92,6 +92,7 @@ class MetricsExposition : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     metrics_ = new AgentMetrics(8);
+    metrics_->ExportPerQueueIntervalHistogram(true);  // the option's family is documented and checked too
     start_status_ = new Status(metrics_->Start("127.0.0.1:0"));
     // One queue with every kind of update, so that every family has a series.
     const QueueId queue = metrics_->AddQueue({"kernel", "nvme0", 1}, true);

@@ -20,15 +20,18 @@ TEST(MetricsOptions, AnEmptySectionGivesTheDefaults) {
   ASSERT_TRUE(options) << options.error().message;
   EXPECT_EQ(options->listen_address, "127.0.0.1:9464");
   EXPECT_EQ(options->max_tracked_queues, kDefaultMaxTrackedQueues);
+  EXPECT_FALSE(options->per_queue_interval_histogram);
 }
 
 TEST(MetricsOptions, TheConfigFileCarriesTheSection) {
-  auto config = config::ParseConfigJson(R"({"metrics": {"listenAddress": "0.0.0.0:9100", "maxTrackedQueues": 8}})");
+  auto config = config::ParseConfigJson(R"({"metrics": {"listenAddress": "0.0.0.0:9100", "maxTrackedQueues": 8,
+                                                         "perQueueIntervalHistogram": true}})");
   ASSERT_TRUE(config) << config.error().message;
   auto options = MetricsOptionsFromConfig(config->metrics());
   ASSERT_TRUE(options) << options.error().message;
   EXPECT_EQ(options->listen_address, "0.0.0.0:9100");
   EXPECT_EQ(options->max_tracked_queues, 8u);
+  EXPECT_TRUE(options->per_queue_interval_histogram);
 }
 
 TEST(MetricsOptions, BadAddressesAreRefusedWithTheFieldNamed) {

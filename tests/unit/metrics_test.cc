@@ -222,8 +222,9 @@ TEST(IntervalHistogram, SumCountsEachIntervalAtTheMiddleOfItsBucket) {
   EXPECT_DOUBLE_EQ(histogram.sample_sum, (2 * 12.0 + 5 * 1536.0) * 1e-9);
 }
 
-TEST(IntervalHistogram, TheExpositionHasOneInfBucketEqualToCount) {
+TEST(IntervalHistogram, PerQueueTheExpositionHasOneInfBucketEqualToCount) {
   AgentMetrics metrics(4);
+  metrics.ExportPerQueueIntervalHistogram(true);
   const QueueId id = metrics.AddQueue(Queue(1), true);
   collect::QueueCounters counters;
   counters.interval_histogram[5] = 3;
@@ -236,6 +237,53 @@ TEST(IntervalHistogram, TheExpositionHasOneInfBucketEqualToCount) {
   EXPECT_EQ(scrape.Value("nvme_adapt_queue_completion_interval_seconds_count", QueueMatch(1)), 7);
   EXPECT_EQ(scrape.Find("nvme_adapt_queue_completion_interval_seconds_bucket", QueueMatch(1)).size(),
             collect::kHistBuckets);
+}
+
+// By default the histogram is one per controller, the sum of its queues' buckets, and none per queue.
+TEST(IntervalHistogram, ByDefaultOnlyPerControllerSummedOverItsQueues) {
+  AgentMetrics metrics(8);
+  for (uint32_t q = 1; q <= 3; ++q) {
+    const QueueId id = metrics.AddQueue(Queue(q), true);
+    collect::QueueCounters counters;
+    counters.interval_histogram[5] = q;
+    counters.interval_histogram[31] = 10;
+    metrics.UpdateQueue(id, counters, engine::ReapMode::kInterrupt);
+  }
+  metrics.UpdateQueue(metrics.AddQueue({"kernel", "nvme1", 1}, true), Counters(5), engine::ReapMode::kInterrupt);
+  const Exposition scrape = Scrape(metrics);
+  EXPECT_TRUE(scrape.Find("nvme_adapt_queue_completion_interval_seconds_bucket", QueueMatch(1)).empty());
+  const std::map<std::string, std::string> nvme0 = {{"source", "kernel"}, {"controller", "nvme0"}};
+  EXPECT_EQ(scrape.Value("nvme_adapt_controller_completion_interval_seconds_count", nvme0), 1 + 2 + 3 + 30);
+  auto le = nvme0;
+  le["le"] = "6.4e-08";  // 2^6 ns: BPF bucket 5 and below
+  EXPECT_EQ(scrape.Value("nvme_adapt_controller_completion_interval_seconds_bucket", le), 6);
+  EXPECT_EQ(scrape.Value("nvme_adapt_controller_completion_interval_seconds_count",
+                         {{"source", "kernel"}, {"controller", "nvme1"}}), 5);
+  EXPECT_EQ(scrape.Find("nvme_adapt_controller_completion_interval_seconds_bucket", nvme0).size(),
+            collect::kHistBuckets);
+}
+
+// Series that would be 0 on most queues of a fleet appear with their first count, as switch reasons do.
+TEST(AgentMetricsQueues, PathsAndTryResultsAppearWithTheirFirstCount) {
+  AgentMetrics metrics(4);
+  const QueueId id = metrics.AddQueue(Queue(1), true);
+  metrics.UpdateQueue(id, Counters(10), engine::ReapMode::kInterrupt);
+  Exposition scrape = Scrape(metrics);
+  EXPECT_TRUE(scrape.Find("nvme_adapt_queue_completions_reaped_total", QueueMatch(1)).empty());
+  EXPECT_TRUE(scrape.Find("nvme_adapt_queue_poll_tries_total", QueueMatch(1)).empty());
+  collect::QueueCounters counters = Counters(10);
+  counters.poll_completions = 10;
+  metrics.UpdateQueue(id, counters, engine::ReapMode::kPoll);
+  metrics.OnPollTry(id, PollTryResult::kNotFaster);
+  scrape = Scrape(metrics);
+  auto poll = QueueMatch(1);
+  poll["path"] = "poll";
+  EXPECT_EQ(scrape.Value("nvme_adapt_queue_completions_reaped_total", poll), 10);
+  EXPECT_EQ(scrape.Find("nvme_adapt_queue_completions_reaped_total", QueueMatch(1)).size(), 1u);
+  auto not_faster = QueueMatch(1);
+  not_faster["result"] = "not_faster";
+  EXPECT_EQ(scrape.Value("nvme_adapt_queue_poll_tries_total", not_faster), 1);
+  EXPECT_EQ(scrape.Find("nvme_adapt_queue_poll_tries_total", QueueMatch(1)).size(), 1u);
 }
 
 TEST(LabelValues, FreeFormValuesAreCutToASafeCharacterSetAndLength) {

@@ -16,6 +16,7 @@ TOLERANCE = 0.01
 NOT_CHANGEABLE = "0x410e"
 NVME_HOOKS = ("tp_btf/nvme_sq", "raw_tp/nvme_sq", "tracepoint/nvme/nvme_sq")
 ATTRIBUTION_HOOKS = ("fentry/nvme_irq", "fexit/nvme_irq", "fentry/nvme_poll", "fexit/nvme_poll")
+PER_BATCH_HOOKS = ("fentry/nvme_irq", "fexit/nvme_irq", "fentry/nvme_poll", "fexit/nvme_poll")
 
 
 def _within(a, b):
@@ -40,10 +41,11 @@ def _expected_hooks(attach):
     """The nvme hook the collectors' probe should choose, from what the kernel-only attach probe could attach.
 
     docs/collectors.md: with fentry on nvme_irq and nvme_poll, tp_btf/nvme_sq if it loads, else its raw_tp or
-    classic tracepoint twin; without fentry the block layer observes nvme queues."""
+    classic tracepoint twin; without fentry the block layer observes nvme queues. fentry on nvme_irq comes with
+    the nvme module's BTF, which has struct nvme_queue: the per-batch programs, and no nvme_sq program."""
     attached = {p["section"] for p in attach["programs"] if p.get("attached")}
     if {"fentry/nvme_irq", "fentry/nvme_poll"} <= attached:
-        return ("tp_btf/nvme_sq",) if "tp_btf/nvme_sq" in attached else NVME_HOOKS[1:]
+        return PER_BATCH_HOOKS
     return ("tp_btf/block_rq_complete", "raw_tp/block_rq_complete")
 
 
@@ -82,8 +84,12 @@ def _hooks(checks, status, results, summary):
     chosen = [h for h in hooks if h in NVME_HOOKS or "block_rq_complete" in h]
     summary["hooks"] = {"collector": status.get("collector"), "chosen": hooks, "expected_nvme_hook": expected}
     needs_attribution = expected[0].endswith("nvme_sq")
-    ok = (status.get("collector") == "bpf" and not status.get("observeOnly") and len(chosen) == 1 and
-          chosen[0] in expected and (not needs_attribution or all(h in hooks for h in ATTRIBUTION_HOOKS)))
+    if expected == PER_BATCH_HOOKS:  # the block program may be there for other disks; no nvme_sq
+        ok = (status.get("collector") == "bpf" and not status.get("observeOnly") and
+              all(h in hooks for h in PER_BATCH_HOOKS) and not any(h in NVME_HOOKS for h in hooks))
+    else:
+        ok = (status.get("collector") == "bpf" and not status.get("observeOnly") and len(chosen) == 1 and
+              chosen[0] in expected and (not needs_attribution or all(h in hooks for h in ATTRIBUTION_HOOKS)))
     checks.check("agent: kernel collectors chose their hooks by probing", ok,
                  f"collector {status.get('collector')}, nvme hook {chosen} (the attach probe allows {list(expected)}), "
                  f"all hooks {hooks}")

@@ -23,6 +23,7 @@ from pathlib import Path
 sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agent_checks  # noqa: E402
+import collector_checks  # noqa: E402
 import nvme_facts as facts  # noqa: E402
 from vmkernel import VmSetupError  # noqa: E402
 from vmrun import (GUEST_PATH, SOURCE_DIR, VM_DIR, Clock, VmOptions, VmRunError, raise_on_sigterm,  # noqa: E402
@@ -36,7 +37,7 @@ SET_FEATURES_NOT_CHANGEABLE = "0x410e"
 GUEST_TOOLS = {"fio": "fio", "nvme": "nvme-cli", "bpftool": "bpftool", "python3": "python3", "bash": "bash",
                "ip": "iproute2"}
 # The project's binaries the guest runs from the build tree.
-AGENT_BINARIES = ("agent/daemon/nvme-adaptd", "agent/ctl/nvme-adaptctl")
+AGENT_BINARIES = ("agent/daemon/nvme-adaptd", "agent/ctl/nvme-adaptctl", "tests/bpf/na-collect")
 
 
 class Checks:
@@ -145,6 +146,7 @@ def assert_results(results):
     _routing(checks, results, "hipri-no-poll-queue", after_irq, poll_qids, summary)
 
     _bpf_hooks(checks, results, summary)
+    collector_checks.check_collector_counts(checks, results, summary)
 
     _routing(checks, results, "agent-libaio", irq_qids, poll_qids, summary)
     _routing(checks, results, "agent-hipri", poll_qids, irq_qids, summary)

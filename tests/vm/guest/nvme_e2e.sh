@@ -41,6 +41,20 @@ if [[ -n ${NVA_BPF_PROBE_OBJ:-} ]]; then
   io_wrapper=()
 fi
 
+# The collector's kernel nvme programs against the tracefs hist of the same run, per batch (the default where
+# the nvme module's BTF allows it) and per completion (the nvme_sq tracepoint): per-qid counts must be equal.
+step collector-counts
+for path in per-batch per-completion; do
+  args=()
+  [[ $path == per-completion ]] && args=(--nvme-per-completion)
+  io_wrapper=(bash "$NVA_VM_DIR/guest/collect_during.sh" "$(results_subdir "collector/$path")/na-collect.txt"
+    "${args[@]}" --)
+  NVA_FIO_SECONDS=2 io_run "collector-$path" --name=libaio --ioengine=libaio --iodepth=16 \
+    --name=hipri --stonewall --ioengine=io_uring --hipri=1 --iodepth=16
+  # shellcheck disable=SC2034  # read by io_run in lib.sh
+  io_wrapper=()
+done
+
 # Run A: the poll_queues + reset lever for nvme0, chosen in the levers config.
 step agent-start
 a=$(results_subdir agent/a)
