@@ -34,17 +34,15 @@ Status Agent::Start() {
     return MakeError(loaded.error().code, "journal unreadable, refusing to start (inspect or remove it): " +
                                               loaded.error().message);
   }
-  if (!journal_.empty()) {
+  journal_warning_ = journal_.load_warning();
+  if (!journal_warning_.empty()) NA_ERROR("journal: " << journal_warning_);
+  if (options_.restore_at_start && !journal_.empty()) {
     NA_INFO("journal: putting " << journal_.entries().entries_size()
                                 << " changed setting(s) back to their safe values before anything else");
-    Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) {
-      Status status = deps_.levers->Restore(entry);
-      if (status) {
-        NA_INFO("journal: restored " << QueueName(entry.controller(), entry.queue()) << " " << entry.lever()
-                                     << " " << entry.target() << " = " << entry.safe_value());
-      }
-      return status;
-    });
+    RestoreReport report;
+    Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
+                                          options_.restore_rules, &report);
+    for (const std::string& line : report.lines) NA_INFO("journal: " << line);
     if (!restored) NA_WARN("journal: could not restore everything: " << restored.error().message);
   }
   auto persisted = store_.LoadPolicy();

@@ -36,6 +36,11 @@ struct AgentOptions {
   std::string record_windows_path;       // trace of the engine's inputs (replayable) and decisions
   size_t max_queues = 4096;
   std::string version;
+  // Journal entries are stamped with restore_rules.boot_id and judged by these rules when restored.
+  RestoreRules restore_rules;
+  // False when the daemon already restored the journal before anything else (main.cc): Start then only
+  // loads what is left, which shutdown retries.
+  bool restore_at_start = true;
 };
 
 struct AgentDeps {
@@ -138,11 +143,13 @@ class Agent : public api::AgentControl {
     uint64_t count = 0;
     std::string last;
     ErrorCode last_code = ErrorCode::kInternal;
+    bool worked_since = false;  // a switch succeeded after the last error
   };
   std::map<std::string, LeverErrors> lever_errors_;
   uint64_t unknown_windows_ = 0;
   uint64_t queues_over_cap_ = 0;
   std::string collector_error_;
+  std::string journal_warning_;  // a corrupt journal set aside at start, until the next start
 
   std::mutex commands_mutex_;
   std::deque<std::function<void()>> commands_;

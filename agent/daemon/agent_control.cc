@@ -1,6 +1,8 @@
 // AgentControl: what gRPC callers see and change. Every call runs on the loop thread (OnLoop).
 #include <unistd.h>
 
+#include <map>
+
 #include "agent/common/log.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
@@ -67,12 +69,24 @@ v1::GetStatusResponse Agent::GetStatus() {
     status.set_collector(deps_.collector->Name());
     status.set_observe_only(deps_.collector->ObserveOnly());
     for (const std::string& hook : deps_.collector->Hooks()) status.add_hooks(hook);
-    for (const auto& [lever, errors] : lever_errors_) {
+    // Every lever serving a queue, and every lever that failed: available unless its last error says this
+    // machine lacks it or forbids it and no switch succeeded since.
+    std::map<std::string, const LeverErrors*> levers;
+    for (ManagedQueue* q : queues_.All()) {
+      if (!q->lever.empty()) levers.emplace(q->lever, nullptr);
+    }
+    for (const auto& [lever, errors] : lever_errors_) levers[lever] = &errors;
+    for (const auto& [lever, errors] : levers) {
       auto* entry = status.add_levers();
-      entry->set_name(lever);
-      entry->set_available(true);
-      entry->set_errors(errors.count);
-      entry->set_last_error(errors.last);
+      entry->set_name(lever.empty() ? "none" : lever);
+      const bool lacking = errors && !errors->worked_since &&
+                           (errors->last_code == ErrorCode::kUnsupported ||
+                            errors->last_code == ErrorCode::kPermissionDenied);
+      entry->set_available(!lacking);
+      if (errors) {
+        entry->set_errors(errors->count);
+        entry->set_last_error(errors->last);
+      }
     }
     uint32_t managed = 0, polling = 0;
     for (ManagedQueue* q : queues_.All()) {
@@ -82,6 +96,7 @@ v1::GetStatusResponse Agent::GetStatus() {
       if (q->degraded) status.add_degraded("queue " + q->name + ": " + q->degraded_reason);
     }
     if (!collector_error_.empty()) status.add_degraded("collector: " + collector_error_);
+    if (!journal_warning_.empty()) status.add_degraded("journal: " + journal_warning_);
     if (!journal_.empty()) {
       status.add_degraded("journal: " + std::to_string(journal_.entries().entries_size()) +
                           " changed setting(s) to restore on shutdown");

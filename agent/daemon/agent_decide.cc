@@ -110,6 +110,7 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
     ++lever_errors_[queue.lever].count;
     lever_errors_[queue.lever].last = error.message;
     lever_errors_[queue.lever].last_code = error.code;
+    lever_errors_[queue.lever].worked_since = false;
     const bool transient = RetryWorthwhile(error.code);
     NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << engine::ReapModeName(mode)
                      << " (" << engine::ReasonName(why) << "): " << error.message
@@ -152,8 +153,14 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   entry.set_safe_value(plan->safe_value);
   entry.set_applied_value(plan->applied_value);
   entry.set_time_unix_ns(deps_.wall());
-  if (Status journaled = journal_.WillChange(entry); !journaled) {
-    return fail(MakeError(journaled.error().code, "not changed: cannot journal it: " + journaled.error().message));
+  entry.set_boot_id(options_.restore_rules.boot_id);
+  entry.set_device_identity(plan->device_identity);
+  // A dry-run lever changes nothing, so there is nothing a restore could owe: the journal holds real changes
+  // only, and a restore is always real (finding 1 of issue 15).
+  if (!plan->dry_run) {
+    if (Status journaled = journal_.WillChange(entry); !journaled) {
+      return fail(MakeError(journaled.error().code, "not changed: cannot journal it: " + journaled.error().message));
+    }
   }
   timeline.journaled = deps_.monotonic();
   // Pending: the BPF side keeps counting the old window (and drops its records as stale from here on)
@@ -172,6 +179,7 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
     return fail(applied.error());
   }
   queue.mode = mode;
+  if (auto errors = lever_errors_.find(queue.lever); errors != lever_errors_.end()) errors->second.worked_since = true;
   TakeEffect(queue, timeline);
   // The timer's first look at the new mode is one period after it took effect, not the next loop turn.
   queue.next_timer = queue.mode_since + engine_.View(queue.handle).policy.timer_granularity;
@@ -344,7 +352,11 @@ Status Agent::Shutdown() {
   bus_.CancelAll();
   if (journal_.empty()) return OkStatus();
   NA_INFO("shutdown: putting " << journal_.entries().entries_size() << " changed setting(s) back");
-  return journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); });
+  RestoreReport report;
+  Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
+                                        options_.restore_rules, &report);
+  for (const std::string& line : report.lines) NA_INFO("shutdown: " << line);
+  return restored;
 }
 
 }  // namespace nvmeadapt::daemon

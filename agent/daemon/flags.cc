@@ -17,7 +17,9 @@ std::string DaemonUsage() {
              "\n"
              "Watches NVMe completion queues with eBPF and switches each eligible queue between interrupt\n"
              "and poll reaping by the rules of its policy. Runs until SIGTERM or SIGINT, then puts every\n"
-             "queue it changed back to its safe value; SIGHUP reloads the config file.\n"
+             "queue it changed back to its safe value; SIGHUP reloads the config file. Before anything\n"
+             "else, even before the config file is read, it puts back every change an earlier run left in\n"
+             "the journal (always for real, also with --dry-run).\n"
              "\n"
              "options:\n"
              "  --config PATH          JSON config (default ") +
@@ -27,7 +29,10 @@ std::string DaemonUsage() {
          "  --runtime-dir DIR      runtime directory; uvnvme sockets are under DIR/uvnvme (default /run)\n"
          "  --log-level LEVEL      debug, info, warn or error (default info)\n"
          "  --default-mode MODE    global default controller mode: off, adaptive, interrupt, poll, shadow\n"
-         "  --dry-run              levers record what they would write and change nothing\n"
+         "  --dry-run              levers record what they would write and change nothing (the journal\n"
+         "                         of an earlier run is still restored for real)\n"
+         "  --restore-only         restore the journal, print what was done and exit: 0 when nothing is\n"
+         "                         left to restore, 1 otherwise (the unit's ExecStopPost)\n"
          "  --record-windows PATH  write every engine input to PATH (replayable with nvme-adapt-replay)\n"
          "                         and every decision to PATH.decisions\n"
          "  --api-socket PATH      gRPC Unix socket (default /run/nvme-adapt/agent.sock)\n"
@@ -39,7 +44,8 @@ std::string DaemonUsage() {
          "  --help                 this text\n"
          "  --version              version and build\n"
          "\n"
-         "Exit status: 0 after a clean stop, 1 on a runtime failure, 2 for a bad flag or config.\n";
+         "Exit status: 0 after a clean stop, 1 on a runtime failure, 2 for a bad flag or config (the API's\n"
+         "token file, socket group or TLS files included).\n";
 }
 
 Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
@@ -70,6 +76,8 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
       flags.version = true;
     } else if (arg == "--dry-run") {
       flags.dry_run = true;
+    } else if (arg == "--restore-only") {
+      flags.restore_only = true;
     } else if (arg == "--config") {
       auto v = value();
       if (!v) return v.error();

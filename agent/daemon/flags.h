@@ -20,6 +20,7 @@ struct DaemonFlags {
   std::optional<std::string> log_level;
   std::optional<engine::ControllerMode> default_mode;
   bool dry_run = false;
+  bool restore_only = false;  // put the journal back and exit
   std::string record_windows;
   std::optional<std::string> api_socket;
   std::optional<std::string> metrics_listen;

@@ -150,6 +150,49 @@ TEST_F(AgentLoop, AfterACrashTheJournalRestoresBeforeAnythingElse) {
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
 }
 
+
+TEST_F(AgentLoop, ADryRunLeverJournalsNothingSoAJournalHoldsRealChangesOnly) {
+  levers_.dry_run = true;
+  Start();
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  StateStore store(state_dir_);
+  EXPECT_EQ(store.LoadJournal()->entries_size(), 0);
+}
+
+TEST_F(AgentLoop, StatusListsEveryLeverServingAQueueAndSaysWhenOneIsLacking) {
+  Start();
+  v1::GetStatusResponse status = agent_->GetStatus();
+  ASSERT_EQ(status.levers_size(), 1) << status.ShortDebugString();
+  EXPECT_EQ(status.levers(0).name(), "fake");
+  EXPECT_TRUE(status.levers(0).available());
+  EXPECT_EQ(status.levers(0).errors(), 0u);
+  levers_.refuse = 1;
+  levers_.refuse_code = ErrorCode::kUnsupported;
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  status = agent_->GetStatus();
+  ASSERT_EQ(status.levers_size(), 1);
+  EXPECT_FALSE(status.levers(0).available()) << "a lever this machine lacks said it was available";
+  EXPECT_EQ(status.levers(0).errors(), 1u);
+  Window(2, engine::ReapMode::kInterrupt, 5 * kUs, 1);  // a switch that works
+  EXPECT_TRUE(agent_->GetStatus().levers(0).available());
+}
+
+TEST_F(AgentLoop, JournalEntriesCarryTheBoot) {
+  AgentOptions options;
+  options.state_dir = state_dir_;
+  options.config_policies = policies_;
+  options.discovery_interval = 1'000'000'000'000;
+  options.restore_rules.boot_id = "this-boot";
+  AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_; }, [this] { return now_ + 1; }, &metrics_};
+  agent_ = std::make_unique<Agent>(options, deps);
+  ASSERT_TRUE(agent_->Start());
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  auto journal = StateStore(state_dir_).LoadJournal();
+  ASSERT_EQ(journal->entries_size(), 1);
+  EXPECT_EQ(journal->entries(0).boot_id(), "this-boot");
+}
+
 TEST_F(AgentLoop, SetPolicyIsValidatedPersistedAndWinsOnRestart) {
   Start();
   v1::SetPolicyRequest request;
