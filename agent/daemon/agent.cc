@@ -75,18 +75,21 @@ Status Agent::Start() {
 
 void Agent::Run() {
   {
+    std::lock_guard inline_lock(inline_mutex_);
     std::lock_guard lock(commands_mutex_);
     loop_thread_ = std::this_thread::get_id();
-    loop_running_ = true;
+    loop_state_ = LoopState::kRunning;
   }
   while (!stop_.load()) RunOnce();
   std::deque<std::function<void()>> left;
   {
+    // From here on a call is refused, never run inline: Shutdown() owns the agent (issue 15, the race of
+    // RPCs after the loop exits).
     std::lock_guard lock(commands_mutex_);
-    loop_running_ = false;
+    loop_state_ = LoopState::kStopped;
     left.swap(commands_);
   }
-  for (auto& command : left) command();
+  for (auto& command : left) command();  // calls that were already waiting get their answer
 }
 
 void Agent::Stop() { stop_.store(true); }

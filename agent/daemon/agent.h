@@ -4,6 +4,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <fstream>
 #include <functional>
@@ -33,6 +35,9 @@ struct AgentOptions {
   engine::Nanos discovery_interval = 2'000'000'000;
   engine::Nanos counters_interval = 1'000'000'000;
   engine::Nanos idle_wait = 50'000'000;  // longest loop wait when nothing is due
+  // Longest an RPC waits for the loop to take its call; then it is answered kUnavailable and the call is
+  // dropped unrun (a slow lever or a driver that stopped answering holds the loop; callers retry).
+  engine::Nanos rpc_wait = 2'000'000'000;
   std::string record_windows_path;       // trace of the engine's inputs (replayable) and decisions
   size_t max_queues = 4096;
   std::string version;
@@ -84,6 +89,9 @@ class Agent : public api::AgentControl {
   // Runs `fn` on the loop thread (inline when no loop runs) and returns its result.
   template <class Fn>
   auto OnLoop(Fn fn) -> decltype(fn());
+  // The same for a call whose answer has no error: `unanswered(error)` makes the answer given instead.
+  template <class Fn, class Unanswered>
+  auto OnLoop(Fn fn, Unanswered unanswered) -> decltype(fn());
 
   // agent.cc: the loop.
   void RunCommands();
@@ -153,26 +161,65 @@ class Agent : public api::AgentControl {
 
   std::mutex commands_mutex_;
   std::deque<std::function<void()>> commands_;
-  bool loop_running_ = false;  // guarded by commands_mutex_
+  enum class LoopState { kNotStarted, kRunning, kStopped };
+  LoopState loop_state_ = LoopState::kNotStarted;  // guarded by commands_mutex_
+  std::recursive_mutex inline_mutex_;             // serializes calls made before the loop runs
   std::atomic<bool> stop_{false};
   std::thread::id loop_thread_;
 };
 
+template <class Fn, class Unanswered>
+auto Agent::OnLoop(Fn fn, Unanswered unanswered) -> decltype(fn()) {
+  using T = decltype(fn());
+  struct Call {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool started = false, cancelled = false;
+    std::optional<T> result;
+  };
+  auto call = std::make_shared<Call>();
+  {
+    // Held by Run() while it hands the agent to the loop: an inline call never overlaps the loop.
+    std::unique_lock inline_lock(inline_mutex_);
+    std::unique_lock lock(commands_mutex_);
+    if (loop_state_ == LoopState::kStopped) {
+      return unanswered(MakeError(ErrorCode::kUnavailable, "the agent is stopping: it takes no more calls"));
+    }
+    if (loop_state_ == LoopState::kNotStarted || std::this_thread::get_id() == loop_thread_) {
+      lock.unlock();
+      return fn();
+    }
+    inline_lock.unlock();
+    // `fn` refers to the caller's frame: it runs only while the caller still waits (not cancelled).
+    commands_.push_back([call, fn = std::move(fn)]() mutable {
+      {
+        std::lock_guard guard(call->mutex);
+        if (call->cancelled) return;
+        call->started = true;
+      }
+      T result = fn();
+      std::lock_guard guard(call->mutex);
+      call->result.emplace(std::move(result));
+      call->done_cv.notify_all();
+    });
+  }
+  std::unique_lock lock(call->mutex);
+  if (!call->done_cv.wait_for(lock, std::chrono::nanoseconds(options_.rpc_wait), [&] { return call->result.has_value(); })) {
+    if (!call->started) {
+      call->cancelled = true;
+      return unanswered(MakeError(ErrorCode::kUnavailable,
+                                  "the agent's loop did not take the call within " +
+                                      std::to_string(options_.rpc_wait / 1'000'000) +
+                                      " ms (a lever or a driver is slow); try again"));
+    }
+    call->done_cv.wait(lock, [&] { return call->result.has_value(); });  // running now: its answer is near
+  }
+  return std::move(*call->result);
+}
+
 template <class Fn>
 auto Agent::OnLoop(Fn fn) -> decltype(fn()) {
-  using T = decltype(fn());
-  auto task = std::make_shared<std::packaged_task<T()>>(std::move(fn));
-  std::future<T> result = task->get_future();
-  {
-    std::unique_lock lock(commands_mutex_);
-    if (!loop_running_ || std::this_thread::get_id() == loop_thread_) {
-      lock.unlock();
-      (*task)();
-      return result.get();
-    }
-    commands_.push_back([task] { (*task)(); });
-  }
-  return result.get();
+  return OnLoop(std::move(fn), [](const Error& error) -> decltype(fn()) { return error; });
 }
 
 }  // namespace nvmeadapt::daemon

@@ -111,6 +111,12 @@ v1::GetStatusResponse Agent::GetStatus() {
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0) status.set_node(host);
     return status;
+  }, [&](const Error& error) {
+    // Status must answer even when the loop cannot: what is known without it, and why the rest is missing.
+    v1::GetStatusResponse status;
+    status.set_version(options_.version);
+    status.add_degraded("agent loop: " + error.message);
+    return status;
   });
 }
 
@@ -135,7 +141,7 @@ v1::GetPolicyResponse Agent::GetPolicy() {
     *response.mutable_policy() = policy_->policies();
     *response.mutable_effective_global() = config::ToProto(policy_->EffectiveGlobal());
     return response;
-  });
+  }, [](const Error&) { return v1::GetPolicyResponse(); });
 }
 
 Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& request) {

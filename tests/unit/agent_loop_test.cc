@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "agent/engine/trace.h"
 #include "tests/unit/agent_loop_fixture.h"
@@ -191,6 +194,40 @@ TEST_F(AgentLoop, JournalEntriesCarryTheBoot) {
   auto journal = StateStore(state_dir_).LoadJournal();
   ASSERT_EQ(journal->entries_size(), 1);
   EXPECT_EQ(journal->entries(0).boot_id(), "this-boot");
+}
+
+
+// Issue 15, finding 3 (the RPC half) and the shutdown race: a hung lever holds the loop, an RPC is answered
+// within its deadline instead of waiting for it, and once the loop exited no call runs (inline or otherwise).
+TEST_F(AgentLoop, AnRpcWaitsForTheLoopAtMostItsDeadlineAndNoneRunsAfterTheLoopExits) {
+  rpc_wait_ = 100'000'000;
+  Start();
+  std::atomic<bool> in_lever{false}, release{false};
+  levers_.on_apply = [&](const LeverPlan&) {
+    in_lever = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  QueueWindow(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  std::thread loop([&] { agent_->Run(); });
+  while (!in_lever) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto before = std::chrono::steady_clock::now();
+  v1::GetStatusResponse status = agent_->GetStatus();
+  auto listed = agent_->ListQueues(v1::ListQueuesRequest());
+  const auto waited = std::chrono::steady_clock::now() - before;
+  EXPECT_LT(waited, std::chrono::milliseconds(1000));
+  ASSERT_EQ(status.degraded_size(), 1);
+  EXPECT_NE(status.degraded(0).find("agent loop: the agent's loop did not take the call within 100 ms"),
+            std::string::npos) << status.degraded(0);
+  ASSERT_FALSE(listed);
+  EXPECT_EQ(listed.error().code, ErrorCode::kUnavailable);
+  release = true;
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL) << "the loop answers again once the lever returned";
+  agent_->Stop();
+  loop.join();
+  auto after = agent_->ListQueues(v1::ListQueuesRequest());
+  ASSERT_FALSE(after);
+  EXPECT_NE(after.error().message.find("stopping"), std::string::npos);
+  ASSERT_TRUE(agent_->Shutdown());
 }
 
 TEST_F(AgentLoop, SetPolicyIsValidatedPersistedAndWinsOnRestart) {
