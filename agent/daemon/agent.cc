@@ -213,6 +213,13 @@ void Agent::Rediscover(engine::Nanos now) {
   for (ManagedQueue* q : known) {
     if (!present.count(q->name)) RemoveQueue(*q, "vanished");
   }
+  // Per-controller state lives as long as the controller: a driver restarting under new pids must not grow it.
+  std::set<std::string> controllers;
+  for (const DiscoveredQueue& found : *scan) controllers.insert(found.controller);
+  std::erase_if(controller_modes_, [&](const auto& item) { return !controllers.count(item.first); });
+  // A reset makes its controller vanish for a moment: its time is kept until it no longer matters.
+  std::erase_if(last_disruptive_,
+                [&](const auto& item) { return now - item.second >= options_.min_disruptive_interval; });
   for (auto it = attached_processes_.begin(); it != attached_processes_.end();) {
     const bool alive = std::any_of(scan->begin(), scan->end(), [&](const auto& f) { return f.pid == it->first; });
     if (alive) {

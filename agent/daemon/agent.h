@@ -38,6 +38,9 @@ struct AgentOptions {
   // Longest an RPC waits for the loop to take its call; then it is answered kUnavailable and the call is
   // dropped unrun (a slow lever or a driver that stopped answering holds the loop; callers retry).
   engine::Nanos rpc_wait = 2'000'000'000;
+  // Least time between two disruptive changes (a controller reset) of one controller; a change asked for
+  // sooner is refused with the time left to wait (issue 15, finding 7).
+  engine::Nanos min_disruptive_interval = 30'000'000'000;
   std::string record_windows_path;       // trace of the engine's inputs (replayable) and decisions
   size_t max_queues = 4096;
   std::string version;
@@ -137,7 +140,8 @@ class Agent : public api::AgentControl {
   StateStore store_;
   Journal journal_;
   std::optional<PolicyBook> policy_;
-  std::map<std::string, engine::ControllerMode> controller_modes_;  // pinned at discovery
+  std::map<std::string, engine::ControllerMode> controller_modes_;  // pinned at discovery, while present
+  std::map<std::string, engine::Nanos> last_disruptive_;            // controller -> its last reset
   engine::Engine engine_;
   QueueTable queues_;
   api::EventBus bus_;

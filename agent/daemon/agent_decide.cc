@@ -143,6 +143,18 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
     return false;
   };
   if (queue.lever.empty()) return fail(MakeError(ErrorCode::kUnsupported, "no lever"));
+  const bool disruptive = deps_.levers->Disruptive(queue.desc);
+  if (disruptive) {
+    const auto last = last_disruptive_.find(queue.desc.controller);
+    if (last != last_disruptive_.end() && now - last->second < options_.min_disruptive_interval) {
+      const engine::Nanos wait = options_.min_disruptive_interval - (now - last->second);
+      return fail(MakeError(ErrorCode::kUnavailable,
+                            "not changed: " + queue.desc.controller + " was reset " +
+                                std::to_string((now - last->second) / 1'000'000) + " ms ago; the next reset is allowed in " +
+                                std::to_string((wait + 999'999) / 1'000'000) + " ms (--min-disruptive-interval " +
+                                std::to_string(options_.min_disruptive_interval / 1'000'000'000) + " s)"));
+    }
+  }
   auto plan = deps_.levers->Plan(queue.desc, mode);
   if (!plan) return fail(plan.error());
   v1::JournalEntry entry;
@@ -171,6 +183,7 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   timeline.published = timeline.requested = deps_.monotonic();
   Status applied = deps_.levers->Apply(*plan);
   timeline.acknowledged = deps_.monotonic();
+  if (disruptive) last_disruptive_[queue.desc.controller] = timeline.acknowledged;  // a failed reset counts too
   if (!applied) {
     // Nothing switched: the control goes back to what it was, and the window in flight (still the old
     // generation's: nothing restarted it while the switch was pending) goes on as if nothing happened.

@@ -41,6 +41,9 @@ std::string DaemonUsage() {
          "  --cpu-scheduling POL   batch (default: the agent never preempts I/O threads when it wakes)\n"
          "                         or normal\n"
          "  --exit-after SECONDS   stop by itself after this long (demos and tests)\n"
+         "  --min-disruptive-interval SECONDS\n"
+         "                         least time between two controller resets of one controller by the\n"
+         "                         poll_queues lever (default 30; a change asked sooner is refused)\n"
          "  --help                 this text\n"
          "  --version              version and build\n"
          "\n"
@@ -107,6 +110,15 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
       auto mode = engine::ParseControllerMode(*v);
       if (!mode) return Bad("--default-mode: unknown mode '" + *v + "' (off, adaptive, interrupt, poll, shadow)");
       flags.default_mode = *mode;
+    } else if (arg == "--min-disruptive-interval") {
+      auto v = value();
+      if (!v) return v.error();
+      double seconds = -1;
+      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), seconds);
+      if (ec != std::errc() || end != v->data() + v->size() || seconds < 0 || seconds > 86400) {
+        return Bad("--min-disruptive-interval: not a number of seconds in [0, 86400]: '" + *v + "'");
+      }
+      flags.min_disruptive_interval_seconds = seconds;
     } else if (arg == "--exit-after") {
       auto v = value();
       if (!v) return v.error();

@@ -27,6 +27,7 @@ struct DaemonFlags {
   std::optional<std::string> cpu_scheduling;  // batch, normal
   std::optional<std::string> sources;  // comma-separated: kernel,uvnvme,block
   std::optional<double> exit_after_seconds;
+  std::optional<double> min_disruptive_interval_seconds;
 };
 
 // Errors are one line naming the flag.

@@ -151,6 +151,9 @@ int Run(const DaemonFlags& flags) {
   options.version = NVME_ADAPT_VERSION;
   options.restore_rules = rules;
   options.restore_at_start = false;  // done above
+  if (flags.min_disruptive_interval_seconds) {
+    options.min_disruptive_interval = static_cast<engine::Nanos>(*flags.min_disruptive_interval_seconds * 1e9);
+  }
   Agent agent(options, AgentDeps{components->collector.get(), components->discovery.get(),
                                  components->levers.get(), nullptr, nullptr, agent_metrics.get()});
   if (Status started = agent.Start(); !started) {

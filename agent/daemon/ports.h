@@ -60,6 +60,9 @@ class Levers {
   // per-queue decisions: it maps `adaptive` to what it can do for the controller (see docs/levers.md).
   virtual engine::ControllerMode ModeFor(const DiscoveredQueue&, engine::ControllerMode mode) const { return mode; }
   // Reads the current value and says what would be written to put the queue in `mode`.
+  // True when a change by this queue's lever disrupts the controller's I/O (a controller reset): such
+  // changes are spaced by AgentOptions::min_disruptive_interval per controller.
+  virtual bool Disruptive(const DiscoveredQueue&) const { return false; }
   virtual Result<LeverPlan> Plan(const DiscoveredQueue& queue, engine::ReapMode mode) = 0;
   virtual Status Apply(const LeverPlan& plan) = 0;
   // Writes a journal entry's safe value back, always for real (also in a dry-run daemon: the entry records a

@@ -102,6 +102,12 @@ engine::ControllerMode RealLevers::ModeFor(const DiscoveredQueue& queue, engine:
                                                                        : engine::ControllerMode::kOff;
 }
 
+bool RealLevers::Disruptive(const DiscoveredQueue& queue) const {
+  ControllerLever* lever = For(queue.controller);
+  return lever != nullptr && lever->lever && !lever->lever->DryRun() &&
+         lever->choice.kind == actuate::LeverKind::kPollQueuesReset;
+}
+
 Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMode mode) {
   ControllerLever* lever = For(queue.controller);
   const discover::Controller* controller = discovery_.snapshot().Find(queue.controller);

@@ -78,6 +78,7 @@ class FakeLevers : public Levers {
   std::string LeverFor(const DiscoveredQueue& q) const override {
     return q.controller.rfind("nolever", 0) == 0 ? "" : "fake";
   }
+  bool Disruptive(const DiscoveredQueue&) const override { return disruptive; }
   Result<LeverPlan> Plan(const DiscoveredQueue& q, engine::ReapMode mode) override {
     const std::string target = QueueName(q.controller, q.qid);
     auto it = values.find(target);
@@ -107,6 +108,7 @@ class FakeLevers : public Levers {
   std::vector<std::string> log;
   int refuse = 0;
   bool dry_run = false;  // plans say the lever writes nothing
+  bool disruptive = false;  // every change resets the controller
   ErrorCode refuse_code = ErrorCode::kRefused;
   std::function<void(const LeverPlan&)> on_apply;  // runs inside Apply, before it succeeds or refuses
   int applies = 0;

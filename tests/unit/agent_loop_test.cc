@@ -230,6 +230,34 @@ TEST_F(AgentLoop, AnRpcWaitsForTheLoopAtMostItsDeadlineAndNoneRunsAfterTheLoopEx
   ASSERT_TRUE(agent_->Shutdown());
 }
 
+
+// Issue 15, finding 7: each flip of a poll_queues controller is a reset; they are spaced per controller and a
+// change asked for sooner is refused with the time left.
+TEST_F(AgentLoop, DisruptiveChangesOfAControllerAreSpacedAndARefusalSaysHowLongToWait) {
+  levers_.disruptive = true;
+  Start();
+  v1::SetQueueModeRequest poll;
+  poll.mutable_queue()->set_controller("uvnvme:7:0");
+  poll.mutable_queue()->set_queue(1);
+  poll.set_mode(v1::REAP_MODE_POLL);
+  auto first = agent_->SetQueueMode(poll);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->queue().mode(), v1::REAP_MODE_POLL);
+  now_ += 5'000'000'000;
+  poll.mutable_queue()->set_queue(2);
+  auto second = agent_->SetQueueMode(poll);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->queue().mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_NE(second->queue().degraded_reason().find("the next reset is allowed in 25000 ms"), std::string::npos)
+      << second->queue().degraded_reason();
+  EXPECT_EQ(levers_.applies, 1);
+  now_ += 25'000'000'000;
+  agent_->RunOnce();  // the forced mode is retried once allowed
+  now_ += 60'000'000'000;
+  agent_->RunOnce();
+  EXPECT_EQ(levers_.values["uvnvme:7:0:q2"], "poll");
+}
+
 TEST_F(AgentLoop, SetPolicyIsValidatedPersistedAndWinsOnRestart) {
   Start();
   v1::SetPolicyRequest request;
