@@ -75,7 +75,11 @@ class Agent : public api::AgentControl {
   // Puts every changed queue back to its safe value. Call after Run() returned.
   Status Shutdown();
   // SIGHUP: the config file's policy levels. Used only while no policy was persisted over gRPC.
-  Status ReloadConfigPolicies(const v1::PolicySet& policies);
+  struct ReloadOutcome {
+    bool policy_applied = false;
+    std::string why_not;  // when not applied: what stays in force instead and how to change that
+  };
+  Result<ReloadOutcome> ReloadConfigPolicies(const v1::PolicySet& policies);
 
   api::EventBus& events() { return bus_; }
   const engine::Engine& engine() const { return engine_; }

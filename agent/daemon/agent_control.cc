@@ -203,13 +203,14 @@ std::shared_ptr<api::Subscription> Agent::WatchEvents(const v1::WatchEventsReque
   return bus_.Subscribe(request, capacity);
 }
 
-Status Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
-  return OnLoop([&]() -> Status {
+Result<Agent::ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
+  return OnLoop([&]() -> Result<ReloadOutcome> {
     options_.config_policies = policies;
     auto persisted = store_.LoadPolicy();
     if (persisted && persisted->has_value()) {
-      NA_INFO("reload: the policy persisted in " << store_.PolicyPath() << " stays in force over the file's");
-      return OkStatus();
+      return ReloadOutcome{false, "the policy set over the API and persisted in " + store_.PolicyPath() +
+                                      " stays in force over the file's (change it with nvme-adaptctl policy set, "
+                                      "or remove that file and restart)"};
     }
     auto book = PolicyBook::Create(policies);
     if (!book) return book.error();
@@ -222,7 +223,7 @@ Status Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
       if (auto decision = engine_.SetPolicy(q->handle, policy, now)) HandleDecision(*q, *decision);
       PushControl(*q);
     }
-    return OkStatus();
+    return ReloadOutcome{true, ""};
   });
 }
 

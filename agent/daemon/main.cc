@@ -186,11 +186,19 @@ int Run(const DaemonFlags& flags) {
           continue;
         }
         SetLogLevel(*ParseLogLevel(reloaded->log_level()));
-        if (Status applied = agent.ReloadConfigPolicies(config::PoliciesOf(*reloaded)); !applied) {
-          NA_ERROR("reload refused, keeping the running config: " << applied.error().message);
+        auto outcome = agent.ReloadConfigPolicies(config::PoliciesOf(*reloaded));
+        if (!outcome) {
+          NA_ERROR("reload refused, keeping the running config: " << outcome.error().message);
           continue;
         }
-        NA_INFO("reload: config " << flags.config_path << " applied");
+        // What took effect and what did not: only the log level and the policy are reloadable.
+        if (outcome->policy_applied) {
+          NA_INFO("reload: config " << flags.config_path << ": log level and policy applied; other settings "
+                                    "(api, metrics, levers, paths) take effect at the next start");
+        } else {
+          NA_WARN("reload: config " << flags.config_path << ": log level applied; policy NOT applied: "
+                                    << outcome->why_not << "; other settings take effect at the next start");
+        }
         continue;
       }
       NA_INFO("signal " << info.ssi_signo << ": stopping");

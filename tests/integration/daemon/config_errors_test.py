@@ -67,6 +67,20 @@ class ConfigErrors(unittest.TestCase):
                 self.assertEqual(result.returncode, 2, result.stderr)
                 self.assertIn(expected, result.stderr)
 
+    def test_sighup_says_so_when_a_persisted_policy_wins_over_the_file(self):
+        daemon = Daemon(self.ws, config={"policy": {"paceSlackNs": "30000"}}, flags=["--sources", "uvnvme"]).start()
+        try:
+            slack = lambda: daemon.ctl_json("policy", "get")["policy"]["policy"].get("paceSlackNs")
+            daemon.ctl("policy", "set", "--pace-slack", "50us")
+            self.ws.write_config({"policy": {"paceSlackNs": "40000"}})
+            daemon.send(signal.SIGHUP)
+            daemon.wait_for(lambda: "reload: config" in daemon.log_text(), 10, "the reload's report")
+            self.assertIn("policy NOT applied", daemon.log_text())
+            self.assertNotIn("policy applied", daemon.log_text())
+            self.assertEqual(slack(), "50000")
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+
     def test_sighup_keeps_the_running_config_on_error_and_applies_a_good_one(self):
         daemon = Daemon(self.ws, config={"policy": {"paceSlackNs": "30000"}}, flags=["--sources", "uvnvme"]).start()
         try:
