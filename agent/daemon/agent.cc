@@ -34,7 +34,7 @@ Status Agent::Start() {
     return MakeError(loaded.error().code, "journal unreadable, refusing to start (inspect or remove it): " +
                                               loaded.error().message);
   }
-  journal_warning_ = journal_.load_warning();
+  journal_warning_ = !journal_.load_warning().empty() ? journal_.load_warning() : options_.journal_warning;
   if (!journal_warning_.empty()) NA_ERROR("journal: " << journal_warning_);
   if (options_.restore_at_start && !journal_.empty()) {
     NA_INFO("journal: putting " << journal_.entries().entries_size()

@@ -49,6 +49,7 @@ struct AgentOptions {
   // False when the daemon already restored the journal before anything else (main.cc): Start then only
   // loads what is left, which shutdown retries.
   bool restore_at_start = true;
+  std::string journal_warning;  // what that restore said about a corrupt journal (shown in GetStatus)
 };
 
 struct AgentDeps {

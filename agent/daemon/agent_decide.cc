@@ -1,5 +1,8 @@
 // Decisions into actions: levers (journaled first), BPF pace control, policy changes, events.
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 
 #include "agent/common/log.h"
 #include "agent/daemon/agent.h"
@@ -8,6 +11,14 @@
 
 namespace nvmeadapt::daemon {
 namespace {
+
+// A crash at a named point of the switch protocol, for the fault campaign; nothing in builds without tests.
+void Failpoint([[maybe_unused]] const char* name) {
+#ifdef NVME_ADAPT_FAILPOINTS
+  static const char* wanted = std::getenv("NVME_ADAPT_FAILPOINT");
+  if (wanted != nullptr && std::strcmp(wanted, name) == 0) raise(SIGKILL);
+#endif
+}
 
 constexpr engine::Nanos kFirstRetryDelay = 1'000'000'000;
 constexpr engine::Nanos kMaxRetryDelay = 60'000'000'000;
@@ -174,6 +185,7 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
       return fail(MakeError(journaled.error().code, "not changed: cannot journal it: " + journaled.error().message));
     }
   }
+  Failpoint("after_journal");
   timeline.journaled = deps_.monotonic();
   // Pending: the BPF side keeps counting the old window (and drops its records as stale from here on)
   // until the new mode takes effect; completions reaped in the new mode all count in the try's window.
@@ -181,7 +193,9 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   SendControl(queue, ControlFor(queue, mode, queue.generation, 0));
   // The lever is called right after the publish: one instant for both steps.
   timeline.published = timeline.requested = deps_.monotonic();
+  Failpoint("after_publish");
   Status applied = deps_.levers->Apply(*plan);
+  Failpoint("after_lever");
   timeline.acknowledged = deps_.monotonic();
   if (disruptive) last_disruptive_[queue.desc.controller] = timeline.acknowledged;  // a failed reset counts too
   if (!applied) {

@@ -151,6 +151,7 @@ int Run(const DaemonFlags& flags) {
   options.version = NVME_ADAPT_VERSION;
   options.restore_rules = rules;
   options.restore_at_start = false;  // done above
+  options.journal_warning = restored_first.journal_warning;
   if (flags.min_disruptive_interval_seconds) {
     options.min_disruptive_interval = static_cast<engine::Nanos>(*flags.min_disruptive_interval_seconds * 1e9);
   }
