@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "agent/daemon/device_identity.h"
 #include "agent/daemon/journal.h"
 
 namespace nvmeadapt::daemon {
@@ -158,6 +159,30 @@ TEST_F(JournalTest, ACorruptJournalIsSetAsideAndItsPreviousCopyUsed) {
   ASSERT_TRUE(reloaded.Load());
   EXPECT_TRUE(reloaded.load_warning().empty()) << "the previous copy was not made the journal again";
   EXPECT_EQ(reloaded.entries().entries_size(), 1);
+}
+
+TEST(DeviceIdentity, AProcessIsItsPidAndStartTimeAndAControllerItsAddressAndSerial) {
+  const std::string self = ProcessIdentity("/proc", getpid());
+  EXPECT_EQ(self.rfind("pid=" + std::to_string(getpid()) + " start=", 0), 0u) << self;
+  EXPECT_EQ(CurrentIdentity("uvnvme:" + std::to_string(getpid()) + ":0", IdentityRoots{}), self);
+  EXPECT_EQ(ProcessIdentity("/proc", 0), "");
+  const std::string root = ::testing::TempDir() + "/identity_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf '" + root + "' && mkdir -p '" + root + "/proc/42' '" + root +
+                    "/sys/class/nvme/nvme0'").c_str()), 0);
+  auto write = [](const std::string& path, const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr) << path;
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  };
+  // A command name with spaces and a parenthesis: fields are counted after the last ')'.
+  write(root + "/proc/42/stat", "42 (uv) nvme) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1 2 3\n");
+  EXPECT_EQ(ProcessIdentity(root + "/proc", 42), "pid=42 start=987654");
+  write(root + "/sys/class/nvme/nvme0/address", "0000:00:05.0\n");
+  write(root + "/sys/class/nvme/nvme0/serial", "SN 123   \n");
+  IdentityRoots roots{root + "/sys", root + "/proc"};
+  EXPECT_EQ(CurrentIdentity("nvme0", roots), "pci=0000:00:05.0 serial=SN 123");
+  EXPECT_EQ(CurrentIdentity("nvme1", roots), "");
 }
 
 }  // namespace
