@@ -26,6 +26,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import device_cpu  # noqa: E402
 import rt_budget  # noqa: E402
+import stall_probe  # noqa: E402
 
 LOADS = ["qd1", "qd8", "qd32"]
 MODES = ["interrupt", "poll"]
@@ -159,6 +160,7 @@ def main():
     with rt_budget.lifted() as rt, exclusive as device:
         for clock in clocks:
             runs[clock] = run_clock(args, clock, placement, realtime=True)
+        machine = stall_probe.measure(args.build, cpus[-1], args.qd64_seconds * len(MODES)) if placement else None
     primary = clocks[0]
     command, report = runs[primary]
 
@@ -172,13 +174,15 @@ def main():
                 if figures[clock][load].get(key) is not None:
                     summary[f"{clock}_{load}_{key}"] = figures[clock][load][key]
         figures[clock]["command"] = runs[clock][0]
+    if machine and "longest_gap_us" in machine:
+        summary["machine_longest_gap_us"] = machine["longest_gap_us"]
 
     result = {"tool": "uvnvme-load", "command": command, "model": report["config"]["model"],
               "primary_clock": primary, "controller_rt": "--controller-rt" in command,
               "controller_own_cpu": "--controller-cpus" in command, "rt_budget": rt,
               "device_cpu": device,
               "phase_seconds": args.phase_seconds, "qd64_seconds": args.qd64_seconds, "load_average": os.getloadavg(),
-              "configs": configs, "summary": summary, "clocks": figures,
+              "configs": configs, "summary": summary, "clocks": figures, "machine_stall": machine,
               "note": "medians over repeats of alternating phases in one run per clock; configs/summary from the "
                       "primary clock's run; CPU per million completions; host = reaper threads, controller = "
                       "emulated device threads, cpu = whole process; lateness = device post time - due time"}
@@ -196,6 +200,9 @@ def main():
                   f"{e['poll_iops']:,.0f} (x{e['poll_over_interrupt_iops']:.2f})")
         q = entry["qd64"]
         print(f"  {clock:8s} qd64  longest gap {q['interval_max_us']:.1f} us, lateness p99 {q['lateness_p99_us']:.2f} us")
+    if machine:
+        print(f"  machine  the device CPU's own longest gap (a thread reading the clock, "
+              f"{machine.get('seconds', 0):.0f} s): {stall_probe.describe(machine)}")
 
 
 if __name__ == "__main__":

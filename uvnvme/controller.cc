@@ -83,6 +83,8 @@ struct EmulatedController::Slot {
   QueueMemory* memory = nullptr;
   int irq_fd = -1;
   size_t worker = 0;
+  const EmulatedController* controller = nullptr;  // the controller the queue belongs to
+  ServiceScheduler* scheduler = nullptr;           // its model (a shared thread serves several)
   // Controller-thread state.
   uint32_t sq_head = 0;
   uint32_t cq_tail = 0;
@@ -99,19 +101,20 @@ struct EmulatedController::Slot {
 };
 
 struct EmulatedController::Worker {
-  explicit Worker(int64_t min_service_ns) : waker(min_service_ns) {}
-  void Run(EmulatedController& ctrl, size_t index);
+  Worker(const EmulatedController* owner, int64_t min_service_ns) : owner(owner), waker(min_service_ns) {}
+  void Run(size_t index);
   void TakeTimingPeriod();
   // Faithful clock: returns at `until`, at a doorbell or at a wake (config, stop, timing).
   void SpinUntil(int64_t until, uint32_t generation);
   void ApplyCoalescing();
-  void Fetch(ServiceScheduler& scheduler);
+  void Fetch();
   bool PostDue(int64_t now);  // true if it posted anything
   void Signal(Slot& slot);
   int64_t Interrupts(int64_t now);  // returns the earliest coalescing deadline, or INT64_MAX
   bool AnyDoorbellAhead() const;
 
-  std::vector<Slot*> slots;
+  const EmulatedController* owner;  // starts it and counts its CPU
+  std::vector<Slot*> slots;          // of every controller it serves
   DoorbellWaker waker;
   std::atomic<bool> running{false};
   std::atomic<uint64_t> config_requested{0};
@@ -137,7 +140,7 @@ EmulatedController::EmulatedController(uint32_t index, const ModelConfig& model,
                                        DeviceClock clock, uint32_t timing_periods)
     : index_(index), clock_(clock), timing_periods_(std::max(timing_periods, 1u)), scheduler_(model) {
   for (uint32_t i = 0; i < std::max(threads, 1u); ++i) {
-    workers_.push_back(std::make_unique<Worker>(scheduler_.MinServiceNs()));
+    workers_.push_back(std::make_shared<Worker>(this, scheduler_.MinServiceNs()));
     workers_.back()->rng ^= (uint64_t{index} << 32) | i;
     workers_.back()->clock = clock;
   }
@@ -145,9 +148,30 @@ EmulatedController::EmulatedController(uint32_t index, const ModelConfig& model,
 
 EmulatedController::~EmulatedController() {
   Stop();
-  for (auto& worker : workers_) {
-    for (Slot* slot : worker->slots) delete slot;
+  for (auto& worker : workers_) {  // a shared thread keeps the other controllers' queues
+    std::erase_if(worker->slots, [this](Slot* slot) {
+      if (slot->controller != this) return false;
+      delete slot;
+      return true;
+    });
   }
+}
+
+Status EmulatedController::ServeOnThreadsOf(EmulatedController& host) {
+  if (&host == this) return OkStatus();
+  if (started_ || host.started_) return MakeError(ErrorCode::kFailedPrecondition, "controller already started");
+  for (auto& worker : workers_) {
+    if (!worker->slots.empty()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "controller " + std::to_string(index_) + " has queues on its own threads already");
+    }
+  }
+  if (host.clock_ != clock_) {
+    return MakeError(ErrorCode::kInvalidArgument, "controllers " + std::to_string(index_) + " and " +
+                                                      std::to_string(host.index_) + " run different device clocks");
+  }
+  workers_ = host.workers_;
+  return OkStatus();
 }
 
 Status EmulatedController::AttachQueue(uint32_t qid, QueueMemory& memory, int irq_fd) {
@@ -158,6 +182,8 @@ Status EmulatedController::AttachQueue(uint32_t qid, QueueMemory& memory, int ir
   size_t queues = 0;
   for (auto& worker : workers_) queues += worker->slots.size();
   auto* slot = new Slot();
+  slot->controller = this;
+  slot->scheduler = &scheduler_;
   slot->qid = qid;
   slot->memory = &memory;
   slot->irq_fd = irq_fd;
@@ -172,11 +198,12 @@ Status EmulatedController::Start(const ThreadPlacement& placement) {
   started_ = true;
   for (size_t i = 0; i < workers_.size(); ++i) {
     Worker& worker = *workers_[i];
+    if (worker.owner != this) continue;  // a shared thread: its host starts it
     size_t capacity = 0;
     for (Slot* slot : worker.slots) capacity += slot->memory->entries();
     worker.heap.reserve(capacity);
     worker.running.store(true);
-    worker.thread = std::thread([this, i] { workers_[i]->Run(*this, i); });
+    worker.thread = std::thread([&worker, i] { worker.Run(i); });
     worker.handle = worker.thread.native_handle();
     const std::string what = "controller " + std::to_string(index_) + " thread " + std::to_string(i);
     if (Status placed = ApplyPlacement(worker.handle, placement, what); !placed) return placed;
@@ -196,7 +223,7 @@ void EmulatedController::Stop() {
 EmulatedController::Slot* EmulatedController::FindSlot(uint32_t qid) const {
   for (auto& worker : workers_) {
     for (Slot* slot : worker->slots) {
-      if (slot->qid == qid) return slot;
+      if (slot->qid == qid && slot->controller == this) return slot;
     }
   }
   return nullptr;
@@ -266,6 +293,7 @@ std::vector<DeviceTiming> EmulatedController::Timing(uint32_t qid) const {
 double EmulatedController::CpuSeconds() const {
   int64_t total = 0;
   for (auto& worker : workers_) {
+    if (worker->owner != this) continue;  // a shared thread counts once, at its host
     int64_t final_ns = worker->final_cpu_ns.load();
     if (final_ns >= 0 || !worker->thread.joinable()) {
       total += std::max<int64_t>(final_ns, 0);
@@ -283,10 +311,10 @@ double EmulatedController::CpuSeconds() const {
   return static_cast<double>(total) / 1e9;
 }
 
-void EmulatedController::Worker::Run(EmulatedController& ctrl, size_t index) {
+void EmulatedController::Worker::Run(size_t index) {
   // Timed sleeps are the model's clock: no slack beyond the kernel's own wakeup latency.
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-  std::string name = "uvnvme-c" + std::to_string(ctrl.index_) + "t" + std::to_string(index);
+  std::string name = "uvnvme-c" + std::to_string(owner->index_) + "t" + std::to_string(index);
   pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
   ApplyCoalescing();
   awake_since_ns = last_busy_ns = MonotonicNanos();
@@ -294,7 +322,7 @@ void EmulatedController::Worker::Run(EmulatedController& ctrl, size_t index) {
     const uint32_t generation = waker.generation.load(std::memory_order_seq_cst);
     if (config_requested.load(std::memory_order_relaxed) != config_applied) ApplyCoalescing();
     if (timing_requested.load(std::memory_order_acquire) != timing_period) TakeTimingPeriod();
-    Fetch(ctrl.scheduler_);
+    Fetch();
     int64_t now = MonotonicNanos();
     const bool posted = PostDue(now);
     // Completions are visible before the mask bits are read: pairs with the host's unmask-then-drain.
@@ -361,7 +389,7 @@ void EmulatedController::Worker::ApplyCoalescing() {
   ack_cv.notify_all();
 }
 
-void EmulatedController::Worker::Fetch(ServiceScheduler& scheduler) {
+void EmulatedController::Worker::Fetch() {
   for (uint32_t s = 0; s < slots.size(); ++s) {
     Slot& slot = *slots[s];
     const uint32_t entries = slot.memory->entries();
@@ -372,7 +400,7 @@ void EmulatedController::Worker::Fetch(ServiceScheduler& scheduler) {
       const SubmissionEntry& sqe = ring[slot.sq_head];
       const int64_t doorbell = static_cast<int64_t>((uint64_t{sqe.submit_ns_hi} << 32) | sqe.submit_ns_lo);
       const uint32_t bytes = ((sqe.cdw12 & 0xffffu) + 1) * kLbaBytes;
-      const int64_t due = scheduler.DueTime(doorbell, sqe.opcode == kOpcodeWrite, bytes, rng);
+      const int64_t due = slot.scheduler->DueTime(doorbell, sqe.opcode == kOpcodeWrite, bytes, rng);
       heap.push_back(InFlight{due, order++, s, sqe.cid, sqe.tag});
       slot.busy.Fetched(doorbell);
       std::push_heap(heap.begin(), heap.end(), LaterFirst{});

@@ -124,6 +124,11 @@ class EmulatedController {
   EmulatedController(const EmulatedController&) = delete;
   EmulatedController& operator=(const EmulatedController&) = delete;
 
+  // Before any AttachQueue: this controller's queues are served by `host`'s threads instead of its own, as
+  // one device thread per CPU serves several emulated controllers. Several spinning (or real-time) threads
+  // on one CPU starve each other: one runs until its next due time while the others' completions wait.
+  // `host` starts and accounts the shared threads; stopping either controller stops them.
+  Status ServeOnThreadsOf(EmulatedController& host);
   // Before Start. Queue k attached goes to thread k % threads; irq_fd is the queue's eventfd.
   Status AttachQueue(uint32_t qid, QueueMemory& memory, int irq_fd);
   // A real-time placement (SCHED_FIFO) posts due completions on time even while host threads (a polling
@@ -157,7 +162,7 @@ class EmulatedController {
   const DeviceClock clock_;
   const uint32_t timing_periods_;
   ServiceScheduler scheduler_;
-  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::shared_ptr<Worker>> workers_;
   bool started_ = false;
 };
 

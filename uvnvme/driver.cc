@@ -20,10 +20,20 @@ Status ValidateDriverConfig(const DriverConfig& config) {
   if (config.controller_threads < 1 || config.controller_threads > config.queues_per_controller) {
     return bad("controller threads must be in [1, queues per controller]");
   }
+  if (config.device_threads > config.controllers * config.controller_threads) {
+    return bad("device threads must be at most controllers x controller threads");
+  }
+  if (config.device_threads != 0 && config.device_threads < config.controllers && config.controller_threads != 1) {
+    return bad("controllers can share device threads only with one controller thread each");
+  }
   if (config.coalescing.threshold > kMaxCoalesceThreshold || config.coalescing.time_us > kMaxCoalesceTimeUs) {
     return bad("coalescing must have threshold <= 256 and time_us <= 25500");
   }
   return ValidateModel(config.model);
+}
+
+uint64_t DeviceThreads(const DriverConfig& config) {
+  return config.device_threads != 0 ? config.device_threads : uint64_t{config.controllers} * config.controller_threads;
 }
 
 Result<std::unique_ptr<Driver>> Driver::Create(const DriverConfig& config) {
@@ -32,6 +42,10 @@ Result<std::unique_ptr<Driver>> Driver::Create(const DriverConfig& config) {
   for (uint32_t c = 0; c < config.controllers; ++c) {
     driver->controllers_.push_back(std::make_unique<EmulatedController>(c, config.model, config.controller_threads,
                                                                         config.device_clock, config.timing_periods));
+    if (config.device_threads != 0 && c >= config.device_threads) {
+      Status shared = driver->controllers_.back()->ServeOnThreadsOf(*driver->controllers_[c % config.device_threads]);
+      if (!shared) return std::move(shared).take_error();
+    }
     for (uint32_t qid = 1; qid <= config.queues_per_controller; ++qid) {
       auto queue = HostQueue::Create(*driver->controllers_.back(), qid, config.queue_entries,
                                      config.initial_mode);

@@ -19,6 +19,10 @@ struct DriverConfig {
   uint32_t queues_per_controller = 1;
   uint32_t queue_entries = 1024;
   uint32_t controller_threads = 1;
+  // Device threads in all: 0 gives every controller its controller_threads; fewer than controllers (with
+  // one thread per controller) makes controller c run on controller (c mod device_threads)'s thread, so
+  // one device thread per CPU serves several controllers (EmulatedController::ServeOnThreadsOf).
+  uint32_t device_threads = 0;
   ThreadPlacement controller_placement;  // CPUs and real-time class of the controller threads
   DeviceClock device_clock = DeviceClock::kSleeping;  // how the controller threads wait (controller.h)
   uint32_t timing_periods = 1;                        // DeviceTiming periods per queue (one per load phase)
@@ -63,5 +67,7 @@ class Driver : public ControlTarget {
 };
 
 Status ValidateDriverConfig(const DriverConfig& config);
+// The emulated device's threads: controllers x controller threads, or fewer where controllers share.
+uint64_t DeviceThreads(const DriverConfig& config);
 
 }  // namespace nvmeadapt::uvnvme

@@ -38,6 +38,7 @@ Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& lay
   if (layer.has_max_poll_windows()) p.max_poll_windows = layer.max_poll_windows();
   if (layer.has_timer_granularity_ns()) p.timer_granularity = layer.timer_granularity_ns();
   if (layer.has_batch_pace_allowance()) p.batch_pace_allowance = layer.batch_pace_allowance();
+  if (layer.has_settle_windows()) p.settle_windows = layer.settle_windows();
   if (layer.has_mode() && layer.mode() != v1::CONTROLLER_MODE_UNSPECIFIED) {
     auto mode = FromProto(layer.mode(), field_path);
     if (!mode) return mode.error();
@@ -58,6 +59,7 @@ v1::Policy ToProto(const engine::Policy& p) {
   out.set_max_poll_windows(p.max_poll_windows);
   out.set_timer_granularity_ns(p.timer_granularity);
   out.set_batch_pace_allowance(p.batch_pace_allowance);
+  out.set_settle_windows(p.settle_windows);
   out.set_mode(ToProto(p.mode));
   return out;
 }

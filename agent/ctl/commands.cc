@@ -127,7 +127,8 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
                     SetUint(args, "backoff-windows", policy, &P::set_backoff_windows),
                     SetUint(args, "max-poll-windows", policy, &P::set_max_poll_windows),
                     SetDuration(args, "timer-granularity", policy, &P::set_timer_granularity_ns),
-                    SetOnOff(args, "batch-pace-allowance", policy, &P::set_batch_pace_allowance)}) {
+                    SetOnOff(args, "batch-pace-allowance", policy, &P::set_batch_pace_allowance),
+                    SetUint(args, "settle-windows", policy, &P::set_settle_windows)}) {
     if (!st) return st.error();
   }
   if (const std::string* mode = args.value("mode")) {

@@ -26,7 +26,7 @@ Commands:
                                       change the global, a controller's or a queue's policy
       --mode off|adaptive|interrupt|poll|shadow   --window-completions N   --poll-threshold DURATION
       --pace-slack DURATION   --max-failures N   --backoff-windows N   --max-poll-windows N
-      --timer-granularity DURATION   --batch-pace-allowance on|off
+      --timer-granularity DURATION   --batch-pace-allowance on|off   --settle-windows N
       Fields not given are left as they are; with --replace the level becomes exactly what is given.
       --file reads a Policy as JSON ("-" for stdin), e.g. {"mode": "CONTROLLER_MODE_ADAPTIVE"};
       flags override its fields.
@@ -82,7 +82,7 @@ int Main(int argc, char** argv) {
     allowed = set ? CheckOptions(args, "policy set",
                                  {"mode", "window-completions", "poll-threshold", "pace-slack", "max-failures",
                                   "backoff-windows", "max-poll-windows", "timer-granularity", "batch-pace-allowance",
-                                  "controller", "queue",
+                                  "settle-windows", "controller", "queue",
                                   "replace", "file"})
                   : CheckOptions(args, "policy get", {});
     run = &RunPolicy;

@@ -38,6 +38,7 @@ bool Notable(const engine::Decision& d) {
     case engine::Reason::kWindowSlow:
     case engine::Reason::kPollWindowFaster:
     case engine::Reason::kBackingOff:
+    case engine::Reason::kSettling:
     case engine::Reason::kPolicyChanged:
     case engine::Reason::kModeChanged:
       return false;

@@ -17,9 +17,10 @@ std::string DaemonUsage() {
              "\n"
              "Watches NVMe completion queues with eBPF and switches each eligible queue between interrupt\n"
              "and poll reaping by the rules of its policy. Runs until SIGTERM or SIGINT, then puts every\n"
-             "queue it changed back to its safe value; SIGHUP reloads the config file. Before anything\n"
-             "else, even before the config file is read, it puts back every change an earlier run left in\n"
-             "the journal (always for real, also with --dry-run).\n"
+             "queue it changed back to its safe value. SIGHUP reloads the config file, and so does a\n"
+             "change of it on disk (a write, a rename over it, a Kubernetes ConfigMap update). Before\n"
+             "anything else, even before the config file is read, it puts back every change an earlier run\n"
+             "left in the journal (always for real, also with --dry-run).\n"
              "\n"
              "options:\n"
              "  --config PATH          JSON config (default ") +

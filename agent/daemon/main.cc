@@ -14,6 +14,7 @@
 #include "agent/config/levers_config.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
+#include "agent/daemon/config_watch.h"
 #include "agent/daemon/cpu_scheduling.h"
 #include "agent/daemon/flags.h"
 #include "agent/daemon/startup_restore.h"
@@ -172,6 +173,11 @@ int Run(const DaemonFlags& flags) {
                          << (components->collector->ObserveOnly() ? " (observe only)" : "") << ", api "
                          << (*api_server)->unix_socket().value_or("tcp only"));
 
+  // A mounted ConfigMap changes with no signal: the file's change reloads as SIGHUP does.
+  ConfigReloader reloader(flags.config_path, [&] { return LoadConfig(flags); }, agent, agent_metrics.get());
+  auto config_watch = ConfigWatch::Start(flags.config_path, [&] { (void)reloader.Reload("file changed"); });
+  if (!config_watch) NA_WARN("config watch: " << config_watch.error().message << "; only SIGHUP reloads");
+
   std::thread watcher([&] {
     for (;;) {
       signalfd_siginfo info{};
@@ -181,25 +187,7 @@ int Run(const DaemonFlags& flags) {
         break;
       }
       if (info.ssi_signo == SIGHUP) {
-        auto reloaded = LoadConfig(flags);
-        if (!reloaded) {
-          NA_ERROR("reload refused, keeping the running config: " << reloaded.error().message);
-          continue;
-        }
-        SetLogLevel(*ParseLogLevel(reloaded->log_level()));
-        auto outcome = agent.ReloadConfigPolicies(config::PoliciesOf(*reloaded));
-        if (!outcome) {
-          NA_ERROR("reload refused, keeping the running config: " << outcome.error().message);
-          continue;
-        }
-        // What took effect and what did not: only the log level and the policy are reloadable.
-        if (outcome->policy_applied) {
-          NA_INFO("reload: config " << flags.config_path << ": log level and policy applied; other settings "
-                                    "(api, metrics, levers, paths) take effect at the next start");
-        } else {
-          NA_WARN("reload: config " << flags.config_path << ": log level applied; policy NOT applied: "
-                                    << outcome->why_not << "; other settings take effect at the next start");
-        }
+        (void)reloader.Reload("SIGHUP");
         continue;
       }
       NA_INFO("signal " << info.ssi_signo << ": stopping");
@@ -215,6 +203,7 @@ int Run(const DaemonFlags& flags) {
     });
   }
   agent.Run();
+  if (config_watch) config_watch->reset();  // no reload reaches the agent while it puts things back
   (*api_server)->Shutdown();  // no call reaches the agent while it puts things back
   Status restored = agent.Shutdown();
   if (!restored) NA_ERROR("shutdown: not every change could be put back: " << restored.error().message);

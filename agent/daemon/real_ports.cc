@@ -20,12 +20,16 @@ v1::Source ToProtoSource(collect::Source source) {
   return v1::SOURCE_UNSPECIFIED;
 }
 
+// The process's binary as seen through its own root: the agent in a container (hostPID) does not share
+// the driver's mount namespace, where the link's target path means something else or nothing. libbpf
+// matches /proc/PID/root/PATH against the PATH that /proc/PID/maps shows.
 std::string ExecutableOf(const std::string& procfs_root, pid_t pid) {
-  const std::string link = procfs_root + "/" + std::to_string(pid) + "/exe";
+  const std::string process = procfs_root + "/" + std::to_string(pid);
+  const std::string link = process + "/exe";
   char target[PATH_MAX];
   const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
-  if (n <= 0) return "";
-  return std::string(target, static_cast<size_t>(n));
+  if (n <= 0 || target[0] != '/') return "";
+  return process + "/root" + std::string(target, static_cast<size_t>(n));
 }
 
 const discover::Queue* FindQueue(const discover::Controller& controller, uint32_t qid) {

@@ -126,13 +126,18 @@ Decision Engine::Reset(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
         break;
     }
   }
+  q.settle_left = 0;
+  if (from == ReapMode::kPoll && q.state == QueueState::kMeasuring) LeavePolling(q);
   return Make(q, handle, at, from, reason);
 }
+
+void Engine::LeavePolling(Queue& q) { q.settle_left = q.policy.settle_windows; }
 
 Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
   const ReapMode from = q.mode;
   q.mode = ReapMode::kInterrupt;
   q.poll_windows = 0;
+  if (from == ReapMode::kPoll) LeavePolling(q);
   ++q.failures;
   bool backoff_started = false;
   if (q.failures >= q.policy.max_failures) {
@@ -164,6 +169,12 @@ Decision Engine::OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& re
     return d;
   }
   const ReapMode from = q.mode;
+  if (q.settle_left > 0) {
+    --q.settle_left;
+    Decision d = Make(q, handle, record.end, from, Reason::kSettling);
+    d.measured = span;
+    return d;
+  }
   q.baseline_span = span;
   q.baseline_completions = record.completions;
   if (fast) {
@@ -195,6 +206,7 @@ Decision Engine::OnPolled(Queue& q, QueueHandle handle, const WindowRecord& reco
     q.state = QueueState::kMeasuring;
     q.mode = ReapMode::kInterrupt;
     q.poll_windows = 0;
+    LeavePolling(q);
     reason = Reason::kMaxPollWindows;
   }
   Decision d = Make(q, handle, record.end, from, reason);
@@ -205,6 +217,7 @@ Decision Engine::OnPolled(Queue& q, QueueHandle handle, const WindowRecord& reco
 
 Decision Engine::OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecord& record) {
   if (q.backoff_left > 0) --q.backoff_left;
+  if (q.settle_left > 0) --q.settle_left;  // a backoff window is an interrupt-mode window: it settles too
   if (q.backoff_left == 0) {
     q.state = QueueState::kMeasuring;
     return Make(q, handle, record.end, q.mode, Reason::kBackoffOver);
@@ -298,6 +311,7 @@ std::optional<Decision> Engine::SetPolicy(QueueHandle queue, const Policy& polic
     return Reset(*q, queue, now, Reason::kModeChanged);
   }
   const ReapMode from = q->mode;
+  q->settle_left = std::min(q->settle_left, policy.settle_windows);
   if (q->state == QueueState::kBackoff && q->backoff_left > policy.backoff_windows) {
     q->backoff_left = policy.backoff_windows;
     if (q->backoff_left == 0) q->state = QueueState::kMeasuring;
@@ -306,6 +320,7 @@ std::optional<Decision> Engine::SetPolicy(QueueHandle queue, const Policy& polic
     q->state = QueueState::kMeasuring;
     q->mode = ReapMode::kInterrupt;
     q->poll_windows = 0;
+    LeavePolling(*q);
   }
   return Make(*q, queue, now, from, Reason::kPolicyChanged);
 }
@@ -356,6 +371,7 @@ QueueView Engine::View(QueueHandle queue) const {
   view.failures = q->failures;
   view.poll_windows = q->poll_windows;
   view.backoff_left = q->backoff_left;
+  view.settle_left = q->settle_left;
   view.windows = q->windows;
   view.ignored_windows = q->ignored_windows;
   view.rejected_pace_misses = q->rejected_pace_misses;

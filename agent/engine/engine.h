@@ -40,6 +40,7 @@ struct QueueView {
   uint32_t failures = 0;            // consecutive failed tries
   uint32_t poll_windows = 0;        // successful polling windows in the current run
   uint32_t backoff_left = 0;        // backoff windows still to sit out
+  uint32_t settle_left = 0;         // interrupt-mode windows after polling still to pass before measuring
   uint64_t windows = 0;             // accepted windows
   uint64_t ignored_windows = 0;     // partial, stale (other mode) or for a queue not managed now
   uint64_t rejected_pace_misses = 0;  // BPF pace misses the engine's rule did not confirm
@@ -97,6 +98,7 @@ class Engine {
     uint32_t failures = 0;
     uint32_t poll_windows = 0;
     uint32_t backoff_left = 0;
+    uint32_t settle_left = 0;
     uint64_t windows = 0;
     uint64_t ignored_windows = 0;
     uint64_t rejected_pace_misses = 0;
@@ -109,6 +111,8 @@ class Engine {
   // Puts the queue where its policy mode (or override) says, from scratch; returns the decision.
   Decision Reset(Queue& q, QueueHandle handle, Nanos at, Reason reason);
   Decision Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason);
+  // The queue leaves polling for interrupt mode: the next settle_windows windows are not a baseline.
+  static void LeavePolling(Queue& q);
   Decision OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record);
   Decision OnPolled(Queue& q, QueueHandle handle, const WindowRecord& record);
   Decision OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecord& record);

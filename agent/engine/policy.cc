@@ -25,6 +25,10 @@ Status ValidatePolicy(const Policy& p, std::string_view prefix) {
   }
   if (p.max_failures < 1) return Bad(prefix, "max_failures", "must be >= 1", p.max_failures);
   if (p.max_poll_windows < 1) return Bad(prefix, "max_poll_windows", "must be >= 1", p.max_poll_windows);
+  if (p.settle_windows > kMaxSettleWindows) {
+    return Bad(prefix, "settle_windows", "must be in [0, " + std::to_string(kMaxSettleWindows) + "]",
+               p.settle_windows);
+  }
   if (p.timer_granularity < kMinTimerGranularity || p.timer_granularity > kMaxTimerGranularity) {
     return Bad(prefix, "timer_granularity_ns", "must be in [10000, 1000000000]", p.timer_granularity);
   }

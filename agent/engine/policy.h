@@ -19,6 +19,11 @@ struct Policy {
   // Pace of a batch (DESIGN.md section 3): a reap of n completions bringing the window to k is held to
   // k + n - 1. Off: held to k, the patch's rule for every n. Identical for n = 1 (every kernel event).
   bool batch_pace_allowance = true;
+  // Interrupt-mode windows that follow polling and are not taken as the baseline: right after polling, a
+  // host's interrupt path runs faster than it will in steady state (idle states and wake-ups still warm),
+  // and a try held to that transient fails although polling beats the steady state. 0: the patch's rule
+  // (the first window after polling is the baseline).
+  uint32_t settle_windows = 1;
   ControllerMode mode = ControllerMode::kOff;
 
   bool operator==(const Policy&) const = default;
@@ -31,6 +36,7 @@ inline constexpr Nanos kMinTimerGranularity = 10'000;
 inline constexpr Nanos kMaxTimerGranularity = 1'000'000'000;
 inline constexpr Nanos kMaxPollThreshold = 1'000'000'000;  // 1 s per completion: beyond any device
 inline constexpr Nanos kMaxPaceSlack = 10'000'000'000;
+inline constexpr uint32_t kMaxSettleWindows = 64;
 
 // Checks every field; the error names the first bad one, prefixed by `field_prefix` ("policy.").
 Status ValidatePolicy(const Policy& policy, std::string_view field_prefix = "policy.");

@@ -65,6 +65,7 @@ Result<std::vector<std::pair<std::string_view, std::string_view>>> ApplyPolicyWo
     else if (key == "backoff") status = u32(policy.backoff_windows);
     else if (key == "max_poll") status = u32(policy.max_poll_windows);
     else if (key == "timer") status = ns(policy.timer_granularity);
+    else if (key == "settle") status = u32(policy.settle_windows);
     else if (key == "batch") {
       if (value != "0" && value != "1") return BadLine("batch: expected 0 or 1, got '" + std::string(value) + "'");
       policy.batch_pace_allowance = value == "1";
@@ -87,6 +88,7 @@ std::string FormatPolicy(const Policy& p) {
   out << "window=" << p.window_completions << " threshold=" << p.poll_threshold << " slack=" << p.pace_slack
       << " failures=" << p.max_failures << " backoff=" << p.backoff_windows << " max_poll=" << p.max_poll_windows
       << " timer=" << p.timer_granularity << " batch=" << (p.batch_pace_allowance ? 1 : 0)
+      << " settle=" << p.settle_windows
       << " mode=" << ControllerModeName(p.mode);
   return out.str();
 }
@@ -181,6 +183,9 @@ Status TraceReplayer::Apply(std::string_view line) {
     NA_TRY(need(2, "queue NAME [eligible=0|1] [reap=MODE] [safe=MODE] [POLICY...]"));
     if (handles_.count(std::string(w[1]))) return BadLine("queue '" + std::string(w[1]) + "' exists");
     QueueSetup setup;
+    // A trace without settle= was recorded by an engine that took the first window after polling as the
+    // baseline: replay it the way it ran.
+    setup.policy.settle_windows = 0;
     auto rest = ApplyPolicyWords(std::span(w).subspan(2), setup.policy);
     if (!rest) return rest.error();
     for (auto [key, value] : *rest) {

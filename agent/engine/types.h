@@ -35,6 +35,7 @@ enum class Reason : uint8_t {
   kMaxPollWindows,      // polling kept max_poll_windows windows: re-measure in interrupt mode
   kBackingOff,          // a window spent in backoff
   kBackoffOver,         // backoff done: measure again
+  kSettling,            // an interrupt-mode window right after polling: not taken as the baseline
   kOverride,            // operator override set or cleared
   kOverrideExpired,     // operator override reached its expiry: the policy rules again
   kModeChanged,         // controller mode changed (off/adaptive/interrupt/poll/shadow)

@@ -232,6 +232,12 @@ void AgentMetrics::OnGrpcRequest(std::string_view method, int code) {
   ++state_->agent.grpc_requests[{state_->grpc_methods.Admit(method), std::string(GrpcCodeName(code))}];
 }
 
+void AgentMetrics::OnConfigReload(bool applied) {
+  std::lock_guard lock(state_->mutex);
+  ++(applied ? state_->agent.config_reloads_applied : state_->agent.config_reloads_refused);
+  state_->agent.last_config_reload_ok = applied;
+}
+
 std::vector<prometheus::MetricFamily> AgentMetrics::Collect() const { return state_->Collect(); }
 
 std::string AgentMetrics::Render() const { return prometheus::TextSerializer().Serialize(Collect()); }

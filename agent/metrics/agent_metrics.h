@@ -80,6 +80,8 @@ class AgentMetrics {
   // A finished gRPC call: full method name ("/nvmeadapt.v1.Agent/GetStatus") and status code (0..16).
   // At most 32 distinct methods are kept (unknown methods a client makes up count as "other").
   void OnGrpcRequest(std::string_view method, int code);
+  // A reload of the config file (SIGHUP or a change on disk): applied, or refused and the old one kept.
+  void OnConfigReload(bool applied);
 
   // What a scrape returns, as metric families and in the text exposition format.
   std::vector<prometheus::MetricFamily> Collect() const;

@@ -200,6 +200,18 @@ void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& ou
     grpc.Add({{"method", key.first}, {"code", key.second}}, static_cast<double>(count));
   }
   grpc.MoveTo(out);
+
+  FamilyBuilder reloads("nvme_adapt_config_reloads_total",
+                        "Reloads of the config file (SIGHUP or a change on disk), applied or refused.",
+                        MetricType::Counter);
+  reloads.Add({{"outcome", "applied"}}, static_cast<double>(agent.config_reloads_applied));
+  reloads.Add({{"outcome", "refused"}}, static_cast<double>(agent.config_reloads_refused));
+  reloads.MoveTo(out);
+  FamilyBuilder last_reload("nvme_adapt_config_last_reload_successful",
+                            "0 when the last reload of the config file was refused (the running config was kept).",
+                            MetricType::Gauge);
+  last_reload.Add({}, agent.last_config_reload_ok ? 1.0 : 0.0);
+  last_reload.MoveTo(out);
 }
 
 void AddProcessFamilies(const ProcessStats& process, std::vector<MetricFamily>& out) {

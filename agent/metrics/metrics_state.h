@@ -68,6 +68,9 @@ struct AgentWideState {
   size_t bpf_programs_attached = 0;
   std::map<std::string, BpfProgramTotals> bpf_programs;
   std::map<std::pair<std::string, std::string>, uint64_t> grpc_requests;  // (method, code)
+  uint64_t config_reloads_applied = 0;
+  uint64_t config_reloads_refused = 0;
+  bool last_config_reload_ok = true;  // the config at start was good, or the daemon would not run
 };
 
 struct MetricsSnapshot {

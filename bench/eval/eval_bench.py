@@ -21,6 +21,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import device_cpu  # noqa: E402  (bench/device_cpu.py)
 import rt_budget  # noqa: E402  (bench/rt_budget.py)
+import stall_probe  # noqa: E402  (bench/stall_probe.py)
 
 import phased  # noqa: E402
 import plots  # noqa: E402
@@ -117,10 +118,12 @@ def run_all(evaluation, configs, args):
     try:
         with rt_budget.lifted() as rt, device_cpu_kept_free() as device:
             print(f"eval: real-time limit: {rt}; device CPU: {device.get('cpu')}", flush=True)
+            machine = [machine_stall(args, device)]
             evaluation.agent.start()
             runs = evaluation.grid(configs)
             timeline = phased.timeline(evaluation, quick=args.quick)
             evaluation.agent.stop()
+            machine.append(machine_stall(args, device))
     except (AgentError, OSError, ValueError) as error:
         sys.exit(f"eval_bench: {error}")
     finally:  # also on SIGINT and SIGTERM: nothing of ours keeps running
@@ -133,7 +136,18 @@ def run_all(evaluation, configs, args):
             if (evaluation.agent.workdir / f"trace{suffix}").exists():
                 shutil.copy(evaluation.agent.workdir / f"trace{suffix}", os.path.join(args.results, f"eval.trace{suffix}"))
         shutil.rmtree(evaluation.agent.workdir, ignore_errors=True)
+    device["machine_stall"] = machine
     return runs, timeline, rt, device
+
+
+def machine_stall(args, device):
+    """The device CPU's own stall floor (bench/stall_probe.py), measured alone before and after the runs."""
+    if device.get("cpu") is None:
+        return {"error": "no CPU of the device's own"}
+    result = stall_probe.measure(args.build, device["cpu"], 5.0)
+    print(f"eval: the device CPU's own longest gap (a thread reading the clock, 5 s): "
+          f"{stall_probe.describe(result)}", flush=True)
+    return result
 
 
 def switch_timeline(results):

@@ -10,9 +10,12 @@ namespace nvmeadapt::engine::testing {
 inline constexpr uint32_t kWindow = 8192;
 inline constexpr Nanos kUs = 1000;
 
+// The patch's rules: the first interrupt-mode window after polling is the baseline (settle_windows 0).
+// tests/unit/engine_settle_test.cc covers settling.
 inline Policy Adaptive() {
   Policy p;
   p.mode = ControllerMode::kAdaptive;
+  p.settle_windows = 0;
   return p;
 }
 

@@ -85,6 +85,26 @@ TEST(UvnvmeLoadOptions, TheDeviceClockIsChosenOrFollowsThePlacement) {
   EXPECT_EQ(AutoDeviceClock(driver, {0}), DeviceClock::kFaithful);
   driver.controller_placement.cpus = {};
   EXPECT_EQ(AutoDeviceClock(driver, {0}), DeviceClock::kSleeping);
+  driver.controller_placement.cpus = {1};
+  driver.controllers = 4;
+  driver.device_threads = 1;  // the four share one device thread: it has the CPU to itself
+  EXPECT_EQ(AutoDeviceClock(driver, {0}), DeviceClock::kFaithful);
+}
+
+TEST(UvnvmeLoadOptions, ControllersOutnumberingTheirCpusShareOneDeviceThreadPerCpu) {
+  auto shared = Parse({"--controllers", "4", "--queues", "2", "--controller-cpus", "0"});
+  ASSERT_TRUE(shared) << shared.error().message;
+  EXPECT_EQ(shared->driver.device_threads, 1u);
+  EXPECT_EQ(DeviceThreads(shared->driver), 1u);
+  auto own = Parse({"--controllers", "1", "--controller-cpus", "0"});
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->driver.device_threads, 0u);
+  EXPECT_EQ(DeviceThreads(own->driver), 1u);
+  // Several threads per controller cannot be shared: faithful is refused as before.
+  auto threads = Parse({"--controllers", "2", "--queues", "2", "--controller-threads", "2", "--controller-cpus", "0",
+                        "--device-clock", "faithful"});
+  ASSERT_FALSE(threads);
+  EXPECT_NE(threads.error().message.find("a CPU per device thread"), std::string::npos) << threads.error().message;
 }
 
 TEST(UvnvmeLoadOptions, CpuListsTakeSinglesRangesAndCommas) {
@@ -159,8 +179,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArgs{{"--host-cpus", "x"}, "--host-cpus"}, BadArgs{{"--controller-cpus", "0-"}, "--controller-cpus"},
                       BadArgs{{"--queues", "2", "--controller-threads", "3"}, "--controller-threads"},
                       BadArgs{{"--device-clock", "fast"}, "--device-clock"},
-                      // Two spinning real-time controllers on one CPU would starve each other.
-                      BadArgs{{"--controllers", "2", "--controller-cpus", "0", "--device-clock", "faithful"},
+                      // Two spinning real-time threads on one CPU would starve each other (two controllers
+                      // of one thread each share one instead).
+                      BadArgs{{"--queues", "2", "--controller-threads", "2", "--controller-cpus", "0",
+                               "--device-clock", "faithful"},
                               "--device-clock"}));
 
 TEST(UvnvmeLoadOptions, DurationsCountsAndSizesTakeTheirUnits) {

@@ -394,5 +394,58 @@ TEST(UvnvmeTiming, TheFaithfulClockSpinsBetweenCommandsWhileRecentlyBusy) {
   EXPECT_GT(spun, 0.5 * elapsed) << "the device slept between commands";
 }
 
+// Four controllers on one device thread (one CPU's worth of device): every queue is served, nothing is lost
+// or duplicated, each keeps its own model and timing, and the thread's CPU is counted once, at its host.
+TEST(UvnvmeSharedThreads, FourControllersOnOneThreadServeEveryQueue) {
+  DriverConfig config = FixedModel(20'000, 64);
+  config.controllers = 4;
+  config.queues_per_controller = 2;
+  config.device_threads = 1;
+  config.device_clock = DeviceClock::kFaithful;
+  config.initial_mode = ReapMode::kInterrupt;  // eight polling reapers would crowd a 2-CPU test machine
+  auto driver = Started(config);
+  ASSERT_TRUE(driver);
+  EXPECT_EQ(DeviceThreads(driver->config()), 1u);
+  std::vector<std::unique_ptr<testing::TestReaper>> reapers;
+  for (const auto& queue : driver->queues()) reapers.push_back(std::make_unique<testing::TestReaper>(*queue, 4));
+  auto all_reached = [&] {
+    for (const auto& queue : driver->queues()) {
+      if (queue->Counters().completed < 1'000) return false;
+    }
+    return true;
+  };
+  const int64_t give_up = MonotonicNanos() + 60'000'000'000;
+  while (!all_reached() && MonotonicNanos() < give_up) std::this_thread::sleep_for(milliseconds(2));
+  for (auto& reaper : reapers) reaper->Stop();
+  ASSERT_TRUE(all_reached()) << "a queue of a guest controller was not served";
+  for (size_t i = 0; i < reapers.size(); ++i) {
+    EXPECT_EQ(reapers[i]->submitted(), reapers[i]->completed()) << "queue " << i;
+    EXPECT_EQ(reapers[i]->completed_twice(), 0u) << "queue " << i;
+    EXPECT_EQ(reapers[i]->never_completed(), 0u) << "queue " << i;
+    EXPECT_EQ(driver->queues()[i]->Counters().protocol_errors, 0u) << "queue " << i;
+  }
+  ASSERT_TRUE(driver->CloseTiming());
+  for (uint32_t c = 0; c < 4; ++c) {
+    for (uint32_t qid = 1; qid <= 2; ++qid) {
+      EXPECT_EQ(driver->Timing(c, qid)[0].posted, driver->FindQueue(c, qid)->Counters().completed) << c << ":" << qid;
+    }
+  }
+  EXPECT_GT(driver->ControllerCpuSeconds(), 0.0);
+}
+
+TEST(UvnvmeSharedThreads, SharingIsRefusedOnceQueuesAreAttachedOrClocksDiffer) {
+  EmulatedController host(0, ModelConfig{}, 1, DeviceClock::kFaithful);
+  EmulatedController other_clock(1, ModelConfig{}, 1, DeviceClock::kSleeping);
+  EXPECT_FALSE(other_clock.ServeOnThreadsOf(host));
+  DriverConfig config = FixedModel(1000);
+  config.controllers = 2;
+  config.queues_per_controller = 2;
+  config.controller_threads = 2;
+  config.device_threads = 1;  // sharing needs one thread per controller
+  auto refused = Driver::Create(config);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("one controller thread each"), std::string::npos) << refused.error().message;
+}
+
 }  // namespace
 }  // namespace nvmeadapt::uvnvme

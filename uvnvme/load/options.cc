@@ -63,8 +63,7 @@ DeviceClock AutoDeviceClock(const DriverConfig& driver, const std::vector<int>& 
   for (int cpu : device) {
     if (std::find(host_cpus.begin(), host_cpus.end(), cpu) != host_cpus.end()) return DeviceClock::kSleeping;
   }
-  const uint64_t threads = uint64_t{driver.controllers} * driver.controller_threads;
-  return threads <= device.size() ? DeviceClock::kFaithful : DeviceClock::kSleeping;
+  return DeviceThreads(driver) <= device.size() ? DeviceClock::kFaithful : DeviceClock::kSleeping;
 }
 
 Result<int64_t> ParseDurationNs(std::string_view text) {
@@ -301,15 +300,19 @@ Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args) {
   }
   if (options.jobs == 0) options.jobs = queues;
   driver.timing_periods = static_cast<uint32_t>(options.phases.size());
+  // Device threads sharing a CPU starve each other (one spins, or runs real-time, until its next due
+  // time while the others' completions wait: the evaluation saw 0.5 s gaps with 4 controllers on 1 CPU).
+  // With one thread per controller, controllers that outnumber --controller-cpus share one thread per CPU.
+  const size_t device_cpus = driver.controller_placement.cpus.size();
+  if (device_cpus != 0 && driver.controller_threads == 1 && driver.controllers > device_cpus) {
+    driver.device_threads = static_cast<uint32_t>(device_cpus);
+  }
   if (options.device_clock_requested == "faithful") {
-    // Spinning real-time threads sharing a CPU starve each other: one spins until its next due time
-    // while the others' completions wait (the evaluation saw 0.5 s gaps with 4 controllers on 1 CPU).
-    const uint64_t threads = uint64_t{driver.controllers} * driver.controller_threads;
-    const size_t cpus = driver.controller_placement.cpus.size();
-    if (cpus != 0 && threads > cpus) {
-      return Bad("--device-clock", "faithful needs a CPU per controller thread: " + std::to_string(threads) +
-                                       " threads on " + std::to_string(cpus) +
-                                       " CPU(s) of --controller-cpus (use auto or sleeping)");
+    const uint64_t threads = DeviceThreads(driver);
+    if (device_cpus != 0 && threads > device_cpus) {
+      return Bad("--device-clock", "faithful needs a CPU per device thread: " + std::to_string(threads) +
+                                       " threads on " + std::to_string(device_cpus) +
+                                       " CPU(s) of --controller-cpus (use --controller-threads 1, auto or sleeping)");
     }
     driver.device_clock = DeviceClock::kFaithful;
   } else if (options.device_clock_requested == "sleeping") {
@@ -362,13 +365,14 @@ device model:
   --controller-threads N   emulation threads per controller (1)
   --controller-rt          run them SCHED_FIFO (needs CAP_SYS_NICE) so a spinning host does not
                            delay the emulated device
-  --controller-cpus LIST   CPUs of the controller threads, e.g. 1 or 2-3 (any)
+  --controller-cpus LIST   CPUs of the controller threads, e.g. 1 or 2-3 (any); more controllers
+                           than CPUs (one thread each) share one device thread per CPU
   --host-cpus LIST         CPUs of the reaper threads (any); with --controller-cpus, of every
                            thread but the controller threads (main, control socket, reapers)
   --device-clock C         how the controller threads wait for a completion's due time:
                            faithful: spin to it (watching the doorbells), so completions are posted
                              within a few us of their due time; keeps a CPU busy while commands are
-                             in flight (sleeps after 20 ms idle): give each controller thread a CPU
+                             in flight (sleeps after 20 ms idle): give each device thread a CPU
                              of its own (refused with fewer --controller-cpus than threads)
                            sleeping: a timed futex sleep, cheap but late by the wakeup (10-40 us here)
                            auto: faithful when --controller-cpus gives every controller thread a CPU

@@ -90,6 +90,7 @@ json ReportJson(const LoadOptions& options, const LoadResult& result) {
   report["iops"] = Rate(total.completed, result.seconds);
   AddLatency(report, all);
   report["device_clock"] = std::string(DeviceClockName(result.device_clock));
+  report["device_threads"] = result.device_threads;
   AddDeviceTiming(report, all_device, result.device_timing);
   report["cpu_seconds"] = result.cpu.process;
   report["host_cpu_seconds"] = result.cpu.host;

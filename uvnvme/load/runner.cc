@@ -217,6 +217,7 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
   }
   result.seconds = Seconds(MonotonicNanos() - start);
   result.device_clock = driver_.config().device_clock;
+  result.device_threads = static_cast<uint32_t>(DeviceThreads(driver_.config()));
   const Status timing_closed = driver_.CloseTiming();
   result.device_timing = static_cast<bool>(timing_closed);
   if (!timing_closed) std::fprintf(stderr, "uvnvme-load: %s: no device timing\n", timing_closed.error().message.c_str());

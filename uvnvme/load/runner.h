@@ -50,6 +50,7 @@ struct LoadResult {
   double seconds = 0;  // start to the end of the drain
   bool interrupted = false;  // a signal ended the run early
   DeviceClock device_clock = DeviceClock::kSleeping;
+  uint32_t device_threads = 0;  // the emulated device's threads (controllers may share them)
   bool device_timing = false;  // QueuePhaseResult::device is filled in (the controllers closed their timing)
   CpuSample cpu;             // process: getrusage user + sys of the whole run
   std::vector<QueueResult> queues;

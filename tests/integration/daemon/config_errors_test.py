@@ -74,7 +74,7 @@ class ConfigErrors(unittest.TestCase):
             daemon.ctl("policy", "set", "--pace-slack", "50us")
             self.ws.write_config({"policy": {"paceSlackNs": "40000"}})
             daemon.send(signal.SIGHUP)
-            daemon.wait_for(lambda: "reload: config" in daemon.log_text(), 10, "the reload's report")
+            daemon.wait_for(lambda: "reload (SIGHUP): config" in daemon.log_text(), 10, "the reload's report")
             self.assertIn("policy NOT applied", daemon.log_text())
             self.assertNotIn("policy applied", daemon.log_text())
             self.assertEqual(slack(), "50000")

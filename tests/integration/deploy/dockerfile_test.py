@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""No container engine runs here, so the Dockerfile is checked against what it refers to: the package
-file CPack really makes, the paths inside it, the daemon's default metrics port, the Kubernetes
-DaemonSet (port, group id), and the build/runtime split (Debian 12, no compiler in the runtime image).
+"""The Dockerfile checked against what it refers to: the package file CPack really makes, the paths inside
+it, the daemon's default metrics port, the Kubernetes DaemonSet (port, group id), and the build/runtime
+split (Debian 12, no compiler in the runtime image). The image itself is built and run by
+tests/integration/container (that builds it from a made package, never from the build stage).
 
 usage: dockerfile_test.py SOURCE_DIR DEB DAEMON_BINARY
 """
@@ -42,13 +43,18 @@ def instructions(dockerfile):
 
 
 def stages(parsed):
-    out = []
+    """The ARGs before the first FROM (name: default), and the stages in order."""
+    global_args, out = {}, []
     for keyword, rest in parsed:
         if keyword == "FROM":
-            out.append({"from": rest, "steps": []})
+            image, _, name = rest.partition(" AS ")
+            out.append({"from": image.strip(), "name": name.strip(), "steps": []})
         elif out:
             out[-1]["steps"].append((keyword, rest))
-    return out
+        elif keyword == "ARG":
+            name, _, default = rest.partition("=")
+            global_args[name] = default
+    return global_args, out
 
 
 def exec_form(rest):
@@ -59,30 +65,38 @@ def main():
     if len(sys.argv) != 4:
         sys.exit("usage: dockerfile_test.py SOURCE_DIR DEB DAEMON_BINARY")
     src, deb, daemon = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3]
-    parsed = stages(instructions(src / "deploy/docker/Dockerfile"))
+    global_args, parsed = stages(instructions(src / "deploy/docker/Dockerfile"))
     package_paths = {line.split()[-1].lstrip(".") for line in
                      subprocess.run(["dpkg-deb", "-c", str(deb)], capture_output=True, text=True,
                                     check=True).stdout.splitlines()}
 
-    check(len(parsed) == 2, f"expected a build and a runtime stage, found {len(parsed)}")
-    if len(parsed) != 2:
+    named = {stage["name"]: stage for stage in parsed if stage["name"]}
+    check(set(named) == {"build", "context", "package"},
+          f"expected the stages build, context and package before the runtime stage, found {sorted(named)}")
+    check(parsed[-1]["name"] == "" if parsed else False, "the last stage (the image) has a name")
+    if failures:
         return report()
-    build, runtime = parsed
-    build_image, _, build_name = build["from"].partition(" AS ")
-    check(build_image.strip() == "debian:12", f"build stage is FROM {build_image}, expected debian:12")
-    check(runtime["from"] == "debian:12-slim", f"runtime stage is FROM {runtime['from']}, expected debian:12-slim")
+    build, context, package, runtime = named["build"], named["context"], named["package"], parsed[-1]
+    check(build["from"] == "debian:12", f"build stage is FROM {build['from']}, expected debian:12")
+    check(global_args.get("BASE") == "debian:12-slim", f"ARG BASE defaults to {global_args.get('BASE')}, expected debian:12-slim")
+    check(runtime["from"] == "${BASE}", f"the image is FROM {runtime['from']}, expected ${{BASE}}")
+    check(global_args.get("PACKAGE_FROM") == "build", "ARG PACKAGE_FROM does not default to the build stage")
+    check(package["from"] == "${PACKAGE_FROM}" and not package["steps"],
+          f"stage package is FROM {package['from']} with steps {package['steps']}: expected only FROM ${{PACKAGE_FROM}}")
     build_runs = " ".join(rest for keyword, rest in build["steps"] if keyword == "RUN")
     check("scripts/install-deps" in build_runs, "build stage does not run scripts/install-deps")
     check(re.search(r"\bmake package\b", build_runs) is not None, "build stage does not run make package")
     workdir = next((rest for keyword, rest in build["steps"] if keyword == "WORKDIR"), None)
+    check(re.search(r"cp build/nvme-adapt_\*\.deb /out/", build_runs) is not None and workdir == "/src",
+          "build stage does not put the package that make package writes to /src/build into /out")
+    context_copies = [shlex.split(rest) for keyword, rest in context["steps"] if keyword == "COPY"]
+    check(context["from"] == "scratch" and context_copies == [["nvme-adapt_*.deb", "/out/"]],
+          f"stage context is not FROM scratch with COPY nvme-adapt_*.deb /out/: {context}")
+    check(fnmatch.fnmatch(deb.name, "nvme-adapt_*.deb"), f"nvme-adapt_*.deb does not match {deb.name}")
 
     copies = [shlex.split(rest) for keyword, rest in runtime["steps"] if keyword == "COPY"]
-    deb_copies = [c for c in copies if c and c[0] == f"--from={build_name.strip()}"]
-    if check(len(deb_copies) == 1, f"runtime stage has no single COPY --from={build_name.strip()}: {copies}"):
-        source = pathlib.PurePosixPath(deb_copies[0][1])
-        check(fnmatch.fnmatch(deb.name, source.name), f"COPY pattern {source.name} does not match {deb.name}")
-        check(str(source.parent) == f"{workdir}/build",
-              f"COPY takes the package from {source.parent}; make package writes it to {workdir}/build")
+    check(copies == [["--from=package", "/out/nvme-adapt_*.deb", "/tmp/"]],
+          f"the image's COPY is {copies}, expected --from=package /out/nvme-adapt_*.deb /tmp/")
     runtime_runs = " ".join(rest for keyword, rest in runtime["steps"] if keyword == "RUN")
     check(re.search(r"apt-get install[^&]*/tmp/nvme-adapt_\*\.deb", runtime_runs) is not None,
           "runtime stage does not apt-get install the package (its Depends bring the libraries)")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Renders the Kubernetes manifests (deploy/kubernetes/render, i.e. `kubectl kustomize`) and checks the
+"""Renders the Kubernetes manifests (deploy/kubernetes/render, i.e. `kubectl kustomize`, Debian 12's kubectl) and checks the
 objects against the rest of the project: the capability set of the systemd unit, its resource bounds and
 paths, the daemon's default metrics port, the default config, the Prometheus rule files.
 
@@ -198,7 +198,7 @@ def main():
         sys.exit("usage: kubernetes_test.py SOURCE_DIR DAEMON_BINARY PROJECT_VERSION")
     src, daemon, version = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     if not shutil.which("kubectl"):
-        sys.exit("FAIL: kubectl not found (it renders the kustomization; /usr/bin/kubectl on this machine kind)")
+        sys.exit("FAIL: kubectl not found (it renders the kustomization): install Debian package kubernetes-client (scripts/install-deps)")
     default = render(src, "default")
     check_default(default, src, daemon, version)
     default_failures = len(failures)

@@ -1,0 +1,275 @@
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace nvmeadapt::sim {
+namespace {
+
+constexpr Nanos kMs = 1'000'000;
+
+double Residual(double model_ratio, double published_ratio) { return model_ratio / published_ratio - 1; }
+
+void WriteCounts(Json& json, const EngineCounts& c) {
+  json.Open('{');
+  json.Key("to_poll").Value(static_cast<double>(c.to_poll));
+  json.Key("to_interrupt").Value(static_cast<double>(c.to_interrupt));
+  json.Key("behind_pace").Value(static_cast<double>(c.behind_pace));
+  json.Key("behind_pace_first").Value(static_cast<double>(c.behind_pace_first));
+  json.Key("not_faster").Value(static_cast<double>(c.not_faster));
+  json.Key("stalled").Value(static_cast<double>(c.stalled));
+  json.Key("backoffs").Value(static_cast<double>(c.backoffs));
+  json.Close('}');
+}
+
+void WriteParams(Json& json, const std::vector<NamedValue>& values) {
+  json.Open('[');
+  for (const NamedValue& v : values) {
+    json.Open('{');
+    json.Key("name").Value(v.name);
+    json.Key("value").Value(v.value);
+    json.Key("unit").Value(v.unit);
+    json.Key("source").Value(v.source);
+    json.Close('}');
+  }
+  json.Close(']');
+}
+
+AgentLatency WithEffectLatency(const AgentLatency& measured, Nanos latency) {
+  AgentLatency a = measured;
+  a.to_poll_effect = a.to_interrupt_effect = latency;
+  a.to_poll_blocking = a.to_interrupt_blocking = latency;  // a synchronous lever: the loop waits for the effect
+  return a;
+}
+
+}  // namespace
+
+Case SeedCase(const std::string& name, const Workload& load) {
+  return Case{name, SeedHostCosts(), SeedHostLayout(), SeedDrive(), load};
+}
+
+Comparison Compare(const Case& c, const ReportOptions& options, const AgentLatency& agent, bool with_poll,
+                   const Comparison* baseline) {
+  Comparison out;
+  // A pilot in interrupt mode sizes the runs: enough completions for the static modes, and for the engine
+  // a warm-up over its first measurement and tries, then whole windows at the interrupt-mode rate.
+  if (baseline) {
+    out = *baseline;
+    out.agent = RunCase(c, PolicyKind::kAgent, options.policy, agent, baseline->adaptive);
+    out.agent_iops = out.agent.stats.Iops();
+    return out;
+  }
+  const RunStats pilot = RunCase(c, PolicyKind::kInterrupt, options.policy, agent, RunLength{5 * kMs, 20 * kMs}).stats;
+  const double rate = std::max(pilot.Iops(), 1.0);
+  const double per_queue = rate / std::max(1u, c.load.devices * c.load.jobs_per_device);
+  const double window_ns = options.policy.window_completions / per_queue * 1e9;
+  const RunLength fixed{5 * kMs, std::max<Nanos>((options.reduced ? 30 : 100) * kMs,
+                                                 static_cast<Nanos>((options.reduced ? 30'000 : 100'000) / rate * 1e9))};
+  // The agent's loop waits for each lever: switching every queue once takes queues x that wait (the
+  // measured agent's, whatever latency this run sweeps), so the warm-up covers it too.
+  const Nanos backlog = static_cast<Nanos>(c.load.devices) * c.load.jobs_per_device * options.agent.to_poll_blocking;
+  const RunLength adaptive{5 * kMs + static_cast<Nanos>(2.5 * window_ns) + backlog,
+                           std::max(fixed.measure, static_cast<Nanos>((options.reduced ? 1.0 : 3.0) * window_ns))};
+  out.adaptive = adaptive;
+  out.interrupt_iops = RunCase(c, PolicyKind::kInterrupt, options.policy, agent, fixed).stats.Iops();
+  if (with_poll) out.poll_iops = RunCase(c, PolicyKind::kPoll, options.policy, agent, fixed).stats.Iops();
+  out.in_driver = RunCase(c, PolicyKind::kInDriver, options.policy, agent, adaptive);
+  out.in_driver_iops = out.in_driver.stats.Iops();
+  out.agent = RunCase(c, PolicyKind::kAgent, options.policy, agent, adaptive);
+  out.agent_iops = out.agent.stats.Iops();
+  return out;
+}
+
+std::vector<Comparison> CompareSeedPoints(const ReportOptions& options) {
+  std::vector<Comparison> out;
+  for (const SeedPoint& p : SeedPoints()) {
+    out.push_back(Compare(SeedCase(p.name, p.load), options, options.agent, true));
+  }
+  return out;
+}
+
+bool ReportCalibration(Json& json, const ReportOptions& options, const std::vector<Comparison>& seed) {
+  std::fprintf(options.log, "calibration: the in-driver engine against the patch's published points (model, not "
+                            "measurement; residual = model IOPS ratio / published ratio - 1)\n");
+  std::fprintf(options.log, "  %-12s %10s %10s %10s %10s %9s\n", "point", "published", "model", "residual",
+               "interrupt", "poll");
+  bool within = true;
+  json.Key("calibration").Open('{');
+  json.Key("tolerance").Value(kTolerance);
+  json.Key("residual").Value("model (1 + gain) / published (1 + gain) - 1");
+  json.Key("points").Open('[');
+  const std::vector<SeedPoint> points = SeedPoints();
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SeedPoint& p = points[i];
+    const Comparison& c = seed[i];
+    const double model = c.Gain(c.in_driver_iops);
+    const double residual = Residual(1 + model, 1 + p.published_gain);
+    within = within && std::fabs(residual) <= kTolerance;
+    std::fprintf(options.log, "  %-12s %+9.2f%% %+9.2f%% %+9.2f%% %9.3gM %8.3gM\n", p.name.c_str(),
+                 100 * p.published_gain, 100 * model, 100 * residual, c.interrupt_iops / 1e6, c.poll_iops / 1e6);
+    json.Open('{');
+    json.Key("name").Value(p.name);
+    json.Key("published").Value(p.published_gain);
+    json.Key("model").Value(model);
+    json.Key("residual").Value(residual);
+    json.Key("within").Value(std::fabs(residual) <= kTolerance);
+    json.Key("interrupt_iops").Value(c.interrupt_iops);
+    json.Key("poll_iops").Value(c.poll_iops);
+    json.Key("in_driver_iops").Value(c.in_driver_iops);
+    json.Key("in_driver_poll_share").Value(c.in_driver.stats.PollShare());
+    if (p.published_interrupt_iops > 0) {
+      json.Key("published_interrupt_iops").Value(p.published_interrupt_iops);
+      json.Key("published_adaptive_iops").Value(p.published_adaptive_iops);
+    }
+    json.Key("in_driver_engine");
+    WriteCounts(json, c.in_driver.counts);
+    json.Close('}');
+  }
+  json.Close(']');
+  json.Key("fitted");
+  WriteParams(json, FittedSeedParameters());
+  json.Key("all_within").Value(within);
+  json.Close('}');
+  std::fprintf(options.log, "  fitted by hand (every parameter and its source: nvme-adapt-sim params):");
+  for (const NamedValue& v : FittedSeedParameters()) std::fprintf(options.log, " %s %.6g", v.name.c_str(), v.value);
+  std::fprintf(options.log, "\n");
+  return within;
+}
+
+bool ReportValidation(Json& json, const ReportOptions& options, const UvnvmeMeasured& measured) {
+  json.Key("validation").Open('{');
+  if (!measured.present) {
+    std::fprintf(options.log, "validation: no uvnvme measurement given\n");
+    json.Key("error").Value("no uvnvme measurement given (bench/sim_bench.py reads build/bench-results/uvnvme.json)");
+    json.Close('}');
+    return false;
+  }
+  std::fprintf(options.log, "validation: uvnvme on this machine, poll/interrupt IOPS (model with parameters from "
+                            "the same bench run)\n");
+  json.Key("tolerance").Value(kTolerance);
+  json.Key("points").Open('[');
+  bool within = true;
+  const uint32_t depths[] = {1, 8, 32};
+  for (int i = 0; i < 3; ++i) {
+    Case c{"uvnvme_qd" + std::to_string(depths[i]), measured.costs, HostLayout{1, 1}, measured.drive,
+           Workload{1, 1, depths[i], 1.0, 4096}};
+    const RunLength length{5 * kMs, (options.reduced ? 100 : 400) * kMs};
+    const double irq = RunCase(c, PolicyKind::kInterrupt, options.policy, options.agent, length).stats.Iops();
+    const double poll = RunCase(c, PolicyKind::kPoll, options.policy, options.agent, length).stats.Iops();
+    const double model = poll / irq;
+    const double residual = model / measured.ratio[i] - 1;
+    within = within && std::fabs(residual) <= kTolerance;
+    std::fprintf(options.log, "  QD%-3u measured x%.3f model x%.3f (interrupt %.4g, poll %.4g IOPS) residual %+.1f%%\n",
+                 depths[i], measured.ratio[i], model, irq, poll, 100 * residual);
+    json.Open('{');
+    json.Key("name").Value("qd" + std::to_string(depths[i]));
+    json.Key("measured").Value(measured.ratio[i]);
+    json.Key("model").Value(model);
+    json.Key("residual").Value(residual);
+    json.Key("within").Value(std::fabs(residual) <= kTolerance);
+    json.Key("model_interrupt_iops").Value(irq);
+    json.Key("model_poll_iops").Value(poll);
+    json.Close('}');
+  }
+  json.Close(']');
+  json.Key("all_within").Value(within);
+  json.Close('}');
+  return within;
+}
+
+void ReportAgentKeeps(Json& json, const ReportOptions& options, const std::vector<Comparison>& seed) {
+  std::fprintf(options.log, "agent_keeps: agent gain / in-driver gain at the measured decision-to-effect latency "
+                            "(%.0f us to poll, %.0f us to interrupt)\n",
+               options.agent.to_poll_effect / 1e3, options.agent.to_interrupt_effect / 1e3);
+  json.Key("agent_keeps").Open('[');
+  const std::vector<SeedPoint> points = SeedPoints();
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SeedPoint& p = points[i];
+    const Comparison& c = seed[i];
+    const double in_driver = c.Gain(c.in_driver_iops), agent = c.Gain(c.agent_iops);
+    // A gain within 1 % of nothing has nothing to keep: the ratio of gains would be noise.
+    const bool meaningful = std::fabs(in_driver) >= 0.01;
+    std::fprintf(options.log, "  %-12s in-driver %+7.2f%% agent %+7.2f%% ratio %s (IOPS agent/in-driver %.3f)\n",
+                 p.name.c_str(), 100 * in_driver, 100 * agent,
+                 meaningful ? std::to_string(agent / in_driver).substr(0, 5).c_str() : "n/a",
+                 c.agent_iops / c.in_driver_iops);
+    json.Open('{');
+    json.Key("name").Value(p.name);
+    json.Key("latency_to_poll_ns").Value(static_cast<double>(options.agent.to_poll_effect));
+    json.Key("latency_to_interrupt_ns").Value(static_cast<double>(options.agent.to_interrupt_effect));
+    json.Key("in_driver_gain").Value(in_driver);
+    json.Key("agent_gain").Value(agent);
+    if (meaningful) {
+      json.Key("ratio").Value(agent / in_driver);
+    } else {
+      json.Key("ratio").Raw("null");
+      json.Key("ratio_note").Value("in-driver gain within 1 %: nothing to keep; see iops_ratio");
+    }
+    json.Key("iops_ratio").Value(c.agent_iops / c.in_driver_iops);
+    // The same agent with levers that do not hold its loop (the acknowledgement awaited off the loop).
+    AgentLatency async = options.agent;
+    async.to_poll_blocking = async.to_interrupt_blocking = 0;
+    const Comparison a = Compare(SeedCase(p.name, p.load), options, async, false, &c);
+    const double async_gain = a.Gain(a.agent_iops);
+    std::fprintf(options.log, "  %-12s with levers off the loop: agent %+7.2f%% ratio %s\n", "", 100 * async_gain,
+                 meaningful ? std::to_string(async_gain / in_driver).substr(0, 5).c_str() : "n/a");
+    json.Key("agent_gain_levers_off_loop").Value(async_gain);
+    if (meaningful) json.Key("ratio_levers_off_loop").Value(async_gain / in_driver);
+    json.Key("agent_engine");
+    WriteCounts(json, c.agent.counts);
+    json.Close('}');
+  }
+  json.Close(']');
+}
+
+void ReportLatencyCurve(Json& json, const ReportOptions& options, const std::vector<Comparison>& seed) {
+  const SeedPoint point = SeedPoints()[4];  // 15 x 8 QD64
+  const Comparison& baseline = seed[4];
+  const Case c = SeedCase(point.name, point.load);
+  std::vector<Nanos> latencies{10'000, 100'000, 1'000'000, 10'000'000, 100'000'000};
+  if (!options.reduced) latencies = {10'000, 30'000, 100'000, 300'000, 1'000'000, 3'000'000, 10'000'000, 30'000'000, 100'000'000};
+  std::fprintf(options.log, "latency_curve: %s, agent gain against decision-to-effect latency (the loop waits "
+                            "for each switch; ring delay %.0f us)\n", point.name.c_str(), options.agent.ring_delay / 1e3);
+  json.Key("latency_curve").Open('[');
+  for (Nanos latency : latencies) {
+    const Comparison r = Compare(c, options, WithEffectLatency(options.agent, latency), false, &baseline);
+    std::fprintf(options.log, "  %9.3f ms: agent %+7.2f%%, in-driver %+7.2f%% (agent polled %.0f%% of completions)\n",
+                 latency / 1e6, 100 * r.Gain(r.agent_iops), 100 * r.Gain(r.in_driver_iops),
+                 100 * r.agent.stats.PollShare());
+    json.Open('{');
+    json.Key("latency_ns").Value(static_cast<double>(latency));
+    json.Key("agent_gain").Value(r.Gain(r.agent_iops));
+    json.Key("in_driver_gain").Value(r.Gain(r.in_driver_iops));
+    json.Key("agent_poll_share").Value(r.agent.stats.PollShare());
+    json.Key("agent_engine");
+    WriteCounts(json, r.agent.counts);
+    json.Close('}');
+  }
+  json.Close(']');
+  json.Key("latency_curve_point").Value(point.name);
+}
+
+void ReportParameters(Json& json, const ReportOptions& options, const UvnvmeMeasured& measured) {
+  json.Key("parameters").Open('{');
+  json.Key("seed_host_costs");
+  WriteParams(json, DescribeSeedCosts());
+  json.Key("seed_host_layout");
+  WriteParams(json, DescribeLayout(SeedHostLayout(), "fit by hand: the cover letter does not give the machine (60 CPUs: two jobs of two devices on each at 15 x 8)"));
+  json.Key("drives").Open('{');
+  for (const DriveProfile& d : SweepDrives()) {
+    json.Key(d.name);
+    WriteParams(json, DescribeDrive(d));
+  }
+  json.Close('}');
+  json.Key("agent");
+  WriteParams(json, DescribeAgent(options.agent));
+  if (measured.present) {
+    json.Key("uvnvme_host_costs");
+    WriteParams(json, DescribeCosts(measured.costs, "measured: derived from build/bench-results/uvnvme.json of this run"));
+    json.Key("uvnvme_drive");
+    WriteParams(json, DescribeDrive(measured.drive));
+  }
+  json.Close('}');
+}
+
+}  // namespace nvmeadapt::sim

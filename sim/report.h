@@ -1,0 +1,54 @@
+// The model's report, section by section: calibration against the seed's published points, validation
+// against uvnvme measured on this machine, the sweep, the latency curve and what the agent keeps. Each
+// section prints a table and adds its JSON to the report (build/bench-results/sim.json).
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "sim/json.h"
+#include "sim/scenarios.h"
+
+namespace nvmeadapt::sim {
+
+struct ReportOptions {
+  bool reduced = true;          // make bench: fewer cases, shorter runs
+  AgentLatency agent = MeasuredAgentLatency();
+  engine::Policy policy = PatchPolicy();
+  FILE* log = stdout;
+};
+
+// One case under every policy, and the gains over static interrupt.
+struct Comparison {
+  double interrupt_iops = 0, poll_iops = 0, in_driver_iops = 0, agent_iops = 0;
+  CaseResult in_driver, agent;
+  RunLength adaptive;  // the engine runs' length, the same for the in-driver engine and the agent
+  double Gain(double iops) const { return interrupt_iops > 0 ? iops / interrupt_iops - 1 : 0; }
+};
+// With `baseline`, only the agent runs and the other figures are the baseline's (same case, same seed).
+Comparison Compare(const Case& c, const ReportOptions& options, const AgentLatency& agent, bool with_poll,
+                   const Comparison* baseline = nullptr);
+std::vector<Comparison> CompareSeedPoints(const ReportOptions& options);
+Case SeedCase(const std::string& name, const Workload& load);
+
+// uvnvme on this machine: the measured poll/interrupt IOPS ratios and the parameters derived from the
+// same bench run (bench/sim_bench.py reads build/bench-results/uvnvme.json).
+struct UvnvmeMeasured {
+  double ratio[3] = {0, 0, 0};  // QD1, QD8, QD32
+  HostCosts costs;
+  DriveProfile drive;
+  bool present = false;
+};
+
+// Each returns false when a point is outside its tolerance (the section still completes).
+bool ReportCalibration(Json& json, const ReportOptions& options, const std::vector<Comparison>& seed);
+bool ReportValidation(Json& json, const ReportOptions& options, const UvnvmeMeasured& measured);
+void ReportAgentKeeps(Json& json, const ReportOptions& options, const std::vector<Comparison>& seed);
+void ReportLatencyCurve(Json& json, const ReportOptions& options, const std::vector<Comparison>& seed);
+void ReportSweep(Json& json, const ReportOptions& options);
+void ReportParameters(Json& json, const ReportOptions& options, const UvnvmeMeasured& measured);
+
+inline constexpr double kTolerance = 0.15;
+
+}  // namespace nvmeadapt::sim

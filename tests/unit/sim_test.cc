@@ -1,0 +1,196 @@
+// The scale model (sim/): its clock's ordering, its cost accounting, closed-form cases it must reproduce
+// exactly, and the policies' behaviour on loads whose answer is known.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/json.h"
+#include "sim/scenarios.h"
+
+namespace nvmeadapt::sim {
+namespace {
+
+// Every cost distinct, so that a wrong term shows in the sum.
+HostCosts DistinctCosts() {
+  HostCosts c;
+  c.submit = 700;
+  c.job_complete = 300;
+  c.irq_entry_exit = 1100;
+  c.irq_per_entry = 130;
+  c.irq_vector_switch = 0;
+  c.wakeup = 270;
+  c.wake_latency = 1900;
+  c.poll_period = 5000;
+  c.poll_run = 400;
+  c.poll_per_entry = 90;
+  return c;
+}
+
+DriveProfile FixedDrive(Nanos service) {
+  DriveProfile d;
+  d.name = "fixed";
+  d.read_min = d.read_mean = d.write_min = d.write_mean = service;
+  d.read_iops_cap = d.write_iops_cap = 1e12;
+  d.bandwidth_bytes_per_s = 1e15;
+  d.parallelism = 1 << 20;
+  return d;
+}
+
+RunStats RunStatic(const HostCosts& costs, const DriveProfile& drive, const Workload& load, ReapMode mode,
+                   Nanos warmup, Nanos measure) {
+  StaticController control(mode);
+  Host host(costs, HostLayout{1, 1}, drive, load, control, 7);
+  return host.Run(warmup, measure);
+}
+
+TEST(SimEventQueue, PopsInTimeOrderAndTiesInSchedulingOrder) {
+  EventQueue q;
+  q.Schedule(30, EventKind::kControl, 1);
+  q.Schedule(10, EventKind::kControl, 2);
+  q.Schedule(20, EventKind::kControl, 3);
+  q.Schedule(10, EventKind::kControl, 4);
+  q.Schedule(10, EventKind::kJobWake, 5);
+  std::vector<uint32_t> order;
+  while (!q.Empty()) order.push_back(q.Pop().a);
+  EXPECT_EQ(order, (std::vector<uint32_t>{2, 4, 5, 3, 1}));
+}
+
+// QD1, fixed service time, interrupt mode: one completion per cycle of device + handler + wake-up + job,
+// every one of them exact, and each CPU nanosecond accounted to the handler or to the job.
+TEST(SimClosedForm, Qd1InterruptModeGivesTheCycleExactly) {
+  const HostCosts c = DistinctCosts();
+  const Nanos service = 20'000;
+  const Nanos handler = c.irq_entry_exit + c.irq_per_entry + c.wakeup;
+  const Nanos job = c.job_complete + c.submit;
+  const Nanos cycle = service + handler + c.wake_latency + job;
+  // Device k runs from submit + k * cycle for `service`, the CPU idle meanwhile: both ends of the measured
+  // interval fall there, so it holds whole cycles only.
+  const Nanos warmup = c.submit + 10 * cycle + service / 2;
+  const int cycles = 1000;
+  const RunStats s = RunStatic(c, FixedDrive(service), Workload{1, 1, 1, 1.0, 4096}, ReapMode::kInterrupt, warmup,
+                               cycles * cycle);
+  EXPECT_EQ(s.completions, static_cast<uint64_t>(cycles));
+  EXPECT_DOUBLE_EQ(s.Iops(), 1e9 / static_cast<double>(cycle));
+  EXPECT_DOUBLE_EQ(s.MeanLatencyUs(), cycle / 1e3);
+  EXPECT_EQ(s.interrupts, static_cast<uint64_t>(cycles));
+  EXPECT_EQ(s.wakeups, static_cast<uint64_t>(cycles));
+  EXPECT_EQ(s.reap_cpu, cycles * handler);
+  EXPECT_EQ(s.job_cpu, cycles * job);
+  EXPECT_EQ(s.polled, 0u);
+}
+
+// QD1 with the submitting thread spinning on its queue (uvnvme, SPDK): no handler, no wake-up.
+TEST(SimClosedForm, Qd1SpinPollGivesTheCycleExactly) {
+  HostCosts c = DistinctCosts();
+  c.poll_style = PollStyle::kSpin;
+  const Nanos service = 20'000;
+  const Nanos cycle = service + c.job_complete + c.submit + c.poll_per_entry;
+  const int cycles = 500;
+  const RunStats s = RunStatic(c, FixedDrive(service), Workload{1, 1, 1, 1.0, 4096}, ReapMode::kPoll,
+                               c.submit + 3 * cycle + service / 2, cycles * cycle);
+  EXPECT_EQ(s.completions, static_cast<uint64_t>(cycles));
+  EXPECT_DOUBLE_EQ(s.Iops(), 1e9 / static_cast<double>(cycle));
+  EXPECT_EQ(s.polled, static_cast<uint64_t>(cycles));
+  EXPECT_EQ(s.wakeups, 0u);
+}
+
+// Interrupt work preempts the job: the job's CPU is still exactly its segments, the handler's exactly its
+// passes, and together they never exceed the CPU's time.
+TEST(SimAccounting, PreemptedJobWorkIsConservedAtDepth) {
+  HostCosts c = DistinctCosts();
+  DriveProfile drive = FixedDrive(1'000);  // the device outruns the CPU: interrupts hit running jobs
+  drive.read_mean = 6'000;                 // and its spread makes completions arrive during handlers
+  const RunStats s = RunStatic(c, drive, Workload{1, 1, 16, 1.0, 4096}, ReapMode::kInterrupt, 1'000'000, 20'000'000);
+  ASSERT_GT(s.completions, 1000u);
+  const Nanos job = c.job_complete + c.submit;
+  // At most one segment at each end of the interval is partly inside it.
+  EXPECT_NEAR(static_cast<double>(s.job_cpu), static_cast<double>(s.completions * job), 2.0 * job);
+  EXPECT_LE(s.job_cpu + s.reap_cpu, s.measured);
+  EXPECT_GT(s.job_cpu + s.reap_cpu, s.measured * 99 / 100) << "a CPU-bound load leaves the CPU idle";
+  EXPECT_LT(s.interrupts, s.reaped) << "completions arriving during a handler are reaped by it";
+}
+
+TEST(SimAccounting, TheIopsCapHoldsUnderAnyDepth) {
+  HostCosts c = DistinctCosts();
+  c.poll_style = PollStyle::kSpin;
+  DriveProfile drive = FixedDrive(20'000);
+  drive.read_iops_cap = 250'000;
+  const RunStats s = RunStatic(c, drive, Workload{1, 1, 64, 1.0, 4096}, ReapMode::kPoll, 2'000'000, 40'000'000);
+  EXPECT_NEAR(s.Iops(), 250'000, 250'000 * 0.01);
+}
+
+Case FastDeviceCase(uint32_t qd) {
+  return Case{"t", SeedHostCosts(), HostLayout{1, 1}, SeedDrive(), Workload{1, 1, qd, 1.0, 4096}};
+}
+
+TEST(SimPolicies, TheInDriverEngineSwitchesAFastQueueToPollAndKeepsIt) {
+  const Case c = FastDeviceCase(128);
+  const CaseResult r = RunCase(c, PolicyKind::kInDriver, PatchPolicy(), MeasuredAgentLatency(),
+                               RunLength{40'000'000, 40'000'000});
+  EXPECT_GT(r.stats.PollShare(), 0.95);
+  EXPECT_GE(r.counts.to_poll, 1u);
+  EXPECT_EQ(r.counts.behind_pace + r.counts.not_faster + r.counts.stalled, 0u);
+}
+
+TEST(SimPolicies, ASlowQueueIsNeverTried) {
+  const Case c = FastDeviceCase(1);  // ~13k IOPS: each window averages far over the 10 us threshold
+  for (PolicyKind kind : {PolicyKind::kInDriver, PolicyKind::kAgent}) {
+    const CaseResult r = RunCase(c, kind, PatchPolicy(), MeasuredAgentLatency(), RunLength{5'000'000, 2'000'000'000});
+    EXPECT_EQ(r.counts.to_poll, 0u) << PolicyName(kind);
+    EXPECT_EQ(r.stats.polled, 0u) << PolicyName(kind);
+  }
+}
+
+TEST(SimPolicies, TheAgentSwitchesOnlyAfterItsDecisionToEffectLatency) {
+  const Case c = FastDeviceCase(128);
+  const RunLength length{5'000'000, 60'000'000};
+  AgentLatency never = MeasuredAgentLatency();
+  never.to_poll_effect = 10'000'000'000;  // beyond the run
+  const CaseResult late = RunCase(c, PolicyKind::kAgent, PatchPolicy(), never, length);
+  EXPECT_GE(late.counts.to_poll, 1u) << "the engine decided";
+  EXPECT_EQ(late.stats.polled, 0u) << "but the switch never took effect";
+  const CaseResult measured = RunCase(c, PolicyKind::kAgent, PatchPolicy(), MeasuredAgentLatency(), length);
+  EXPECT_GT(measured.stats.PollShare(), 0.5);
+}
+
+TEST(SimPolicies, TheSameSeedGivesTheSameRun) {
+  const Case c{"t", SeedHostCosts(), HostLayout{4, 4}, SweepDrives()[1], Workload{2, 2, 16, 0.7, 4096}};
+  const RunLength length{2'000'000, 10'000'000};
+  const CaseResult a = RunCase(c, PolicyKind::kAgent, PatchPolicy(), MeasuredAgentLatency(), length, 3);
+  const CaseResult b = RunCase(c, PolicyKind::kAgent, PatchPolicy(), MeasuredAgentLatency(), length, 3);
+  EXPECT_EQ(a.stats.completions, b.stats.completions);
+  EXPECT_EQ(a.stats.events, b.stats.events);
+  EXPECT_EQ(a.stats.reap_cpu, b.stats.reap_cpu);
+}
+
+TEST(SimParameters, EveryDescribedParameterCanBeSetByNameAndUnknownNamesAreRefused) {
+  HostCosts costs = SeedHostCosts();
+  HostLayout layout = SeedHostLayout();
+  DriveProfile drive = SeedDrive();
+  for (const NamedValue& v : DescribeCosts(costs, "")) EXPECT_TRUE(SetParameter(costs, layout, drive, v.name, v.value)) << v.name;
+  for (const NamedValue& v : DescribeLayout(layout, "")) EXPECT_TRUE(SetParameter(costs, layout, drive, v.name, v.value)) << v.name;
+  for (const NamedValue& v : DescribeDrive(drive)) EXPECT_TRUE(SetParameter(costs, layout, drive, v.name, v.value)) << v.name;
+  EXPECT_FALSE(SetParameter(costs, layout, drive, "no_such_parameter", 1));
+  EXPECT_TRUE(SetParameter(costs, layout, drive, "wake_latency_ns", 12345));
+  EXPECT_EQ(costs.wake_latency, 12345);
+  for (const NamedValue& v : DescribeCosts(SeedHostCosts(), "fit")) EXPECT_FALSE(v.source.empty()) << v.name;
+  for (const DriveProfile& d : SweepDrives()) EXPECT_FALSE(d.source.empty()) << d.name;
+  for (const NamedValue& v : DescribeAgent(MeasuredAgentLatency())) EXPECT_FALSE(v.source.empty()) << v.name;
+}
+
+TEST(SimJson, QuotesAndSeparatesMembers) {
+  Json json;
+  json.Open('{');
+  json.Key("a\"b").Value(1.5);
+  json.Key("list").Open('[');
+  json.Value("x\n");
+  json.Value(true);
+  json.Close(']');
+  json.Key("inf").Value(1.0 / 0.0);
+  json.Close('}');
+  EXPECT_EQ(json.Text(), "{\"a\\\"b\": 1.5, \"list\": [\"x\\u000a\", true], \"inf\": null}");
+}
+
+}  // namespace
+}  // namespace nvmeadapt::sim
