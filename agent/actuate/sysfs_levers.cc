@@ -156,7 +156,17 @@ LeverResult<std::vector<PlannedLever::Step>> GsimLever::MakeRestore(const Restor
   if (!point.target.irq) {
     return Fail(ErrorCode::kIo, point.target.ToString(), "restore point without an IRQ");
   }
-  return RestoreFiles(point, {IrqPath(*point.target.irq), GlobalPath()});
+  auto steps = RestoreFiles(point, {IrqPath(*point.target.irq), GlobalPath()});
+  if (!steps) return steps;
+  // An IRQ that vanished took its moderation with it; the global delay did not and is still put back.
+  const std::string irq_dir = Parent(IrqPath(*point.target.irq));
+  if (discover::IsDirectory(irq_dir)) return steps;
+  std::erase_if(*steps, [&](const Step& step) { return step.object != GlobalPath(); });
+  if (steps->empty()) {
+    return Fail(ErrorCode::kNotFound, IrqPath(*point.target.irq), "IRQ " + std::to_string(*point.target.irq) +
+                                                                      " is gone: " + irq_dir + " not found");
+  }
+  return steps;
 }
 
 // --- poll_queues + reset_controller ---------------------------------------------------------------------------
@@ -201,10 +211,50 @@ LeverResult<PlannedLever::Plan> PollQueuesLever::MakePlan(const LeverTarget& tar
   return plan;
 }
 
+std::optional<bool> PollQueuesLever::RunsPollQueues(const std::string& controller) const {
+  // A namespace's io_poll is 1 exactly when its controller was last reset with poll queues.
+  const std::string dir = JoinPath(JoinPath(options_.sysfs_root, "class/nvme"), controller);
+  std::error_code ec;
+  for (const auto& child : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = child.path().filename().string();
+    if (name.rfind(controller + "n", 0) != 0) continue;
+    auto io_poll = discover::ReadTrimmed(JoinPath(child.path().string(), "queue/io_poll"));
+    if (io_poll) return *io_poll == "1";
+  }
+  return std::nullopt;
+}
+
 LeverResult<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const RestorePoint& point) {
   auto steps = RestoreFiles(point, {ParameterPath()});
   if (!steps) return steps;
-  Step reset = WriteStep(ResetPath(point.target.controller), "1");  // the parameter counts at reset only
+  const std::string controller = point.target.controller;
+  auto current = ReadValue(ParameterPath(), "no poll_queues parameter (the nvme module is not loaded?)");
+  if (!current) return current.error();
+  std::optional<std::string> safe;
+  for (const RestoreStep& step : point.steps) safe = step.value;
+  const bool parameter_changed = safe && *safe != *current;
+  std::erase_if(*steps, [&](const Step& step) { return step.value == *current; });  // already the safe value
+  // A reset holds the controller's I/O for about a second: only when it runs with another value than the
+  // safe one. Known from this lever's own reset, else from the namespaces' io_poll, else assumed when the
+  // parameter differs (the lever writes the parameter before it resets).
+  bool reset_needed = !safe.has_value();
+  if (safe) {
+    if (const auto done = reset_with_.find(controller); done != reset_with_.end()) {
+      reset_needed = done->second != *safe;
+    } else if (const std::optional<bool> polling = RunsPollQueues(controller)) {
+      reset_needed = *polling != (*safe != "0");
+    } else {
+      reset_needed = parameter_changed;
+    }
+  }
+  if (!discover::IsDirectory(Parent(ResetPath(controller)))) {
+    if (steps->empty()) {
+      return Fail(ErrorCode::kNotFound, ResetPath(controller), "controller " + controller + " is gone");
+    }
+    return steps;  // the parameter is global and stays; the controller took its queues with it
+  }
+  if (!reset_needed) return steps;
+  Step reset = WriteStep(ResetPath(controller), "1");  // the parameter counts at reset only
   reset.perform = [this, inner = std::move(reset.perform), controller = point.target.controller] {
     LeverResult<void> result = inner();
     if (result) reset_with_.erase(controller);

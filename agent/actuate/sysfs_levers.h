@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "agent/actuate/lever.h"
@@ -95,6 +96,8 @@ class PollQueuesLever final : public FileLever {
  private:
   LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
   LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  // Whether the controller runs poll queues now (its namespaces' io_poll); nullopt when none says.
+  std::optional<bool> RunsPollQueues(const std::string& controller) const;
   PollQueuesOptions options_;
   std::map<std::string, std::string> reset_with_;  // controller -> poll_queues value it was last reset with
 };

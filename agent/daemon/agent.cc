@@ -34,17 +34,15 @@ Status Agent::Start() {
     return MakeError(loaded.error().code, "journal unreadable, refusing to start (inspect or remove it): " +
                                               loaded.error().message);
   }
-  if (!journal_.empty()) {
+  journal_warning_ = !journal_.load_warning().empty() ? journal_.load_warning() : options_.journal_warning;
+  if (!journal_warning_.empty()) NA_ERROR("journal: " << journal_warning_);
+  if (options_.restore_at_start && !journal_.empty()) {
     NA_INFO("journal: putting " << journal_.entries().entries_size()
                                 << " changed setting(s) back to their safe values before anything else");
-    Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) {
-      Status status = deps_.levers->Restore(entry);
-      if (status) {
-        NA_INFO("journal: restored " << QueueName(entry.controller(), entry.queue()) << " " << entry.lever()
-                                     << " " << entry.target() << " = " << entry.safe_value());
-      }
-      return status;
-    });
+    RestoreReport report;
+    Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
+                                          options_.restore_rules, &report);
+    for (const std::string& line : report.lines) NA_INFO("journal: " << line);
     if (!restored) NA_WARN("journal: could not restore everything: " << restored.error().message);
   }
   auto persisted = store_.LoadPolicy();
@@ -77,18 +75,21 @@ Status Agent::Start() {
 
 void Agent::Run() {
   {
+    std::lock_guard inline_lock(inline_mutex_);
     std::lock_guard lock(commands_mutex_);
     loop_thread_ = std::this_thread::get_id();
-    loop_running_ = true;
+    loop_state_ = LoopState::kRunning;
   }
   while (!stop_.load()) RunOnce();
   std::deque<std::function<void()>> left;
   {
+    // From here on a call is refused, never run inline: Shutdown() owns the agent (issue 15, the race of
+    // RPCs after the loop exits).
     std::lock_guard lock(commands_mutex_);
-    loop_running_ = false;
+    loop_state_ = LoopState::kStopped;
     left.swap(commands_);
   }
-  for (auto& command : left) command();
+  for (auto& command : left) command();  // calls that were already waiting get their answer
 }
 
 void Agent::Stop() { stop_.store(true); }
@@ -212,6 +213,13 @@ void Agent::Rediscover(engine::Nanos now) {
   for (ManagedQueue* q : known) {
     if (!present.count(q->name)) RemoveQueue(*q, "vanished");
   }
+  // Per-controller state lives as long as the controller: a driver restarting under new pids must not grow it.
+  std::set<std::string> controllers;
+  for (const DiscoveredQueue& found : *scan) controllers.insert(found.controller);
+  std::erase_if(controller_modes_, [&](const auto& item) { return !controllers.count(item.first); });
+  // A reset makes its controller vanish for a moment: its time is kept until it no longer matters.
+  std::erase_if(last_disruptive_,
+                [&](const auto& item) { return now - item.second >= options_.min_disruptive_interval; });
   for (auto it = attached_processes_.begin(); it != attached_processes_.end();) {
     const bool alive = std::any_of(scan->begin(), scan->end(), [&](const auto& f) { return f.pid == it->first; });
     if (alive) {

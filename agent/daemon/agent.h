@@ -4,6 +4,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <fstream>
 #include <functional>
@@ -33,9 +35,21 @@ struct AgentOptions {
   engine::Nanos discovery_interval = 2'000'000'000;
   engine::Nanos counters_interval = 1'000'000'000;
   engine::Nanos idle_wait = 50'000'000;  // longest loop wait when nothing is due
+  // Longest an RPC waits for the loop to take its call; then it is answered kUnavailable and the call is
+  // dropped unrun (a slow lever or a driver that stopped answering holds the loop; callers retry).
+  engine::Nanos rpc_wait = 2'000'000'000;
+  // Least time between two disruptive changes (a controller reset) of one controller; a change asked for
+  // sooner is refused with the time left to wait (issue 15, finding 7).
+  engine::Nanos min_disruptive_interval = 30'000'000'000;
   std::string record_windows_path;       // trace of the engine's inputs (replayable) and decisions
   size_t max_queues = 4096;
   std::string version;
+  // Journal entries are stamped with restore_rules.boot_id and judged by these rules when restored.
+  RestoreRules restore_rules;
+  // False when the daemon already restored the journal before anything else (main.cc): Start then only
+  // loads what is left, which shutdown retries.
+  bool restore_at_start = true;
+  std::string journal_warning;  // what that restore said about a corrupt journal (shown in GetStatus)
 };
 
 struct AgentDeps {
@@ -62,7 +76,11 @@ class Agent : public api::AgentControl {
   // Puts every changed queue back to its safe value. Call after Run() returned.
   Status Shutdown();
   // SIGHUP: the config file's policy levels. Used only while no policy was persisted over gRPC.
-  Status ReloadConfigPolicies(const v1::PolicySet& policies);
+  struct ReloadOutcome {
+    bool policy_applied = false;
+    std::string why_not;  // when not applied: what stays in force instead and how to change that
+  };
+  Result<ReloadOutcome> ReloadConfigPolicies(const v1::PolicySet& policies);
 
   api::EventBus& events() { return bus_; }
   const engine::Engine& engine() const { return engine_; }
@@ -79,6 +97,9 @@ class Agent : public api::AgentControl {
   // Runs `fn` on the loop thread (inline when no loop runs) and returns its result.
   template <class Fn>
   auto OnLoop(Fn fn) -> decltype(fn());
+  // The same for a call whose answer has no error: `unanswered(error)` makes the answer given instead.
+  template <class Fn, class Unanswered>
+  auto OnLoop(Fn fn, Unanswered unanswered) -> decltype(fn());
 
   // agent.cc: the loop.
   void RunCommands();
@@ -124,7 +145,8 @@ class Agent : public api::AgentControl {
   StateStore store_;
   Journal journal_;
   std::optional<PolicyBook> policy_;
-  std::map<std::string, engine::ControllerMode> controller_modes_;  // pinned at discovery
+  std::map<std::string, engine::ControllerMode> controller_modes_;  // pinned at discovery, while present
+  std::map<std::string, engine::Nanos> last_disruptive_;            // controller -> its last reset
   engine::Engine engine_;
   QueueTable queues_;
   api::EventBus bus_;
@@ -138,34 +160,75 @@ class Agent : public api::AgentControl {
     uint64_t count = 0;
     std::string last;
     ErrorCode last_code = ErrorCode::kInternal;
+    bool worked_since = false;  // a switch succeeded after the last error
   };
   std::map<std::string, LeverErrors> lever_errors_;
   uint64_t unknown_windows_ = 0;
   uint64_t queues_over_cap_ = 0;
   std::string collector_error_;
+  std::string journal_warning_;  // a corrupt journal set aside at start, until the next start
 
   std::mutex commands_mutex_;
   std::deque<std::function<void()>> commands_;
-  bool loop_running_ = false;  // guarded by commands_mutex_
+  enum class LoopState { kNotStarted, kRunning, kStopped };
+  LoopState loop_state_ = LoopState::kNotStarted;  // guarded by commands_mutex_
+  std::recursive_mutex inline_mutex_;             // serializes calls made before the loop runs
   std::atomic<bool> stop_{false};
   std::thread::id loop_thread_;
 };
 
+template <class Fn, class Unanswered>
+auto Agent::OnLoop(Fn fn, Unanswered unanswered) -> decltype(fn()) {
+  using T = decltype(fn());
+  struct Call {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool started = false, cancelled = false;
+    std::optional<T> result;
+  };
+  auto call = std::make_shared<Call>();
+  {
+    // Held by Run() while it hands the agent to the loop: an inline call never overlaps the loop.
+    std::unique_lock inline_lock(inline_mutex_);
+    std::unique_lock lock(commands_mutex_);
+    if (loop_state_ == LoopState::kStopped) {
+      return unanswered(MakeError(ErrorCode::kUnavailable, "the agent is stopping: it takes no more calls"));
+    }
+    if (loop_state_ == LoopState::kNotStarted || std::this_thread::get_id() == loop_thread_) {
+      lock.unlock();
+      return fn();
+    }
+    inline_lock.unlock();
+    // `fn` refers to the caller's frame: it runs only while the caller still waits (not cancelled).
+    commands_.push_back([call, fn = std::move(fn)]() mutable {
+      {
+        std::lock_guard guard(call->mutex);
+        if (call->cancelled) return;
+        call->started = true;
+      }
+      T result = fn();
+      std::lock_guard guard(call->mutex);
+      call->result.emplace(std::move(result));
+      call->done_cv.notify_all();
+    });
+  }
+  std::unique_lock lock(call->mutex);
+  if (!call->done_cv.wait_for(lock, std::chrono::nanoseconds(options_.rpc_wait), [&] { return call->result.has_value(); })) {
+    if (!call->started) {
+      call->cancelled = true;
+      return unanswered(MakeError(ErrorCode::kUnavailable,
+                                  "the agent's loop did not take the call within " +
+                                      std::to_string(options_.rpc_wait / 1'000'000) +
+                                      " ms (a lever or a driver is slow); try again"));
+    }
+    call->done_cv.wait(lock, [&] { return call->result.has_value(); });  // running now: its answer is near
+  }
+  return std::move(*call->result);
+}
+
 template <class Fn>
 auto Agent::OnLoop(Fn fn) -> decltype(fn()) {
-  using T = decltype(fn());
-  auto task = std::make_shared<std::packaged_task<T()>>(std::move(fn));
-  std::future<T> result = task->get_future();
-  {
-    std::unique_lock lock(commands_mutex_);
-    if (!loop_running_ || std::this_thread::get_id() == loop_thread_) {
-      lock.unlock();
-      (*task)();
-      return result.get();
-    }
-    commands_.push_back([task] { (*task)(); });
-  }
-  return result.get();
+  return OnLoop(std::move(fn), [](const Error& error) -> decltype(fn()) { return error; });
 }
 
 }  // namespace nvmeadapt::daemon

@@ -1,6 +1,8 @@
 // AgentControl: what gRPC callers see and change. Every call runs on the loop thread (OnLoop).
 #include <unistd.h>
 
+#include <map>
+
 #include "agent/common/log.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
@@ -67,12 +69,24 @@ v1::GetStatusResponse Agent::GetStatus() {
     status.set_collector(deps_.collector->Name());
     status.set_observe_only(deps_.collector->ObserveOnly());
     for (const std::string& hook : deps_.collector->Hooks()) status.add_hooks(hook);
-    for (const auto& [lever, errors] : lever_errors_) {
+    // Every lever serving a queue, and every lever that failed: available unless its last error says this
+    // machine lacks it or forbids it and no switch succeeded since.
+    std::map<std::string, const LeverErrors*> levers;
+    for (ManagedQueue* q : queues_.All()) {
+      if (!q->lever.empty()) levers.emplace(q->lever, nullptr);
+    }
+    for (const auto& [lever, errors] : lever_errors_) levers[lever] = &errors;
+    for (const auto& [lever, errors] : levers) {
       auto* entry = status.add_levers();
-      entry->set_name(lever);
-      entry->set_available(true);
-      entry->set_errors(errors.count);
-      entry->set_last_error(errors.last);
+      entry->set_name(lever.empty() ? "none" : lever);
+      const bool lacking = errors && !errors->worked_since &&
+                           (errors->last_code == ErrorCode::kUnsupported ||
+                            errors->last_code == ErrorCode::kPermissionDenied);
+      entry->set_available(!lacking);
+      if (errors) {
+        entry->set_errors(errors->count);
+        entry->set_last_error(errors->last);
+      }
     }
     uint32_t managed = 0, polling = 0;
     for (ManagedQueue* q : queues_.All()) {
@@ -82,6 +96,7 @@ v1::GetStatusResponse Agent::GetStatus() {
       if (q->degraded) status.add_degraded("queue " + q->name + ": " + q->degraded_reason);
     }
     if (!collector_error_.empty()) status.add_degraded("collector: " + collector_error_);
+    if (!journal_warning_.empty()) status.add_degraded("journal: " + journal_warning_);
     if (!journal_.empty()) {
       status.add_degraded("journal: " + std::to_string(journal_.entries().entries_size()) +
                           " changed setting(s) to restore on shutdown");
@@ -95,6 +110,12 @@ v1::GetStatusResponse Agent::GetStatus() {
     status.set_ringbuf_drops(deps_.collector->Stats().ringbuf_drops);
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0) status.set_node(host);
+    return status;
+  }, [&](const Error& error) {
+    // Status must answer even when the loop cannot: what is known without it, and why the rest is missing.
+    v1::GetStatusResponse status;
+    status.set_version(options_.version);
+    status.add_degraded("agent loop: " + error.message);
     return status;
   });
 }
@@ -120,7 +141,7 @@ v1::GetPolicyResponse Agent::GetPolicy() {
     *response.mutable_policy() = policy_->policies();
     *response.mutable_effective_global() = config::ToProto(policy_->EffectiveGlobal());
     return response;
-  });
+  }, [](const Error&) { return v1::GetPolicyResponse(); });
 }
 
 Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& request) {
@@ -182,13 +203,14 @@ std::shared_ptr<api::Subscription> Agent::WatchEvents(const v1::WatchEventsReque
   return bus_.Subscribe(request, capacity);
 }
 
-Status Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
-  return OnLoop([&]() -> Status {
+Result<Agent::ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
+  return OnLoop([&]() -> Result<ReloadOutcome> {
     options_.config_policies = policies;
     auto persisted = store_.LoadPolicy();
     if (persisted && persisted->has_value()) {
-      NA_INFO("reload: the policy persisted in " << store_.PolicyPath() << " stays in force over the file's");
-      return OkStatus();
+      return ReloadOutcome{false, "the policy set over the API and persisted in " + store_.PolicyPath() +
+                                      " stays in force over the file's (change it with nvme-adaptctl policy set, "
+                                      "or remove that file and restart)"};
     }
     auto book = PolicyBook::Create(policies);
     if (!book) return book.error();
@@ -201,7 +223,7 @@ Status Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
       if (auto decision = engine_.SetPolicy(q->handle, policy, now)) HandleDecision(*q, *decision);
       PushControl(*q);
     }
-    return OkStatus();
+    return ReloadOutcome{true, ""};
   });
 }
 

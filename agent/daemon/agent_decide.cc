@@ -1,5 +1,8 @@
 // Decisions into actions: levers (journaled first), BPF pace control, policy changes, events.
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 
 #include "agent/common/log.h"
 #include "agent/daemon/agent.h"
@@ -8,6 +11,14 @@
 
 namespace nvmeadapt::daemon {
 namespace {
+
+// A crash at a named point of the switch protocol, for the fault campaign; nothing in builds without tests.
+void Failpoint([[maybe_unused]] const char* name) {
+#ifdef NVME_ADAPT_FAILPOINTS
+  static const char* wanted = std::getenv("NVME_ADAPT_FAILPOINT");
+  if (wanted != nullptr && std::strcmp(wanted, name) == 0) raise(SIGKILL);
+#endif
+}
 
 constexpr engine::Nanos kFirstRetryDelay = 1'000'000'000;
 constexpr engine::Nanos kMaxRetryDelay = 60'000'000'000;
@@ -111,6 +122,7 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
     ++lever_errors_[queue.lever].count;
     lever_errors_[queue.lever].last = error.message;
     lever_errors_[queue.lever].last_code = error.code;
+    lever_errors_[queue.lever].worked_since = false;
     const bool transient = RetryWorthwhile(error.code);
     NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << engine::ReapModeName(mode)
                      << " (" << engine::ReasonName(why) << "): " << error.message
@@ -143,6 +155,18 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
     return false;
   };
   if (queue.lever.empty()) return fail(MakeError(ErrorCode::kUnsupported, "no lever"));
+  const bool disruptive = deps_.levers->Disruptive(queue.desc);
+  if (disruptive) {
+    const auto last = last_disruptive_.find(queue.desc.controller);
+    if (last != last_disruptive_.end() && now - last->second < options_.min_disruptive_interval) {
+      const engine::Nanos wait = options_.min_disruptive_interval - (now - last->second);
+      return fail(MakeError(ErrorCode::kUnavailable,
+                            "not changed: " + queue.desc.controller + " was reset " +
+                                std::to_string((now - last->second) / 1'000'000) + " ms ago; the next reset is allowed in " +
+                                std::to_string((wait + 999'999) / 1'000'000) + " ms (--min-disruptive-interval " +
+                                std::to_string(options_.min_disruptive_interval / 1'000'000'000) + " s)"));
+    }
+  }
   auto plan = deps_.levers->Plan(queue.desc, mode);
   if (!plan) return fail(plan.error());
   v1::JournalEntry entry;
@@ -153,9 +177,16 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   entry.set_safe_value(plan->safe_value);
   entry.set_applied_value(plan->applied_value);
   entry.set_time_unix_ns(deps_.wall());
-  if (Status journaled = journal_.WillChange(entry); !journaled) {
-    return fail(MakeError(journaled.error().code, "not changed: cannot journal it: " + journaled.error().message));
+  entry.set_boot_id(options_.restore_rules.boot_id);
+  entry.set_device_identity(plan->device_identity);
+  // A dry-run lever changes nothing, so there is nothing a restore could owe: the journal holds real changes
+  // only, and a restore is always real (finding 1 of issue 15).
+  if (!plan->dry_run) {
+    if (Status journaled = journal_.WillChange(entry); !journaled) {
+      return fail(MakeError(journaled.error().code, "not changed: cannot journal it: " + journaled.error().message));
+    }
   }
+  Failpoint("after_journal");
   timeline.journaled = deps_.monotonic();
   // Pending: the BPF side keeps counting the old window (and drops its records as stale from here on)
   // until the new mode takes effect; completions reaped in the new mode all count in the try's window.
@@ -163,8 +194,11 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
   SendControl(queue, ControlFor(queue, mode, queue.generation, 0));
   // The lever is called right after the publish: one instant for both steps.
   timeline.published = timeline.requested = deps_.monotonic();
+  Failpoint("after_publish");
   Status applied = deps_.levers->Apply(*plan);
+  Failpoint("after_lever");
   timeline.acknowledged = deps_.monotonic();
+  if (disruptive) last_disruptive_[queue.desc.controller] = timeline.acknowledged;  // a failed reset counts too
   if (!applied) {
     // Nothing switched: the control goes back to what it was, and the window in flight (still the old
     // generation's: nothing restarted it while the switch was pending) goes on as if nothing happened.
@@ -173,6 +207,7 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
     return fail(applied.error());
   }
   queue.mode = mode;
+  if (auto errors = lever_errors_.find(queue.lever); errors != lever_errors_.end()) errors->second.worked_since = true;
   TakeEffect(queue, timeline);
   // The timer's first look at the new mode is one period after it took effect, not the next loop turn.
   queue.next_timer = queue.mode_since + engine_.View(queue.handle).policy.timer_granularity;
@@ -345,7 +380,11 @@ Status Agent::Shutdown() {
   bus_.CancelAll();
   if (journal_.empty()) return OkStatus();
   NA_INFO("shutdown: putting " << journal_.entries().entries_size() << " changed setting(s) back");
-  return journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); });
+  RestoreReport report;
+  Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
+                                        options_.restore_rules, &report);
+  for (const std::string& line : report.lines) NA_INFO("shutdown: " << line);
+  return restored;
 }
 
 }  // namespace nvmeadapt::daemon

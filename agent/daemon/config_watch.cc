@@ -23,26 +23,36 @@ ConfigReloader::ConfigReloader(std::string config_path, Loader load, Agent& agen
     : config_path_(std::move(config_path)), load_(std::move(load)), agent_(agent), metrics_(metrics) {}
 
 Status ConfigReloader::Reload(std::string_view cause) {
+  std::string policy_not_applied;
   Status outcome = [&]() -> Status {
     auto reloaded = load_();
     if (!reloaded) return reloaded.error();
     // The policies first: a refusal there must not leave the new log level behind.
-    if (Status applied = agent_.ReloadConfigPolicies(config::PoliciesOf(*reloaded)); !applied) return applied;
+    auto applied = agent_.ReloadConfigPolicies(config::PoliciesOf(*reloaded));
+    if (!applied) return applied.error();
+    if (!applied->policy_applied) policy_not_applied = applied->why_not;
     SetLogLevel(*ParseLogLevel(reloaded->log_level()));
     return OkStatus();
   }();
-  Report(cause, outcome);
+  Report(cause, outcome, policy_not_applied);
   return outcome;
 }
 
-void ConfigReloader::Report(std::string_view cause, const Status& outcome) {
-  std::string message = outcome ? "reload (" + std::string(cause) + "): config " + config_path_ + " applied"
-                                : "reload refused (" + std::string(cause) + "), keeping the running config: " +
-                                      outcome.error().message;
-  if (outcome) {
-    NA_INFO(message);
-  } else {
+void ConfigReloader::Report(std::string_view cause, const Status& outcome, const std::string& policy_not_applied) {
+  // What took effect and what did not (issue 15, finding 8): only the log level and the policy are reloadable,
+  // and a policy persisted over the API wins over the file's.
+  const std::string head = "reload (" + std::string(cause) + "): config " + config_path_ + ": ";
+  const std::string rest = "; other settings (api, metrics, levers, paths) take effect at the next start";
+  std::string message =
+      !outcome ? "reload refused (" + std::string(cause) + "), keeping the running config: " + outcome.error().message
+      : policy_not_applied.empty() ? head + "log level and policy applied" + rest
+                                   : head + "log level applied; policy NOT applied: " + policy_not_applied + rest;
+  if (!outcome) {
     NA_ERROR(message);
+  } else if (!policy_not_applied.empty()) {
+    NA_WARN(message);
+  } else {
+    NA_INFO(message);
   }
   if (metrics_) metrics_->OnConfigReload(outcome.ok());
   v1::Event event;

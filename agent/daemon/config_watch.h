@@ -35,7 +35,7 @@ class ConfigReloader {
   Status Reload(std::string_view cause);
 
  private:
-  void Report(std::string_view cause, const Status& outcome);
+  void Report(std::string_view cause, const Status& outcome, const std::string& policy_not_applied);
 
   std::string config_path_;
   Loader load_;

@@ -18,7 +18,9 @@ std::string DaemonUsage() {
              "Watches NVMe completion queues with eBPF and switches each eligible queue between interrupt\n"
              "and poll reaping by the rules of its policy. Runs until SIGTERM or SIGINT, then puts every\n"
              "queue it changed back to its safe value. SIGHUP reloads the config file, and so does a\n"
-             "change of it on disk (a write, a rename over it, a Kubernetes ConfigMap update).\n"
+             "change of it on disk (a write, a rename over it, a Kubernetes ConfigMap update). Before\n"
+             "anything else, even before the config file is read, it puts back every change an earlier run\n"
+             "left in the journal (always for real, also with --dry-run).\n"
              "\n"
              "options:\n"
              "  --config PATH          JSON config (default ") +
@@ -28,7 +30,10 @@ std::string DaemonUsage() {
          "  --runtime-dir DIR      runtime directory; uvnvme sockets are under DIR/uvnvme (default /run)\n"
          "  --log-level LEVEL      debug, info, warn or error (default info)\n"
          "  --default-mode MODE    global default controller mode: off, adaptive, interrupt, poll, shadow\n"
-         "  --dry-run              levers record what they would write and change nothing\n"
+         "  --dry-run              levers record what they would write and change nothing (the journal\n"
+         "                         of an earlier run is still restored for real)\n"
+         "  --restore-only         restore the journal, print what was done and exit: 0 when nothing is\n"
+         "                         left to restore, 1 otherwise (the unit's ExecStopPost)\n"
          "  --record-windows PATH  write every engine input to PATH (replayable with nvme-adapt-replay)\n"
          "                         and every decision to PATH.decisions\n"
          "  --api-socket PATH      gRPC Unix socket (default /run/nvme-adapt/agent.sock)\n"
@@ -37,10 +42,14 @@ std::string DaemonUsage() {
          "  --cpu-scheduling POL   batch (default: the agent never preempts I/O threads when it wakes)\n"
          "                         or normal\n"
          "  --exit-after SECONDS   stop by itself after this long (demos and tests)\n"
+         "  --min-disruptive-interval SECONDS\n"
+         "                         least time between two controller resets of one controller by the\n"
+         "                         poll_queues lever (default 30; a change asked sooner is refused)\n"
          "  --help                 this text\n"
          "  --version              version and build\n"
          "\n"
-         "Exit status: 0 after a clean stop, 1 on a runtime failure, 2 for a bad flag or config.\n";
+         "Exit status: 0 after a clean stop, 1 on a runtime failure, 2 for a bad flag or config (the API's\n"
+         "token file, socket group or TLS files included).\n";
 }
 
 Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
@@ -71,6 +80,8 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
       flags.version = true;
     } else if (arg == "--dry-run") {
       flags.dry_run = true;
+    } else if (arg == "--restore-only") {
+      flags.restore_only = true;
     } else if (arg == "--config") {
       auto v = value();
       if (!v) return v.error();
@@ -100,6 +111,15 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
       auto mode = engine::ParseControllerMode(*v);
       if (!mode) return Bad("--default-mode: unknown mode '" + *v + "' (off, adaptive, interrupt, poll, shadow)");
       flags.default_mode = *mode;
+    } else if (arg == "--min-disruptive-interval") {
+      auto v = value();
+      if (!v) return v.error();
+      double seconds = -1;
+      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), seconds);
+      if (ec != std::errc() || end != v->data() + v->size() || seconds < 0 || seconds > 86400) {
+        return Bad("--min-disruptive-interval: not a number of seconds in [0, 86400]: '" + *v + "'");
+      }
+      flags.min_disruptive_interval_seconds = seconds;
     } else if (arg == "--exit-after") {
       auto v = value();
       if (!v) return v.error();

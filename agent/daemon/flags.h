@@ -20,12 +20,14 @@ struct DaemonFlags {
   std::optional<std::string> log_level;
   std::optional<engine::ControllerMode> default_mode;
   bool dry_run = false;
+  bool restore_only = false;  // put the journal back and exit
   std::string record_windows;
   std::optional<std::string> api_socket;
   std::optional<std::string> metrics_listen;
   std::optional<std::string> cpu_scheduling;  // batch, normal
   std::optional<std::string> sources;  // comma-separated: kernel,uvnvme,block
   std::optional<double> exit_after_seconds;
+  std::optional<double> min_disruptive_interval_seconds;
 };
 
 // Errors are one line naming the flag.

@@ -2,10 +2,16 @@
 
 namespace nvmeadapt::daemon {
 
+std::string DescribeEntry(const v1::JournalEntry& entry) {
+  return entry.controller() + (entry.queue() ? " q" + std::to_string(entry.queue()) : "") + " (" + entry.lever() +
+         " " + entry.target() + ")";
+}
+
 Status Journal::Load() {
-  auto loaded = store_.LoadJournal();
+  auto loaded = store_.LoadJournalOrPrevious();
   if (!loaded) return loaded.error();
-  journal_ = std::move(*loaded);
+  journal_ = std::move(loaded->journal);
+  load_warning_ = std::move(loaded->warning);
   return OkStatus();
 }
 
@@ -39,17 +45,49 @@ Status Journal::Restored(const std::string& lever, const std::string& target) {
   return OkStatus();
 }
 
-Status Journal::RestoreAll(const RestoreFn& restore) {
+Status Journal::RestoreAll(const RestoreFn& restore, const RestoreRules& rules, RestoreReport* report) {
+  RestoreReport local;
+  RestoreReport& out = report ? *report : local;
   Status first_error;
+  auto keep_error = [&](const Status& status) {
+    if (!status && first_error) first_error = status;
+  };
   for (int i = journal_.entries_size() - 1; i >= 0; --i) {
     const v1::JournalEntry entry = journal_.entries(i);
-    Status status = restore(entry);
-    if (status || status.error().code == ErrorCode::kNotFound) {
-      if (Status dropped = Restored(entry.lever(), entry.target()); !dropped && first_error) {
-        first_error = dropped;
+    const std::string name = DescribeEntry(entry);
+    std::string drop_reason;
+    if (!rules.boot_id.empty() && !entry.boot_id().empty() && entry.boot_id() != rules.boot_id) {
+      drop_reason = "changed in boot " + entry.boot_id() + ", not this one: the setting did not survive the reboot";
+    } else if (rules.identity_now && !entry.device_identity().empty()) {
+      const std::string now = rules.identity_now(entry);
+      if (now.empty()) {
+        drop_reason = "the device it changed (" + entry.device_identity() + ") is gone, and the setting with it";
+      } else if (now != entry.device_identity()) {
+        drop_reason = entry.controller() + " now names another device (" + now + ", changed was " +
+                      entry.device_identity() + "): not replayed";
       }
-    } else if (first_error) {
-      first_error = status;
+    }
+    if (drop_reason.empty()) {
+      Status status = restore(entry);
+      if (status) {
+        ++out.restored;
+        out.lines.push_back("restored " + name + " = " + entry.safe_value());
+      } else if (status.error().code == ErrorCode::kNotFound) {
+        drop_reason = "its target is gone: " + status.error().message;
+      } else {
+        ++out.kept;
+        out.lines.push_back("kept " + name + ": " + status.error().message);
+        keep_error(status);
+        continue;
+      }
+    }
+    if (!drop_reason.empty()) {
+      ++out.dropped;
+      out.lines.push_back("dropped " + name + ": " + drop_reason);
+    }
+    if (Status dropped = Restored(entry.lever(), entry.target()); !dropped) {
+      out.lines.push_back("cannot remove " + name + " from the journal: " + dropped.error().message);
+      keep_error(dropped);
     }
   }
   return first_error;

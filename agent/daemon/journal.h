@@ -1,6 +1,7 @@
 // Write-ahead record of every device setting the agent changed, so that SIGTERM and a start after a crash
 // can put each back. An entry is persisted BEFORE the change is made and dropped only after the safe
-// value is back; a crash in between leaves an entry whose restore is harmless to repeat.
+// value is back (or a rule proves the changed setting no longer exists); a crash in between leaves an entry
+// whose restore is harmless to repeat.
 #pragma once
 
 #include <functional>
@@ -12,11 +13,30 @@
 
 namespace nvmeadapt::daemon {
 
+// What is known now to judge an entry by (docs/operations.md, "Restore"). Empty fields switch their rule off.
+struct RestoreRules {
+  std::string boot_id;  // this boot's
+  // The identity the entry's controller name has now ("" when no device answers to it).
+  std::function<std::string(const v1::JournalEntry&)> identity_now;
+};
+
+// One line per entry handled, for the log, --restore-only and GetStatus.
+struct RestoreReport {
+  int restored = 0;
+  int dropped = 0;  // by rule: another boot, another device, the device gone
+  int kept = 0;     // could not be restored: still in the journal, retried at the next start and at shutdown
+  std::vector<std::string> lines;
+  bool Complete() const { return kept == 0; }
+};
+
 class Journal {
  public:
   explicit Journal(const StateStore& store) : store_(store) {}
 
+  // A corrupt journal is set aside and its previous copy used (the warning says so); only when neither
+  // can be read is it an error.
   Status Load();
+  const std::string& load_warning() const { return load_warning_; }
   const v1::Journal& entries() const { return journal_; }
   bool empty() const { return journal_.entries_size() == 0; }
 
@@ -27,17 +47,22 @@ class Journal {
   // The target is back at its safe value: forget it.
   Status Restored(const std::string& lever, const std::string& target);
 
-  // Calls `restore` for every entry, newest first; entries restored (or whose target is gone:
-  // kNotFound) are dropped, others are kept for the next attempt. Returns the first error, if any,
-  // after trying them all.
+  // Handles every entry, newest first: an entry of another boot, or whose controller name now belongs to
+  // another device or to none, is reported and dropped without a write; the others are passed to `restore`
+  // and dropped once it succeeded (kNotFound: the lever found the target gone). Anything else keeps the
+  // entry. Returns the first error, if any, after trying them all.
   using RestoreFn = std::function<Status(const v1::JournalEntry&)>;
-  Status RestoreAll(const RestoreFn& restore);
+  Status RestoreAll(const RestoreFn& restore, const RestoreRules& rules = {}, RestoreReport* report = nullptr);
 
  private:
   int Find(const std::string& lever, const std::string& target) const;
 
   const StateStore& store_;
   v1::Journal journal_;
+  std::string load_warning_;
 };
+
+// "uvnvme:1:0 q2 uvnvme_socket uvnvme:1:0 q2": how an entry is named in reports.
+std::string DescribeEntry(const v1::JournalEntry& entry);
 
 }  // namespace nvmeadapt::daemon

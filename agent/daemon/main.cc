@@ -11,11 +11,13 @@
 #include "agent/api/api_config.h"
 #include "agent/api/server.h"
 #include "agent/config/config_file.h"
+#include "agent/config/levers_config.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/config_watch.h"
 #include "agent/daemon/cpu_scheduling.h"
 #include "agent/daemon/flags.h"
+#include "agent/daemon/startup_restore.h"
 #include "agent/daemon/wiring.h"
 #include "agent/metrics/agent_metrics.h"
 #include "agent/metrics/metrics_options.h"
@@ -66,13 +68,49 @@ Result<v1::Config> LoadConfig(const DaemonFlags& flags) {
   return config;
 }
 
+// An API start refusal that restarting cannot fix (a token file others can read, a group that does not exist,
+// a TLS file that is missing): the operator's config, exit 2 as for any bad config.
+bool IsConfigRefusal(const Error& error) {
+  return error.code == ErrorCode::kInvalidArgument || error.code == ErrorCode::kNotFound ||
+         error.code == ErrorCode::kPermissionDenied;
+}
+
+// Restore first: before the config is judged, the collector opened or any port bound, so that no failure of
+// theirs can leave a device changed. The state dir and lever settings come from the config when it is
+// good, else from the flags and the defaults.
+StartupRestore RestoreFirst(const DaemonFlags& flags, const Result<v1::Config>& config, const RestoreRules& rules) {
+  std::string state_dir = config ? config->state_dir() : flags.state_dir.value_or("/var/lib/nvme-adapt");
+  config::LeverSettings settings;
+  if (config) {
+    if (auto configured = config::LeverSettingsFromConfig(*config)) settings = std::move(*configured);
+  }
+  StartupRestore restore = RestoreBeforeAnything(state_dir, settings, actuate::LeverEnvironment{}, rules);
+  if (!restore.journal_warning.empty()) NA_ERROR("journal: " << restore.journal_warning);
+  for (const std::string& line : restore.report.lines) NA_INFO("journal: " << line);
+  if (!restore.status) NA_ERROR("journal: not everything was restored: " << restore.status.error().message);
+  return restore;
+}
+
+int RestoreOnly(const StartupRestore& restore) {
+  std::printf("journal: %d entr%s: %d restored, %d dropped by rule, %d kept\n", restore.entries_before,
+              restore.entries_before == 1 ? "y" : "ies", restore.report.restored, restore.report.dropped,
+              restore.report.kept);
+  if (!restore.journal_warning.empty()) std::printf("journal: %s\n", restore.journal_warning.c_str());
+  for (const std::string& line : restore.report.lines) std::printf("%s\n", line.c_str());
+  if (!restore.status) std::printf("error: %s\n", restore.status.error().message.c_str());
+  return restore.status ? 0 : kExitRuntime;
+}
+
 int Run(const DaemonFlags& flags) {
   auto config = LoadConfig(flags);
+  if (config) SetLogLevel(*ParseLogLevel(config->log_level()));
+  const RestoreRules rules = SystemRestoreRules();
+  const StartupRestore restored_first = RestoreFirst(flags, config, rules);
+  if (flags.restore_only) return RestoreOnly(restored_first);
   if (!config) {
     std::fprintf(stderr, "nvme-adaptd: %s\n", config.error().message.c_str());
     return kExitUsage;
   }
-  SetLogLevel(*ParseLogLevel(config->log_level()));
   // Before any thread starts: every thread of the agent inherits it.
   if (Status scheduled = ApplyCpuScheduling(config->cpu_scheduling()); !scheduled) {
     NA_WARN("cpu scheduling: " << scheduled.error().message << "; the agent runs as it was started");
@@ -113,6 +151,12 @@ int Run(const DaemonFlags& flags) {
   options.config_policies = config::PoliciesOf(*config);
   options.record_windows_path = flags.record_windows;
   options.version = NVME_ADAPT_VERSION;
+  options.restore_rules = rules;
+  options.restore_at_start = false;  // done above
+  options.journal_warning = restored_first.journal_warning;
+  if (flags.min_disruptive_interval_seconds) {
+    options.min_disruptive_interval = static_cast<engine::Nanos>(*flags.min_disruptive_interval_seconds * 1e9);
+  }
   Agent agent(options, AgentDeps{components->collector.get(), components->discovery.get(),
                                  components->levers.get(), nullptr, nullptr, agent_metrics.get()});
   if (Status started = agent.Start(); !started) {
@@ -124,7 +168,7 @@ int Run(const DaemonFlags& flags) {
   if (!api_server) {
     NA_ERROR("cannot start: api: " << api_server.error().message);
     (void)agent.Shutdown();
-    return kExitRuntime;
+    return IsConfigRefusal(api_server.error()) ? kExitUsage : kExitRuntime;
   }
   NA_INFO("nvme-adaptd " << NVME_ADAPT_VERSION << " running: collector " << components->collector->Name()
                          << (components->collector->ObserveOnly() ? " (observe only)" : "") << ", api "

@@ -17,8 +17,31 @@ void Apply(v1::Policy& layer, const v1::Policy& change, bool replace) {
 
 }  // namespace
 
+// The daemon's floors over what the engine accepts: a window of a few completions makes the BPF side send a
+// ring-buffer record for nearly every completion of a busy queue (issue 15, finding 7).
+static Status AboveFloors(const v1::Policy& policy, const std::string& where) {
+  if (policy.has_window_completions() && policy.window_completions() < kMinWindowCompletions) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     where + "window_completions: must be >= " + std::to_string(kMinWindowCompletions) +
+                         " (the agent's floor: smaller windows flood the ring buffer) (got " +
+                         std::to_string(policy.window_completions()) + ")");
+  }
+  return OkStatus();
+}
+
 Result<PolicyBook> PolicyBook::Create(v1::PolicySet policies) {
   if (Status valid = config::ValidatePolicies(policies); !valid) return valid.error();
+  if (Status floor = AboveFloors(policies.policy(), "policy."); !floor) return floor.error();
+  for (const auto& controller : policies.controllers()) {
+    if (Status floor = AboveFloors(controller.policy(), "controllers[" + controller.controller() + "].policy."); !floor)
+      return floor.error();
+  }
+  for (const auto& queue : policies.queues()) {
+    if (Status floor = AboveFloors(queue.policy(), "queues[" + queue.controller() + ":q" + std::to_string(queue.queue()) +
+                                                       "].policy.");
+        !floor)
+      return floor.error();
+  }
   return PolicyBook(std::move(policies));
 }
 

@@ -47,6 +47,8 @@ struct LeverPlan {
   std::string target;         // what it writes (path, socket + queue, device + vector)
   std::string safe_value;     // the value there now (what a restore puts back)
   std::string applied_value;  // the value that gives the requested mode
+  bool dry_run = false;       // the lever records and writes nothing: there is nothing to journal
+  std::string device_identity;  // the device as the journal names it (device_identity.h)
 };
 
 class Levers {
@@ -58,9 +60,13 @@ class Levers {
   // per-queue decisions: it maps `adaptive` to what it can do for the controller (see docs/levers.md).
   virtual engine::ControllerMode ModeFor(const DiscoveredQueue&, engine::ControllerMode mode) const { return mode; }
   // Reads the current value and says what would be written to put the queue in `mode`.
+  // True when a change by this queue's lever disrupts the controller's I/O (a controller reset): such
+  // changes are spaced by AgentOptions::min_disruptive_interval per controller.
+  virtual bool Disruptive(const DiscoveredQueue&) const { return false; }
   virtual Result<LeverPlan> Plan(const DiscoveredQueue& queue, engine::ReapMode mode) = 0;
   virtual Status Apply(const LeverPlan& plan) = 0;
-  // Writes a journal entry's safe value back. kNotFound when the target is gone.
+  // Writes a journal entry's safe value back, always for real (also in a dry-run daemon: the entry records a
+  // real change of an earlier run). kNotFound when the target is gone.
   virtual Status Restore(const v1::JournalEntry& entry) = 0;
 };
 

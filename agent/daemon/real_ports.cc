@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "agent/common/log.h"
+#include "agent/daemon/device_identity.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -83,6 +84,9 @@ RealLevers::ControllerLever* RealLevers::For(const std::string& name) const {
   const actuate::LeverFacts facts = actuate::ProbeLeverFacts(settings_, *controller, environment_);
   ControllerLever resolved;
   resolved.identity = controller->Identity();
+  resolved.journal_identity = controller->source == collect::Source::kKernelNvme
+                                  ? KernelControllerIdentity(controller->address, controller->serial)
+                                  : ProcessIdentity(environment_.procfs_root, controller->pid);
   resolved.choice = actuate::ResolveLever(settings_, *controller, facts);
   resolved.lever = actuate::MakeLever(resolved.choice.kind, resolved.choice.dry_run, settings_, environment_);
   NA_INFO("lever for " << name << ": " << actuate::LeverKindName(resolved.choice.kind)
@@ -108,6 +112,12 @@ engine::ControllerMode RealLevers::ModeFor(const DiscoveredQueue& queue, engine:
                                                                        : engine::ControllerMode::kOff;
 }
 
+bool RealLevers::Disruptive(const DiscoveredQueue& queue) const {
+  ControllerLever* lever = For(queue.controller);
+  return lever != nullptr && lever->lever && !lever->lever->DryRun() &&
+         lever->choice.kind == actuate::LeverKind::kPollQueuesReset;
+}
+
 Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMode mode) {
   ControllerLever* lever = For(queue.controller);
   const discover::Controller* controller = discovery_.snapshot().Find(queue.controller);
@@ -124,6 +134,8 @@ Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMod
   plan.target = lever->lever->Scope() == actuate::LeverScope::kController ? queue.controller : target.ToString();
   plan.safe_value = preview->restore.ToJson();
   plan.applied_value = std::string(engine::ReapModeName(mode));
+  plan.dry_run = lever->lever->DryRun();
+  plan.device_identity = lever->journal_identity;
   pending_[plan.target] = Pending{lever->lever.get(), target, mode};
   return plan;
 }
@@ -142,26 +154,35 @@ Status RealLevers::Apply(const LeverPlan& plan) {
   return OkStatus();
 }
 
+Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
+                             const actuate::LeverEnvironment& environment) {
+  auto point = actuate::RestorePoint::FromJson(entry.safe_value());
+  if (!point) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "journal entry for " + entry.target() + " has no usable restore point: " + point.error().message);
+  }
+  auto lever = actuate::MakeLever(point->lever, /*dry_run=*/false, settings, environment);
+  auto restored = lever->Restore(*point);
+  if (!restored) return restored.error().ToError();
+  return OkStatus();
+}
+
 Status RealLevers::Restore(const v1::JournalEntry& entry) {
   auto point = actuate::RestorePoint::FromJson(entry.safe_value());
   if (!point) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "journal entry for " + entry.target() + " has no usable restore point: " + point.error().message);
   }
-  // The controller's own lever when it is of that kind (it forgets its first values), else a fresh one.
-  actuate::PlannedLever* lever = nullptr;
+  // The controller's own lever when it is of that kind and real (it forgets its first values), else a fresh
+  // real one: an entry is a real change, whatever this run's dry-run setting.
   if (ControllerLever* current = For(entry.controller()); current && current->lever &&
-                                                          current->lever->Kind() == point->lever) {
-    lever = current->lever.get();
+                                                          current->lever->Kind() == point->lever &&
+                                                          !current->lever->DryRun()) {
+    auto restored = current->lever->Restore(*point);
+    if (!restored) return restored.error().ToError();
+    return OkStatus();
   }
-  std::unique_ptr<actuate::PlannedLever> fresh;
-  if (lever == nullptr) {
-    fresh = actuate::MakeLever(point->lever, settings_.dry_run, settings_, environment_);
-    lever = fresh.get();
-  }
-  auto restored = lever->Restore(*point);
-  if (!restored) return restored.error().ToError();
-  return OkStatus();
+  return RestoreWithFreshLever(entry, settings_, environment_);
 }
 
 }  // namespace nvmeadapt::daemon

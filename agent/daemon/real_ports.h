@@ -26,6 +26,11 @@ class RealDiscovery : public Discovery {
   std::map<std::string, std::string> reported_skips_;  // last scan's unreadable sources and why
 };
 
+// Writes a journal entry's restore point back with a new lever of its kind, never in dry run: what the
+// daemon runs before anything else at start, and --restore-only.
+Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
+                             const actuate::LeverEnvironment& environment);
+
 class RealLevers : public Levers {
  public:
   RealLevers(config::LeverSettings settings, actuate::LeverEnvironment environment, const RealDiscovery& discovery)
@@ -33,6 +38,7 @@ class RealLevers : public Levers {
 
   std::string LeverFor(const DiscoveredQueue& queue) const override;
   engine::ControllerMode ModeFor(const DiscoveredQueue& queue, engine::ControllerMode mode) const override;
+  bool Disruptive(const DiscoveredQueue& queue) const override;
   Result<LeverPlan> Plan(const DiscoveredQueue& queue, engine::ReapMode mode) override;
   Status Apply(const LeverPlan& plan) override;
   Status Restore(const v1::JournalEntry& entry) override;
@@ -40,6 +46,7 @@ class RealLevers : public Levers {
  private:
   struct ControllerLever {
     std::string identity;  // the device it was resolved for
+    std::string journal_identity;  // the same, as journal entries record it
     actuate::LeverChoice choice;
     std::unique_ptr<actuate::PlannedLever> lever;
   };

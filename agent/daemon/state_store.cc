@@ -1,6 +1,10 @@
 #include "agent/daemon/state_store.h"
 
 #include <google/protobuf/util/json_util.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 
 #include "agent/common/files.h"
 #include "agent/config/policy_convert.h"
@@ -69,7 +73,49 @@ Result<v1::Journal> StateStore::LoadJournal() const {
 Status StateStore::SaveJournal(const v1::Journal& journal) const {
   auto json = ToJson(journal, JournalPath());
   if (!json) return json.error();
+  // The journal being replaced becomes the previous copy: link it first, then rename over the link, so
+  // that journal.prev.json is never missing once it existed. The directory fsync of the write below makes
+  // both durable.
+  const std::string link_path = JournalPreviousPath() + ".link";
+  (void)unlink(link_path.c_str());
+  if (link(JournalPath().c_str(), link_path.c_str()) == 0) {
+    if (rename(link_path.c_str(), JournalPreviousPath().c_str()) != 0) {
+      const int err = errno;
+      (void)unlink(link_path.c_str());
+      return SysError("rename", link_path, err);
+    }
+  } else if (errno != ENOENT) {
+    return SysError("link " + JournalPath() + " to", link_path, errno);
+  }
   return WriteFileAtomically(JournalPath(), *json, 0640);
+}
+
+Result<StateStore::LoadedJournal> StateStore::LoadJournalOrPrevious() const {
+  auto current = LoadJournal();
+  if (current) return LoadedJournal{std::move(*current), ""};
+  if (current.error().code != ErrorCode::kInvalidArgument) return current.error();
+  const std::string aside = JournalPath() + ".corrupt";
+  if (rename(JournalPath().c_str(), aside.c_str()) != 0) {
+    return MakeError(ErrorCode::kIo, current.error().message + "; and it cannot be set aside: " +
+                                         SysError("rename", JournalPath(), errno).message);
+  }
+  v1::Journal previous;
+  auto found = FromJsonFile(JournalPreviousPath(), &previous);
+  if (!found) {
+    return MakeError(ErrorCode::kInvalidArgument, current.error().message + " (set aside as " + aside +
+                                                      "); its previous copy is unreadable too: " +
+                                                      found.error().message);
+  }
+  std::string warning = current.error().message + ": set aside as " + aside + "; ";
+  warning += *found ? "using its previous copy " + JournalPreviousPath() + " (" +
+                          std::to_string(previous.entries_size()) +
+                          " entries; a change recorded only in the corrupt copy cannot be restored)"
+                    : "no previous copy: nothing to restore from it";
+  // The previous copy becomes the journal again, so that the next save keeps a sound previous copy.
+  auto json = ToJson(previous, JournalPath());
+  Status saved = json ? WriteFileAtomically(JournalPath(), *json, 0640) : Status(json.error());
+  if (!saved) warning += "; cannot write it back: " + saved.error().message;
+  return LoadedJournal{std::move(previous), std::move(warning)};
 }
 
 }  // namespace nvmeadapt::daemon

@@ -25,10 +25,19 @@ class StateStore {
 
   // An empty journal when none exists.
   Result<v1::Journal> LoadJournal() const;
+  // Every save keeps the journal it replaces as JournalPreviousPath() (a hard link: no copy, no extra fsync).
   Status SaveJournal(const v1::Journal& journal) const;
+  // A journal that cannot be parsed is renamed to JournalPath() + ".corrupt" and the previous copy is used
+  // instead, with a warning naming both. An error only when neither can be read.
+  struct LoadedJournal {
+    v1::Journal journal;
+    std::string warning;  // empty when journal.json was read as it is
+  };
+  Result<LoadedJournal> LoadJournalOrPrevious() const;
 
   std::string PolicyPath() const { return dir_ + "/policy.json"; }
   std::string JournalPath() const { return dir_ + "/journal.json"; }
+  std::string JournalPreviousPath() const { return dir_ + "/journal.prev.json"; }
 
  private:
   std::string dir_;

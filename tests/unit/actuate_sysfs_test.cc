@@ -259,6 +259,64 @@ TEST_F(FileLevers, PollQueuesResetsAControllerThatKeptTheOldValue) {
   EXPECT_EQ(on->writes, (Writes{{lever.ResetPath("nvme1"), "1", true}}));
 }
 
+
+TEST_F(FileLevers, GsimRestoreOfAVanishedIrqStillRestoresTheGlobalDelay) {
+  GsimLever lever(Gsim());
+  auto on = lever.Apply(Nvme0(), ReapMode::kPoll);
+  ASSERT_TRUE(on);
+  std::filesystem::remove_all(tmp_ / "proc/irq/29");  // the controller was reset: its vectors are gone
+  GsimLever after_crash(Gsim());
+  auto restored = after_crash.Restore(on->restore);
+  ASSERT_TRUE(restored) << restored.error().ToString();
+  EXPECT_EQ(*restored, (Writes{{tmp_ / "proc/irq/soft_moderation", "delay_us=0", true}}));
+  EXPECT_EQ(ReadFile(tmp_ / "proc/irq/soft_moderation"), "delay_us=0\n");
+
+  GsimOptions without_delay = Gsim();
+  without_delay.delay_us = 0;
+  RestorePoint irq_only{LeverKind::kGsim, Nvme0(), {{tmp_ / "proc/irq/29/soft_moderation", "off"}}};
+  auto gone = GsimLever(without_delay).Restore(irq_only);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(FileLevers, PollQueuesRestoreResetsOnlyWhenTheControllerRunsAnotherValue) {
+  const std::string parameter = tmp_ / "sys/module/nvme/parameters/poll_queues";
+  const std::string io_poll = tmp_ / (std::string(kController) + "/nvme0n1/queue/io_poll");
+  WriteFile(parameter, "0\n");
+  PollQueuesLever crashed(PollQueues());
+  const std::string reset = crashed.ResetPath("nvme0");
+  RestorePoint point{LeverKind::kPollQueuesReset, Nvme0(), {{parameter, "0"}}};
+
+  // Killed between the parameter write and the reset: the controller still runs without poll queues.
+  WriteFile(parameter, "1\n");
+  WriteFile(io_poll, "0\n");
+  WriteFile(reset, "");
+  auto unreset = PollQueuesLever(PollQueues()).Restore(point);
+  ASSERT_TRUE(unreset) << unreset.error().ToString();
+  EXPECT_EQ(*unreset, (Writes{{parameter, "0", true}}));
+  EXPECT_EQ(ReadFile(reset), "") << "a reset for nothing";
+
+  // Nothing changed at all: nothing written.
+  auto nothing = PollQueuesLever(PollQueues()).Restore(point);
+  ASSERT_TRUE(nothing);
+  EXPECT_TRUE(nothing->empty());
+
+  // Killed after the reset: the controller runs poll queues, so the restore resets it.
+  WriteFile(parameter, "1\n");
+  WriteFile(io_poll, "1\n");
+  auto after_reset = PollQueuesLever(PollQueues()).Restore(point);
+  ASSERT_TRUE(after_reset);
+  EXPECT_EQ(*after_reset, (Writes{{parameter, "0", true}, {reset, "1", true}}));
+
+  // The controller vanished: the global parameter is still put back, no reset is attempted.
+  WriteFile(parameter, "1\n");
+  LeverTarget gone = Nvme0();
+  gone.controller = "nvme9";
+  auto vanished = PollQueuesLever(PollQueues()).Restore(RestorePoint{LeverKind::kPollQueuesReset, gone, {{parameter, "0"}}});
+  ASSERT_TRUE(vanished) << vanished.error().ToString();
+  EXPECT_EQ(*vanished, (Writes{{parameter, "0", true}}));
+}
+
 TEST_F(FileLevers, PollQueuesErrors) {
   PollQueuesLever lever(PollQueues());
   LeverTarget gone = Nvme0();

@@ -78,11 +78,14 @@ class FakeLevers : public Levers {
   std::string LeverFor(const DiscoveredQueue& q) const override {
     return q.controller.rfind("nolever", 0) == 0 ? "" : "fake";
   }
+  bool Disruptive(const DiscoveredQueue&) const override { return disruptive; }
   Result<LeverPlan> Plan(const DiscoveredQueue& q, engine::ReapMode mode) override {
     const std::string target = QueueName(q.controller, q.qid);
     auto it = values.find(target);
     const std::string current = it == values.end() ? std::string(engine::ReapModeName(q.mode)) : it->second;
-    return LeverPlan{"fake", target, current, std::string(engine::ReapModeName(mode))};
+    LeverPlan plan{"fake", target, current, std::string(engine::ReapModeName(mode))};
+    plan.dry_run = dry_run;
+    return plan;
   }
   Status Apply(const LeverPlan& plan) override {
     ++applies;
@@ -104,6 +107,8 @@ class FakeLevers : public Levers {
   std::map<std::string, std::string> values;
   std::vector<std::string> log;
   int refuse = 0;
+  bool dry_run = false;  // plans say the lever writes nothing
+  bool disruptive = false;  // every change resets the controller
   ErrorCode refuse_code = ErrorCode::kRefused;
   std::function<void(const LeverPlan&)> on_apply;  // runs inside Apply, before it succeeds or refuses
   int applies = 0;

@@ -33,6 +33,7 @@ class AgentLoop : public ::testing::Test {
     options.discovery_interval = 1'000'000'000'000;  // rescans only when a test asks
     options.record_windows_path = state_dir_ + ".trace";
     options.version = "test";
+    options.rpc_wait = rpc_wait_;
     AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_; }, [this] { return now_ + 1; },
                    &metrics_};
     return std::make_unique<Agent>(options, deps);
@@ -46,6 +47,11 @@ class AgentLoop : public ::testing::Test {
 
   // One window of queue `qid` averaging `avg` per completion, in `mode`, under the queue's generation.
   void Window(uint32_t qid, engine::ReapMode mode, engine::Nanos avg, uint32_t generation) {
+    QueueWindow(qid, mode, avg, generation);
+    agent_->RunOnce();
+  }
+  // The same window, left for the loop to take.
+  void QueueWindow(uint32_t qid, engine::ReapMode mode, engine::Nanos avg, uint32_t generation) {
     collect::WindowEvent event;
     event.key = UvnvmeQueue(qid).key;
     event.mode = mode;
@@ -56,7 +62,6 @@ class AgentLoop : public ::testing::Test {
     event.generation = generation;
     collector_.pending.push_back(event);
     collector_.counters[event.key.ToString()].progress = {now_, 0};  // the next window starts here
-    agent_->RunOnce();
   }
 
   v1::QueueInfo Queue(uint32_t qid) {
@@ -77,6 +82,7 @@ class AgentLoop : public ::testing::Test {
   FakeLevers levers_;
   metrics::AgentMetrics metrics_;
   engine::Nanos now_ = 1'000'000'000;
+  engine::Nanos rpc_wait_ = 2'000'000'000;
   std::unique_ptr<Agent> agent_;
 };
 

@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "agent/engine/trace.h"
 #include "tests/unit/agent_loop_fixture.h"
@@ -148,6 +151,111 @@ TEST_F(AgentLoop, AfterACrashTheJournalRestoresBeforeAnythingElse) {
   EXPECT_EQ(levers_.log[0], "restore uvnvme:7:0:q1=interrupt");
   EXPECT_EQ(levers_.log[1], "scan");
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+}
+
+
+TEST_F(AgentLoop, ADryRunLeverJournalsNothingSoAJournalHoldsRealChangesOnly) {
+  levers_.dry_run = true;
+  Start();
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  StateStore store(state_dir_);
+  EXPECT_EQ(store.LoadJournal()->entries_size(), 0);
+}
+
+TEST_F(AgentLoop, StatusListsEveryLeverServingAQueueAndSaysWhenOneIsLacking) {
+  Start();
+  v1::GetStatusResponse status = agent_->GetStatus();
+  ASSERT_EQ(status.levers_size(), 1) << status.ShortDebugString();
+  EXPECT_EQ(status.levers(0).name(), "fake");
+  EXPECT_TRUE(status.levers(0).available());
+  EXPECT_EQ(status.levers(0).errors(), 0u);
+  levers_.refuse = 1;
+  levers_.refuse_code = ErrorCode::kUnsupported;
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  status = agent_->GetStatus();
+  ASSERT_EQ(status.levers_size(), 1);
+  EXPECT_FALSE(status.levers(0).available()) << "a lever this machine lacks said it was available";
+  EXPECT_EQ(status.levers(0).errors(), 1u);
+  Window(2, engine::ReapMode::kInterrupt, 5 * kUs, 1);  // a switch that works
+  EXPECT_TRUE(agent_->GetStatus().levers(0).available());
+}
+
+TEST_F(AgentLoop, JournalEntriesCarryTheBoot) {
+  AgentOptions options;
+  options.state_dir = state_dir_;
+  options.config_policies = policies_;
+  options.discovery_interval = 1'000'000'000'000;
+  options.restore_rules.boot_id = "this-boot";
+  AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_; }, [this] { return now_ + 1; }, &metrics_};
+  agent_ = std::make_unique<Agent>(options, deps);
+  ASSERT_TRUE(agent_->Start());
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  auto journal = StateStore(state_dir_).LoadJournal();
+  ASSERT_EQ(journal->entries_size(), 1);
+  EXPECT_EQ(journal->entries(0).boot_id(), "this-boot");
+}
+
+
+// Issue 15, finding 3 (the RPC half) and the shutdown race: a hung lever holds the loop, an RPC is answered
+// within its deadline instead of waiting for it, and once the loop exited no call runs (inline or otherwise).
+TEST_F(AgentLoop, AnRpcWaitsForTheLoopAtMostItsDeadlineAndNoneRunsAfterTheLoopExits) {
+  rpc_wait_ = 100'000'000;
+  Start();
+  std::atomic<bool> in_lever{false}, release{false};
+  levers_.on_apply = [&](const LeverPlan&) {
+    in_lever = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  QueueWindow(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  std::thread loop([&] { agent_->Run(); });
+  while (!in_lever) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto before = std::chrono::steady_clock::now();
+  v1::GetStatusResponse status = agent_->GetStatus();
+  auto listed = agent_->ListQueues(v1::ListQueuesRequest());
+  const auto waited = std::chrono::steady_clock::now() - before;
+  EXPECT_LT(waited, std::chrono::milliseconds(1000));
+  ASSERT_EQ(status.degraded_size(), 1);
+  EXPECT_NE(status.degraded(0).find("agent loop: the agent's loop did not take the call within 100 ms"),
+            std::string::npos) << status.degraded(0);
+  ASSERT_FALSE(listed);
+  EXPECT_EQ(listed.error().code, ErrorCode::kUnavailable);
+  release = true;
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL) << "the loop answers again once the lever returned";
+  agent_->Stop();
+  loop.join();
+  auto after = agent_->ListQueues(v1::ListQueuesRequest());
+  ASSERT_FALSE(after);
+  EXPECT_NE(after.error().message.find("stopping"), std::string::npos);
+  ASSERT_TRUE(agent_->Shutdown());
+}
+
+
+// Issue 15, finding 7: each flip of a poll_queues controller is a reset; they are spaced per controller and a
+// change asked for sooner is refused with the time left.
+TEST_F(AgentLoop, DisruptiveChangesOfAControllerAreSpacedAndARefusalSaysHowLongToWait) {
+  levers_.disruptive = true;
+  Start();
+  v1::SetQueueModeRequest poll;
+  poll.mutable_queue()->set_controller("uvnvme:7:0");
+  poll.mutable_queue()->set_queue(1);
+  poll.set_mode(v1::REAP_MODE_POLL);
+  auto first = agent_->SetQueueMode(poll);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->queue().mode(), v1::REAP_MODE_POLL);
+  now_ += 5'000'000'000;
+  poll.mutable_queue()->set_queue(2);
+  auto second = agent_->SetQueueMode(poll);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->queue().mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_NE(second->queue().degraded_reason().find("the next reset is allowed in 25000 ms"), std::string::npos)
+      << second->queue().degraded_reason();
+  EXPECT_EQ(levers_.applies, 1);
+  now_ += 25'000'000'000;
+  agent_->RunOnce();  // the forced mode is retried once allowed
+  now_ += 60'000'000'000;
+  agent_->RunOnce();
+  EXPECT_EQ(levers_.values["uvnvme:7:0:q2"], "poll");
 }
 
 TEST_F(AgentLoop, SetPolicyIsValidatedPersistedAndWinsOnRestart) {

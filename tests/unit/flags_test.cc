@@ -25,6 +25,11 @@ TEST(DaemonFlags, DefaultsAndValues) {
   EXPECT_TRUE(flags->dry_run);
   EXPECT_DOUBLE_EQ(*flags->exit_after_seconds, 2.5);
   EXPECT_EQ(flags->record_windows, "/t");
+  EXPECT_FALSE(flags->restore_only);
+  flags = ParseDaemonFlags({"--restore-only", "--min-disruptive-interval", "0.5"});
+  ASSERT_TRUE(flags) << flags.error().message;
+  EXPECT_TRUE(flags->restore_only);
+  EXPECT_DOUBLE_EQ(*flags->min_disruptive_interval_seconds, 0.5);
 }
 
 TEST(DaemonFlags, BadFlagsAreOneLineNamingTheFlag) {
@@ -37,6 +42,8 @@ TEST(DaemonFlags, BadFlagsAreOneLineNamingTheFlag) {
       {{"--state-dir="}, "--state-dir: must not be empty"},
       {{"--default-mode", "sometimes"}, "--default-mode: unknown mode 'sometimes' (off, adaptive, interrupt, poll, shadow)"},
       {{"--exit-after", "-1"}, "--exit-after: not a positive number of seconds: '-1'"},
+      {{"--min-disruptive-interval", "-3"},
+       "--min-disruptive-interval: not a number of seconds in [0, 86400]: '-3'"},
   };
   for (const Case& c : cases) {
     auto flags = ParseDaemonFlags(c.args);
@@ -49,7 +56,7 @@ TEST(DaemonFlags, UsageMentionsEveryFlag) {
   const std::string usage = DaemonUsage();
   for (const char* flag : {"--config", "--state-dir", "--runtime-dir", "--log-level", "--default-mode", "--dry-run",
                            "--record-windows", "--api-socket", "--metrics-listen", "--sources", "--exit-after",
-                           "--cpu-scheduling", "--help", "--version"}) {
+                           "--cpu-scheduling", "--restore-only", "--min-disruptive-interval", "--help", "--version"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
 }

@@ -2,6 +2,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+
+#include "agent/daemon/device_identity.h"
 #include "agent/daemon/journal.h"
 
 namespace nvmeadapt::daemon {
@@ -76,6 +79,110 @@ TEST_F(JournalTest, RestoreAllDropsWhatWasRestoredOrIsGoneAndKeepsFailures) {
   Journal reloaded(store_);
   ASSERT_TRUE(reloaded.Load());
   EXPECT_EQ(reloaded.entries().entries_size(), 1);
+}
+
+TEST_F(JournalTest, AnEntryOfAnotherBootOrAnotherDeviceIsReportedAndDroppedNotReplayed) {
+  Journal journal(store_);
+  v1::JournalEntry old_boot = Entry("old-boot", "interrupt", "poll");
+  old_boot.set_boot_id("boot-a");
+  v1::JournalEntry reused_name = Entry("reused", "interrupt", "poll");
+  reused_name.set_boot_id("boot-b");
+  reused_name.set_device_identity("pid=1 start=100");
+  v1::JournalEntry same = Entry("same", "interrupt", "poll");
+  same.set_boot_id("boot-b");
+  same.set_device_identity("pid=1 start=200");
+  v1::JournalEntry legacy = Entry("legacy", "interrupt", "poll");  // written before entries were stamped
+  for (const auto& e : {old_boot, reused_name, same, legacy}) ASSERT_TRUE(journal.WillChange(e));
+  RestoreRules rules;
+  rules.boot_id = "boot-b";
+  rules.identity_now = [](const v1::JournalEntry&) { return std::string("pid=1 start=200"); };
+  std::vector<std::string> replayed;
+  RestoreReport report;
+  ASSERT_TRUE(journal.RestoreAll(
+      [&](const v1::JournalEntry& e) {
+        replayed.push_back(e.target());
+        return OkStatus();
+      },
+      rules, &report));
+  EXPECT_EQ(replayed, (std::vector<std::string>{"legacy", "same"}));
+  EXPECT_EQ(report.restored, 2);
+  EXPECT_EQ(report.dropped, 2);
+  EXPECT_TRUE(journal.empty());
+  std::string text;
+  for (const auto& line : report.lines) text += line + "\n";
+  EXPECT_NE(text.find("dropped uvnvme:1:0 q1 (uvnvme_socket old-boot): changed in boot boot-a"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("now names another device (pid=1 start=200, changed was pid=1 start=100)"), std::string::npos)
+      << text;
+}
+
+TEST_F(JournalTest, AnEntryWhoseDeviceIsGoneIsDroppedAndAFailureIsKept) {
+  Journal journal(store_);
+  v1::JournalEntry gone = Entry("gone", "interrupt", "poll");
+  gone.set_device_identity("pid=9 start=1");
+  ASSERT_TRUE(journal.WillChange(gone));
+  ASSERT_TRUE(journal.WillChange(Entry("refusing", "interrupt", "poll")));
+  RestoreRules rules;
+  rules.identity_now = [](const v1::JournalEntry& e) { return e.target() == "gone" ? "" : "pid=9 start=1"; };
+  RestoreReport report;
+  Status status = journal.RestoreAll(
+      [](const v1::JournalEntry&) -> Status { return MakeError(ErrorCode::kUnavailable, "driver not answering"); },
+      rules, &report);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(report.dropped, 1);
+  EXPECT_EQ(report.kept, 1);
+  ASSERT_EQ(journal.entries().entries_size(), 1);
+  EXPECT_EQ(journal.entries().entries(0).target(), "refusing");
+}
+
+TEST_F(JournalTest, ACorruptJournalIsSetAsideAndItsPreviousCopyUsed) {
+  {
+    Journal journal(store_);
+    ASSERT_TRUE(journal.WillChange(Entry("q1", "interrupt", "poll")));
+    ASSERT_TRUE(journal.WillChange(Entry("q2", "interrupt", "poll")));  // the save that keeps {q1} as previous
+  }
+  {
+    std::FILE* f = std::fopen(store_.JournalPath().c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("{\"entries\": [{\"controller\": ", f);  // torn by a disk, an editor
+    std::fclose(f);
+  }
+  Journal journal(store_);
+  ASSERT_TRUE(journal.Load());
+  EXPECT_NE(journal.load_warning().find("journal.json.corrupt"), std::string::npos) << journal.load_warning();
+  EXPECT_NE(journal.load_warning().find("previous copy"), std::string::npos) << journal.load_warning();
+  ASSERT_EQ(journal.entries().entries_size(), 1);
+  EXPECT_EQ(journal.entries().entries(0).target(), "q1");
+  struct stat st{};
+  EXPECT_EQ(stat((store_.JournalPath() + ".corrupt").c_str(), &st), 0) << "the corrupt copy was not kept";
+  Journal reloaded(store_);
+  ASSERT_TRUE(reloaded.Load());
+  EXPECT_TRUE(reloaded.load_warning().empty()) << "the previous copy was not made the journal again";
+  EXPECT_EQ(reloaded.entries().entries_size(), 1);
+}
+
+TEST(DeviceIdentity, AProcessIsItsPidAndStartTimeAndAControllerItsAddressAndSerial) {
+  const std::string self = ProcessIdentity("/proc", getpid());
+  EXPECT_EQ(self.rfind("pid=" + std::to_string(getpid()) + " start=", 0), 0u) << self;
+  EXPECT_EQ(CurrentIdentity("uvnvme:" + std::to_string(getpid()) + ":0", IdentityRoots{}), self);
+  EXPECT_EQ(ProcessIdentity("/proc", 0), "");
+  const std::string root = ::testing::TempDir() + "/identity_" + std::to_string(getpid());
+  ASSERT_EQ(system(("rm -rf '" + root + "' && mkdir -p '" + root + "/proc/42' '" + root +
+                    "/sys/class/nvme/nvme0'").c_str()), 0);
+  auto write = [](const std::string& path, const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr) << path;
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  };
+  // A command name with spaces and a parenthesis: fields are counted after the last ')'.
+  write(root + "/proc/42/stat", "42 (uv) nvme) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1 2 3\n");
+  EXPECT_EQ(ProcessIdentity(root + "/proc", 42), "pid=42 start=987654");
+  write(root + "/sys/class/nvme/nvme0/address", "0000:00:05.0\n");
+  write(root + "/sys/class/nvme/nvme0/serial", "SN 123   \n");
+  IdentityRoots roots{root + "/sys", root + "/proc"};
+  EXPECT_EQ(CurrentIdentity("nvme0", roots), "pci=0000:00:05.0 serial=SN 123");
+  EXPECT_EQ(CurrentIdentity("nvme1", roots), "");
 }
 
 }  // namespace

@@ -13,6 +13,23 @@ PolicyBook Book() {
   return *book;
 }
 
+// Issue 15, finding 7: window_completions = 1 is valid for the engine but floods the ring buffer.
+TEST(PolicyBook, AWindowBelowTheFloorIsRefusedAtEveryLevel) {
+  v1::SetPolicyRequest request;
+  request.mutable_policy()->set_window_completions(1);
+  auto global = Book().With(request);
+  ASSERT_FALSE(global);
+  EXPECT_EQ(global.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(global.error().message.find("window_completions: must be >= 16"), std::string::npos) << global.error().message;
+  request.set_controller("nvme0");
+  request.set_queue(2);
+  auto queue = Book().With(request);
+  ASSERT_FALSE(queue);
+  EXPECT_NE(queue.error().message.find("nvme0:q2"), std::string::npos) << queue.error().message;
+  request.mutable_policy()->set_window_completions(kMinWindowCompletions);
+  EXPECT_TRUE(Book().With(request));
+}
+
 TEST(PolicyBook, MergeChangesOnlyTheFieldsSet) {
   v1::SetPolicyRequest request;
   request.mutable_policy()->set_pace_slack_ns(5000);

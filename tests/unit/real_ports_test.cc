@@ -95,6 +95,42 @@ TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePe
   EXPECT_NE(bad.error().message.find("nvme0"), std::string::npos);
 }
 
+
+// Finding 1 of issue 15: a dry-run daemon once "restored" a crash's journal in dry run, dropped every entry and
+// left the devices changed. A restore is always real, and a dry-run lever journals nothing.
+TEST_F(RealPorts, ADryRunDaemonRestoresForRealAndJournalsNothingOfItsOwn) {
+  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
+  options.uvnvme = false;
+  RealDiscovery discovery(options);
+  auto queues = discovery.Scan();
+  ASSERT_TRUE(queues);
+  RealLevers crashed(settings_, environment_, discovery);
+  auto plan = crashed.Plan(Find(*queues, 1), engine::ReapMode::kPoll);
+  ASSERT_TRUE(plan);
+  EXPECT_FALSE(plan->dry_run);
+  EXPECT_EQ(plan->device_identity.rfind("pci=0000:00:05.0 serial=", 0), 0u) << plan->device_identity;
+  ASSERT_TRUE(crashed.Apply(*plan));
+  ASSERT_EQ(ReadFile(tmp_ / kAttribute), "1\n");
+
+  config::LeverSettings dry = settings_;
+  dry.dry_run = true;
+  RealLevers dry_run(dry, environment_, discovery);
+  auto dry_plan = dry_run.Plan(Find(*queues, 1), engine::ReapMode::kPoll);
+  ASSERT_TRUE(dry_plan);
+  EXPECT_TRUE(dry_plan->dry_run) << "the agent would journal a change nobody made";
+  v1::JournalEntry entry;
+  entry.set_controller("nvme0");
+  entry.set_lever(plan->lever);
+  entry.set_target(plan->target);
+  entry.set_safe_value(plan->safe_value);
+  ASSERT_TRUE(dry_run.Restore(entry));
+  EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n") << "a dry-run daemon restored in dry run";
+
+  ASSERT_TRUE(crashed.Apply(*crashed.Plan(Find(*queues, 1), engine::ReapMode::kPoll)));
+  ASSERT_TRUE(RestoreWithFreshLever(entry, dry, environment_));
+  EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n");
+}
+
 TEST_F(RealPorts, ApplyWithoutPlanAndVanishedQueuesAreErrors) {
   discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
   options.uvnvme = false;

@@ -27,7 +27,7 @@ v1::QueueInfo MakeQueue(const std::string& controller, uint32_t id, v1::Source s
   q.set_eligible(ineligible.empty());
   q.set_ineligible_reason(std::move(ineligible));
   q.set_controller_mode(v1::CONTROLLER_MODE_OFF);
-  q.set_lever(source == v1::SOURCE_UVNVME ? "uvnvme-socket" : "dry-run");
+  q.set_lever(source == v1::SOURCE_UVNVME ? "uvnvme_socket" : "dry_run");
   q.set_irq(id == 0 ? -1 : 40 + static_cast<int32_t>(id));
   q.add_cpus(id % 2);
   return q;
@@ -98,7 +98,7 @@ v1::GetStatusResponse FakeAgent::GetStatus() {
     if (q.mode() == v1::REAP_MODE_POLL) status.set_queues_polling(status.queues_polling() + 1);
   }
   auto* lever = status.add_levers();
-  lever->set_name("uvnvme-socket");
+  lever->set_name("uvnvme_socket");
   lever->set_available(true);
   char host[256] = {};
   gethostname(host, sizeof host - 1);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Bad config at start: exit 2 and one line naming the problem. The same errors on SIGHUP keep the running
 config; a good file on SIGHUP is applied."""
+import os
 import signal
 import subprocess
 import sys
@@ -41,6 +42,44 @@ class ConfigErrors(unittest.TestCase):
         result = subprocess.run([NVME_ADAPTD, "--frobnicate"], capture_output=True, text=True, timeout=30)
         self.assertEqual(result.returncode, 2)
         self.assertEqual(result.stderr.strip(), "nvme-adaptd: unknown argument '--frobnicate' (see --help)")
+
+    def test_api_start_refusals_exit_2(self):
+        """Refusals found only when the API server starts are config errors too: exit 2, so that the unit's
+        RestartPreventExitStatus=2 does not restart (and reload BPF) every 5 s."""
+        token = self.ws.path("token")
+        with open(token, "w") as f:
+            f.write("s3cret-token-of-enough-length\n")
+        os.chmod(token, 0o644)
+        cases = [
+            ("token file readable by others", {"tokenFile": token, "tcpAddress": "127.0.0.1:0",
+                                               "insecureLoopbackTcp": True}, "token"),
+            ("unknown socket group", {"unixSocketGroup": "no-such-group-nva"}, "no-such-group-nva"),
+            ("missing TLS certificate", {"tcpAddress": "127.0.0.1:0", "tls": {"certFile": self.ws.path("nope.crt"),
+                                         "keyFile": self.ws.path("nope.key")}}, "nope.crt"),
+        ]
+        for name, api, expected in cases:
+            with self.subTest(name):
+                merged = {"unixSocket": self.ws.api_socket, "unixSocketGroup": "root", **api}
+                path = self.ws.write_config({"api": merged}, name.replace(" ", "_") + ".json")
+                result = subprocess.run([NVME_ADAPTD, "--config", path, "--state-dir", self.ws.state_dir,
+                                         "--runtime-dir", self.ws.runtime_dir, "--sources", "uvnvme",
+                                         "--metrics-listen", "off"], capture_output=True, text=True, timeout=60)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn(expected, result.stderr)
+
+    def test_sighup_says_so_when_a_persisted_policy_wins_over_the_file(self):
+        daemon = Daemon(self.ws, config={"policy": {"paceSlackNs": "30000"}}, flags=["--sources", "uvnvme"]).start()
+        try:
+            slack = lambda: daemon.ctl_json("policy", "get")["policy"]["policy"].get("paceSlackNs")
+            daemon.ctl("policy", "set", "--pace-slack", "50us")
+            self.ws.write_config({"policy": {"paceSlackNs": "40000"}})
+            daemon.send(signal.SIGHUP)
+            daemon.wait_for(lambda: "reload (SIGHUP): config" in daemon.log_text(), 10, "the reload's report")
+            self.assertIn("policy NOT applied", daemon.log_text())
+            self.assertNotIn("policy applied", daemon.log_text())
+            self.assertEqual(slack(), "50000")
+        finally:
+            self.assertEqual(daemon.stop(), 0)
 
     def test_sighup_keeps_the_running_config_on_error_and_applies_a_good_one(self):
         daemon = Daemon(self.ws, config={"policy": {"paceSlackNs": "30000"}}, flags=["--sources", "uvnvme"]).start()

@@ -8,10 +8,12 @@ SIGTERM puts everything back. --dry-run changes nothing on the device.
 import json
 import os
 import signal
+import socket
+import subprocess
 import sys
 import unittest
 
-from daemon_harness import Daemon, Load, Workspace, require_root
+from daemon_harness import NVME_ADAPTD, Daemon, Load, Workspace, require_root
 
 
 def uvnvme_controller(daemon, count):
@@ -72,6 +74,93 @@ class Recovery(unittest.TestCase):
         self.assertEqual(self.load.queue_modes(), {1: "interrupt", 2: "interrupt"})
         with open(os.path.join(self.ws.state_dir, "journal.json")) as f:
             self.assertEqual(json.load(f).get("entries", []), [])
+
+    def crash_with_both_queues_polling(self):
+        first = self.daemon(log="crashed.log")
+        controller = uvnvme_controller(first, 2)
+        first.ctl("policy", "set", "--controller", controller, "--mode", "poll")
+        first.wait_for(lambda: self.load.queue_modes() == {1: "poll", 2: "poll"}, 10, "both queues polling")
+        first.stop(signal.SIGKILL)
+        self.assertEqual(self.journal_entries(), 2)
+        # The persisted policy would switch them again: the tests below judge the restore alone.
+        os.remove(os.path.join(self.ws.state_dir, "policy.json"))
+        return controller
+
+    def journal_entries(self):
+        with open(os.path.join(self.ws.state_dir, "journal.json")) as f:
+            return len(json.load(f).get("entries", []))
+
+    def run_daemon(self, *flags, config=None):
+        args = [NVME_ADAPTD, "--config", config or self.ws.write_config({}), "--state-dir", self.ws.state_dir,
+                "--runtime-dir", self.ws.runtime_dir, "--sources", "uvnvme", *flags]
+        return subprocess.run(args, capture_output=True, text=True, timeout=60)
+
+    def test_a_dry_run_start_after_a_crash_restores_for_real(self):
+        self.crash_with_both_queues_polling()
+        second = self.daemon("--dry-run", log="dry.log")
+        uvnvme_controller(second, 2)
+        self.assertEqual(self.load.queue_modes(), {1: "interrupt", 2: "interrupt"}, second.log_text())
+        self.assertEqual(self.journal_entries(), 0)
+        self.assertEqual(second.stop(), 0)
+
+    def test_restore_comes_before_a_bad_config_and_a_taken_metrics_port(self):
+        self.crash_with_both_queues_polling()
+        bad = self.ws.path("bad.json")
+        with open(bad, "w") as f:
+            f.write('{"polcy": {}}')
+        result = self.run_daemon("--metrics-listen", "off", config=bad)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual(self.load.queue_modes(), {1: "interrupt", 2: "interrupt"}, result.stderr)
+        self.assertEqual(self.journal_entries(), 0)
+
+        self.crash_with_both_queues_polling()
+        taken = socket.socket()
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = self.run_daemon("--metrics-listen", f"127.0.0.1:{port}")
+        taken.close()
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("metrics", result.stderr)
+        self.assertEqual(self.load.queue_modes(), {1: "interrupt", 2: "interrupt"}, result.stderr)
+        self.assertEqual(self.journal_entries(), 0)
+
+    def test_restore_only_reports_and_exits(self):
+        self.crash_with_both_queues_polling()
+        result = self.run_daemon("--restore-only")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("journal: 2 entries: 2 restored, 0 dropped by rule, 0 kept", result.stdout)
+        self.assertEqual(self.load.queue_modes(), {1: "interrupt", 2: "interrupt"})
+        again = self.run_daemon("--restore-only")
+        self.assertEqual(again.returncode, 0)
+        self.assertIn("journal: 0 entries", again.stdout)
+
+    def test_entries_are_stamped_and_judged_by_boot_and_device(self):
+        self.crash_with_both_queues_polling()
+        path = os.path.join(self.ws.state_dir, "journal.json")
+        with open(path) as f:
+            journal = json.load(f)
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        for entry in journal["entries"]:
+            self.assertEqual(entry["boot_id"], boot)
+            self.assertRegex(entry["device_identity"], rf"^pid={self.load.process.pid} start=\d+$")
+        journal["entries"][0]["boot_id"] = "00000000-0000-0000-0000-000000000000"
+        journal["entries"][1]["device_identity"] = f"pid={self.load.process.pid} start=1"
+        with open(path, "w") as f:
+            json.dump(journal, f)
+        result = self.run_daemon("--restore-only")
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn("0 restored, 2 dropped by rule", result.stdout)
+        self.assertIn("did not survive the reboot", result.stdout)
+        self.assertIn("now names another device", result.stdout)
+        self.assertEqual(self.load.queue_modes(), {1: "poll", 2: "poll"}, "an entry was replayed blindly")
+
+    def test_status_lists_the_working_lever(self):
+        daemon = self.daemon()
+        uvnvme_controller(daemon, 2)
+        levers = daemon.ctl_json("status").get("levers", [])
+        self.assertEqual([(l["name"], l.get("available", False)) for l in levers], [("uvnvme_socket", True)])
 
     def test_override_through_the_socket_lever_and_back(self):
         daemon = self.daemon()

@@ -66,8 +66,18 @@ echo "installed: $version_line; group nvme-adapt gid $gid"
 scratch_dpkg -i "$deb"
 [[ $(grep -c '^nvme-adapt:' "$root/etc/group") -eq 1 ]] || fail "reinstall changed the group: $(cat "$root/etc/group")"
 
-# What the running daemon leaves behind, then purge.
+# A journal that still lists changed settings survives a purge: it is the only record of their safe values.
+mkdir -p "$root/var/lib/nvme-adapt"
+echo '{"entries": [{"controller": "nvme0", "lever": "gsim", "target": "nvme0 q1", "safe_value": "{}"}]}' \
+  > "$root/var/lib/nvme-adapt/journal.json"
+scratch_dpkg --purge nvme-adapt
+[[ -s $root/var/lib/nvme-adapt/journal.json ]] || fail "purge deleted a journal with entries"
+grep -q 'still lists changed device settings' "$root/dpkg.out" || fail "purge kept the journal without saying so: $(cat "$root/dpkg.out")"
+scratch_dpkg -i "$deb"
+
+# What the running daemon leaves behind (its journal empty), then purge.
 mkdir -p "$root/var/lib/nvme-adapt" "$root/run/nvme-adapt" "$root/run/uvnvme"
+echo '{}' > "$root/var/lib/nvme-adapt/journal.json"
 echo '{}' > "$root/var/lib/nvme-adapt/policy.json"
 : > "$root/run/nvme-adapt/agent.sock"
 scratch_dpkg --purge nvme-adapt

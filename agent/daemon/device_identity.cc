@@ -1,0 +1,64 @@
+#include "agent/daemon/device_identity.h"
+
+#include <charconv>
+
+#include "agent/common/files.h"
+
+namespace nvmeadapt::daemon {
+namespace {
+
+std::string FirstLine(const std::string& path) {
+  auto text = ReadWholeFile(path, 4096);
+  if (!text) return "";
+  std::string line = text->substr(0, text->find('\n'));
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+  size_t start = line.find_first_not_of(" \t");
+  return start == std::string::npos ? "" : line.substr(start);
+}
+
+}  // namespace
+
+std::string ReadBootId(const std::string& procfs_root) {
+  return FirstLine(procfs_root + "/sys/kernel/random/boot_id");
+}
+
+std::string KernelControllerIdentity(const std::string& pci_address, const std::string& serial) {
+  return "pci=" + pci_address + " serial=" + serial;
+}
+
+std::string ProcessIdentity(const std::string& procfs_root, pid_t pid) {
+  if (pid <= 0) return "";
+  auto stat = ReadWholeFile(procfs_root + "/" + std::to_string(pid) + "/stat", 4096);
+  if (!stat) return "";
+  // The command name (field 2) may hold spaces and parentheses: fields are counted after its last ')'.
+  const size_t close = stat->rfind(')');
+  if (close == std::string::npos) return "";
+  size_t pos = close + 1;
+  for (int field = 3; field < 22; ++field) {
+    pos = stat->find(' ', pos + 1);
+    if (pos == std::string::npos) return "";
+  }
+  const size_t begin = pos + 1;
+  const size_t end = stat->find(' ', begin);
+  const std::string start = stat->substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  uint64_t ticks = 0;
+  auto [ptr, ec] = std::from_chars(start.data(), start.data() + start.size(), ticks);
+  if (ec != std::errc() || ptr != start.data() + start.size()) return "";
+  return "pid=" + std::to_string(pid) + " start=" + start;
+}
+
+std::string CurrentIdentity(const std::string& controller, const IdentityRoots& roots) {
+  if (controller.rfind("uvnvme:", 0) == 0) {
+    const std::string rest = controller.substr(7);
+    pid_t pid = 0;
+    auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
+    if (ec != std::errc() || ptr == rest.data()) return "";
+    return ProcessIdentity(roots.procfs_root, pid);
+  }
+  const std::string dir = roots.sysfs_root + "/class/nvme/" + controller;
+  const std::string address = FirstLine(dir + "/address");
+  if (address.empty()) return "";
+  return KernelControllerIdentity(address, FirstLine(dir + "/serial"));
+}
+
+}  // namespace nvmeadapt::daemon

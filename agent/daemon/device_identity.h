@@ -1,0 +1,30 @@
+// What a journal entry is checked against before it is replayed: the boot it was written in and the device its
+// controller name named then. A name can come back as another device (a driver restarted under a reused pid,
+// nvme0 after a hot swap) and every setting a lever changes is volatile: replaying blindly would write one
+// device's safe value into another, or reset a controller for a setting that died with the last boot.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace nvmeadapt::daemon {
+
+struct IdentityRoots {
+  std::string sysfs_root = "/sys";
+  std::string procfs_root = "/proc";
+};
+
+// /proc/sys/kernel/random/boot_id; "" when unreadable (the boot rule is then not applied).
+std::string ReadBootId(const std::string& procfs_root = "/proc");
+
+// "pci=0000:00:04.0 serial=S123" for a kernel controller.
+std::string KernelControllerIdentity(const std::string& pci_address, const std::string& serial);
+// "pid=1234 start=5678" (start: field 22 of /proc/PID/stat); "" when the process is gone.
+std::string ProcessIdentity(const std::string& procfs_root, pid_t pid);
+
+// The identity the controller name has now ("nvme0" from sysfs, "uvnvme:PID:N" from procfs); "" when no
+// device answers to that name any more.
+std::string CurrentIdentity(const std::string& controller, const IdentityRoots& roots);
+
+}  // namespace nvmeadapt::daemon

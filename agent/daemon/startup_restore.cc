@@ -1,0 +1,34 @@
+#include "agent/daemon/startup_restore.h"
+
+#include "agent/daemon/real_ports.h"
+
+namespace nvmeadapt::daemon {
+
+RestoreRules SystemRestoreRules(const IdentityRoots& roots) {
+  RestoreRules rules;
+  rules.boot_id = ReadBootId(roots.procfs_root);
+  rules.identity_now = [roots](const v1::JournalEntry& entry) { return CurrentIdentity(entry.controller(), roots); };
+  return rules;
+}
+
+StartupRestore RestoreBeforeAnything(const std::string& state_dir, const config::LeverSettings& settings,
+                                     const actuate::LeverEnvironment& environment, const RestoreRules& rules) {
+  StartupRestore result;
+  StateStore store(state_dir);
+  // Not created here: a state dir that does not exist holds no journal.
+  Journal journal(store);
+  if (Status loaded = journal.Load(); !loaded) {
+    result.status = MakeError(loaded.error().code, "journal unreadable: " + loaded.error().message);
+    return result;
+  }
+  result.journal_warning = journal.load_warning();
+  result.entries_before = journal.entries().entries_size();
+  config::LeverSettings real = settings;
+  real.dry_run = false;
+  result.status = journal.RestoreAll(
+      [&](const v1::JournalEntry& entry) { return RestoreWithFreshLever(entry, real, environment); }, rules,
+      &result.report);
+  return result;
+}
+
+}  // namespace nvmeadapt::daemon

@@ -1,0 +1,28 @@
+// The first thing nvme-adaptd does, before it parses anything that can fail: put back every device setting
+// the journal says an earlier run changed, for real (never in dry run), by the rules of journal.h. Also all
+// that `nvme-adaptd --restore-only` (the unit's ExecStopPost=) does.
+#pragma once
+
+#include <string>
+
+#include "agent/actuate/resolver.h"
+#include "agent/config/levers_config.h"
+#include "agent/daemon/device_identity.h"
+#include "agent/daemon/journal.h"
+
+namespace nvmeadapt::daemon {
+
+struct StartupRestore {
+  RestoreReport report;
+  std::string journal_warning;  // a corrupt journal set aside (state_store.h)
+  Status status;                // the journal unreadable, or an entry that could not be restored
+  int entries_before = 0;
+};
+
+// The rules with this boot's id and identities read from `roots`.
+RestoreRules SystemRestoreRules(const IdentityRoots& roots = {});
+
+StartupRestore RestoreBeforeAnything(const std::string& state_dir, const config::LeverSettings& settings,
+                                     const actuate::LeverEnvironment& environment, const RestoreRules& rules);
+
+}  // namespace nvmeadapt::daemon
