@@ -141,7 +141,11 @@ TEST_F(AgentSwitch, AQueueFoundPollingWhoseFirstSwitchFailsIsRetriedUntilItMeasu
   EXPECT_EQ(q.mode(), v1::REAP_MODE_INTERRUPT);
   EXPECT_EQ(q.state(), v1::QUEUE_STATE_MEASURING);
   EXPECT_FALSE(q.degraded());
-  // Measuring works again: a fast window starts a try.
+  // Measuring works again: the queue came from polling, so its first window settles (settle_windows 1)
+  // and the next fast one starts a try.
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, collector_.controls[q1_].generation);
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_EQ(Queue(1).last_decision().reason(), "settling");
   Window(1, engine::ReapMode::kInterrupt, 5 * kUs, collector_.controls[q1_].generation);
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
 }
