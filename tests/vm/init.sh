@@ -19,9 +19,19 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 say "kernel $(uname -r) up"
 
+# load_module NAME [PARAMS...]: modprobe, unless the kernel has NAME built in (modules.builtin; vmrun.py then
+# passed nvme's parameters on the kernel command line).
+load_module() {
+  if grep -q "/$1\.ko" "/lib/modules/$(uname -r)/modules.builtin" 2>/dev/null; then
+    say "$1 is built in"
+    return 0
+  fi
+  modprobe "$@" || fatal "modprobe $* failed"
+}
+
 nine_p="trans=virtio,version=9p2000.L,msize=262144"
 for m in virtio_pci 9pnet_virtio 9p; do
-  modprobe "$m" || fatal "modprobe $m failed"
+  load_module "$m"
 done
 mount -t 9p -o "$nine_p" results /results || fatal "cannot mount the results share (9p tag results)"
 [ -f /results/guest.env ] || fatal "no guest.env in the results share"
@@ -31,7 +41,7 @@ set -a
 set +a
 
 # shellcheck disable=SC2086  # the parameters are words on purpose
-modprobe nvme $NVA_NVME_PARAMS || fatal "modprobe nvme $NVA_NVME_PARAMS failed"
+load_module nvme $NVA_NVME_PARAMS
 
 mount -t 9p -o "$nine_p,ro,cache=loose" hostroot /host || fatal "cannot mount the host root (9p tag hostroot)"
 # shellcheck disable=SC2015  # any failed mount is fatal
