@@ -35,6 +35,22 @@ def _hooks(summary):
     return hooks.get("collector"), chosen
 
 
+def _compact(chosen):
+    """fentry/X with fexit/X as fentry+fexit/X, tp_btf/E_entry with its _exit twin as E_entry+exit."""
+    out = []
+    for hook in chosen:
+        kind, _, name = hook.partition("/")
+        if (kind == "fexit" and f"fentry/{name}" in chosen) or (hook.endswith("_exit") and
+                                                                 hook[:-5] + "_entry" in chosen):
+            continue
+        if kind == "fentry" and f"fexit/{name}" in chosen:
+            hook = f"fentry+fexit/{name}"
+        elif hook.endswith("_entry") and hook[:-6] + "_exit" in chosen:
+            hook += "+exit"
+        out.append(hook)
+    return out
+
+
 def _fallbacks(summary, chosen):
     probe = summary.get("bpf", {}).get("hooks", {})
     parts = []
@@ -55,9 +71,9 @@ def _levers(summary):
     coalescing = summary.get("coalescing", {})
     default = "coalescing" if any(n.startswith("restart: the kernel's default lever") and ok
                                   for n, ok in checks.items()) else "?"
-    return (f"poll_queues_reset: {switched}/{len(switches)} switches; default lever {default} "
-            f"(no adaptive-poll attribute, no GSIM); coalescing refused by QEMU "
-            f"({coalescing.get('lever_errors', '?')} lever error, `0x410e`)")
+    return (f"poll_queues_reset: {switched}/{len(switches)} switches; coalescing: refused by QEMU (`0x410e`, "
+            f"{coalescing.get('lever_errors', '?')} lever error); default lever {default}: no adaptive-poll "
+            f"attribute, no GSIM")
 
 
 def row(summary):
@@ -70,7 +86,7 @@ def row(summary):
         "built in" if "nvme" in builtin else "modules",
         " / ".join(_yes(btf.get(m)) for m in ("vmlinux", "nvme_core", "nvme")),
         summary.get("bpf", {}).get("libbpf", "?"),
-        f"{collector}: " + ", ".join(f"`{h}`" for h in chosen),
+        f"{collector}: " + ", ".join(f"`{h}`" for h in _compact(chosen)),
         _fallbacks(summary, chosen),
         _levers(summary),
         summary.get("hipri_without_poll_queue", "?"),
@@ -89,7 +105,7 @@ def main(argv=None):
     parser.add_argument("--build-dir", type=Path, default=Path(__file__).resolve().parents[2] / "build")
     args = parser.parse_args(argv)
     paths = sorted((args.build_dir / "vm-results").glob("vm_nvme_e2e_*/summary.json"),
-                   key=lambda p: [int(n) for n in p.parent.name.rsplit("e2e_", 1)[1].split("_")])
+                   key=lambda p: [int(n) if n.isdigit() else 99 for n in p.parent.name.rsplit("e2e_", 1)[1].split("_")])
     if not paths:
         print(f"kernel_table: no vm_nvme_e2e_*/summary.json under {args.build_dir / 'vm-results'}: run ctest -L vm",
               file=sys.stderr)

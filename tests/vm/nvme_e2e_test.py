@@ -228,7 +228,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before QEMU is killed")
     args = parser.parse_args(argv)
     build_dir = args.build_dir.resolve()
-    name = args.test_name or "vm_nvme_e2e_" + args.kernel.replace(".", "_")
+    name = args.test_name or "vm_nvme_e2e_" + args.kernel.replace(".", "_").replace("-", "_")
     clock = Clock()
     raise_on_sigterm()
     try:

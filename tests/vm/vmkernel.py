@@ -23,9 +23,11 @@ from pathlib import Path
 
 from vmpackages import KERNELS, VmSetupError, kernel_packages, run as _run
 
-# What the guest loads: the NVMe driver under test, virtio PCI and the 9p file system that brings the host
-# root in. Their dependencies (nvme-core, virtio_ring, netfs, fscache, ...) come from modules.dep.
-GUEST_MODULES = ("nvme", "virtio_pci", "9pnet_virtio", "9p")
+# What the guest loads: the NVMe driver under test, virtio PCI and the file system that brings the host root
+# in: 9p, or virtio-fs on kernels without 9p (the cloud flavours). Their dependencies (nvme-core, virtio_ring,
+# netfs, fscache, ...) come from modules.dep.
+SHARE_MODULES = {"9p": ("9pnet_virtio", "9p"), "virtiofs": ("virtiofs",)}
+GUEST_MODULES = ("nvme", "virtio_pci", *SHARE_MODULES["9p"], *SHARE_MODULES["virtiofs"])
 # The modules whose BTF the collectors read (/sys/kernel/btf/<name> when they are modules).
 BTF_MODULES = ("nvme_core", "nvme")
 BUSYBOX = Path("/bin/busybox")
@@ -47,6 +49,7 @@ class GuestKernel:
     image: Path  # an uncompressed ELF vmlinux booted through its PVH entry, or the bzImage
     initramfs: Path
     builtin: list  # which of GUEST_MODULES and BTF_MODULES this kernel has built in
+    share: str  # how the guest mounts the host root and the results: "9p" or "virtiofs"
     downloaded: bool
     built: bool
 
@@ -140,9 +143,20 @@ def _initramfs_key(version, init_script):
     return h.hexdigest()[:12]
 
 
-def _build_initramfs(moddir, version, builtin, init_script, target, log):
-    modules = _module_closure(moddir, GUEST_MODULES, builtin)
-    built_in = [m for m in GUEST_MODULES if m in builtin]
+def _share(moddir, builtin):
+    """9p where the kernel has it (the tests' first transport), else virtio-fs; neither fails the run."""
+    available = builtin | {_module_name(line.partition(":")[0])
+                           for line in (moddir / "modules.dep").read_text().splitlines()}
+    for share, modules in SHARE_MODULES.items():
+        if all(m in available for m in modules):
+            return share
+    raise VmSetupError(f"the kernel in {moddir} has neither 9p nor virtio-fs: the guest cannot mount the host root")
+
+
+def _build_initramfs(moddir, version, builtin, share, init_script, target, log):
+    roots = ("nvme", "virtio_pci", *SHARE_MODULES[share])
+    modules = _module_closure(moddir, roots, builtin)
+    built_in = [m for m in roots if m in builtin]
     log(f"initramfs: {len(modules)} modules: {' '.join(Path(m).name for m in modules)}"
         f"{'; built in: ' + ' '.join(built_in) if built_in else ''}")
     with tempfile.TemporaryDirectory(dir=target.parent, prefix="initramfs-") as tmp:
@@ -153,6 +167,7 @@ def _build_initramfs(moddir, version, builtin, init_script, target, log):
         shutil.copy2(init_script, root / "init")
         os.chmod(root / "init", 0o755)
         dst_moddir = root / "lib/modules" / version
+        dst_moddir.mkdir(parents=True)  # also with no module to load (everything built in)
         for rel in modules:
             dst = dst_moddir / MODULE_SUFFIX.sub(".ko", rel)
             dst.parent.mkdir(parents=True, exist_ok=True)
@@ -209,10 +224,12 @@ def _build(packages, kdir, initramfs, init_script, log):
             _run(["dpkg-deb", "-x", str(deb), str(unpacked)])
         base, moddir = _module_dir(unpacked, version)
         _run(["depmod", "-b", str(base), version])
-        for old in [*kdir.glob("initramfs-*.cpio"), kdir / "vmlinux", kdir / "vmlinuz", kdir / "builtin.txt"]:
+        for old in [*kdir.glob("initramfs-*.cpio"), *(kdir / n for n in ("vmlinux", "vmlinuz", "builtin.txt", "share.txt"))]:
             old.unlink(missing_ok=True)
         builtin = _builtin_modules(moddir)
-        _build_initramfs(moddir, version, builtin, init_script, initramfs, log)
+        share = _share(moddir, builtin)
+        _build_initramfs(moddir, version, builtin, share, init_script, initramfs, log)
+        (kdir / "share.txt").write_text(share + "\n")
         bzimage = _kernel_file(unpacked, moddir, version, "vmlinuz", "vmlinuz")
         image = kdir / "vmlinux"
         if not _pvh_vmlinux(_kernel_file(unpacked, moddir, version, "config", "config"), bzimage, image):
@@ -240,11 +257,12 @@ def guest_kernel(build_dir, init_script, kernel="6.1", log=print):
         kdir.mkdir(exist_ok=True)
         initramfs = kdir / f"initramfs-{_initramfs_key(version, init_script)}.cpio"
         image = next((kdir / name for name in ("vmlinux", "vmlinuz") if (kdir / name).exists()), None)
-        built = image is None or not initramfs.exists() or not (kdir / "builtin.txt").exists()
+        built = image is None or not initramfs.exists() or not all((kdir / n).exists() for n in ("builtin.txt", "share.txt"))
         if built:
             image = _build(packages, kdir, initramfs, init_script, log)
         else:
             log(f"kernel: cached {image.name} and {initramfs.name} for {version}")
         builtin = (kdir / "builtin.txt").read_text().split()
-    return GuestKernel(kernel, version, [d.name for d in packages.debs], image, initramfs, builtin,
+        share = (kdir / "share.txt").read_text().strip()
+    return GuestKernel(kernel, version, [d.name for d in packages.debs], image, initramfs, builtin, share,
                        packages.downloaded, built)

@@ -33,12 +33,16 @@ class KernelSpec:
     suite: str
     release: str  # regular expression of the kernel release (uname -r) in the image package's name
     private_lists: bool  # False: the machine's own apt lists (its own suite)
+    meta: str = META_PACKAGE  # the suite's package that depends on the current kernel of the flavour
 
 
 KERNELS = {
     "6.1": KernelSpec("6.1", "bookworm", r"6\.1\.0-\d+-amd64", private_lists=False),
     "6.12": KernelSpec("6.12", "trixie", r"6\.12\.\d+\+deb13-amd64", private_lists=True),
     "7.3": KernelSpec("7.3", "trixie-backports", r"7\.3\.\d+\+deb13-amd64", private_lists=True),
+    # The cloud flavour builds nvme and nvme_core into vmlinux (no module BTF) and has no 9p (virtio-fs then).
+    "7.3-cloud": KernelSpec("7.3-cloud", "trixie-backports", r"7\.3\.\d+\+deb13-cloud-amd64", private_lists=True,
+                            meta="linux-image-cloud-amd64"),
 }
 
 
@@ -59,24 +63,16 @@ def run(cmd, **kwargs):
                            f"{(e.stderr or e.stdout).strip()}") from e
 
 
+ONE_LINE_SOURCE = re.compile(r"^deb\s+(?:\[(?P<options>[^\]]*)\]\s+)?(?P<uri>\S+)\s+(?P<suite>\S+)")
+
+
 def _one_line_sources(text):
     """(uri, [suites], signed_by) of each `deb` line of a sources.list file."""
     for line in text.splitlines():
-        words = line.split("#", 1)[0].split()
-        if not words or words[0] != "deb":
-            continue
-        words = words[1:]
-        options = {}
-        if words and words[0].startswith("["):
-            while words:
-                word = words.pop(0).strip("[]")
-                if "=" in word:
-                    key, _, value = word.partition("=")
-                    options[key] = value
-                if "]" in word or not words:
-                    break
-        if len(words) >= 2:
-            yield words[0], [words[1]], options.get("signed-by")
+        match = ONE_LINE_SOURCE.match(line.split("#", 1)[0].strip())
+        if match:
+            options = dict(o.partition("=")[::2] for o in (match.group("options") or "").split())
+            yield match.group("uri"), [match.group("suite")], options.get("signed-by")
 
 
 def _deb822_sources(text):
@@ -141,15 +137,15 @@ class PrivateApt:
 
 
 def _image_package(spec, apt_options):
-    """linux-image-<release> that the suite's linux-image-amd64 depends on."""
-    out = subprocess.run(["apt-cache", *apt_options, "depends", META_PACKAGE], text=True, capture_output=True)
+    """linux-image-<release> that the suite's linux-image-amd64 (or the spec's meta package) depends on."""
+    out = subprocess.run(["apt-cache", *apt_options, "depends", spec.meta], text=True, capture_output=True)
     pattern = re.compile(rf"^linux-image-({spec.release})$")
     for line in out.stdout.splitlines():
         fields = line.split()
         if len(fields) == 2 and fields[0] == "Depends:" and pattern.match(fields[1]):
             return fields[1], pattern.match(fields[1]).group(1)
     hint = "run apt-get update" if not spec.private_lists else f"the {spec.suite} lists were updated"
-    raise VmSetupError(f"cannot fetch the {spec.name} kernel: {META_PACKAGE} of {spec.suite} depends on no package "
+    raise VmSetupError(f"cannot fetch the {spec.name} kernel: {spec.meta} of {spec.suite} depends on no package "
                        f"matching linux-image-{spec.release} ({hint}; apt-cache said: "
                        f"{(out.stdout + out.stderr).strip()[:300]!r})")
 

@@ -41,6 +41,8 @@ GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 GUEST_OWN_DIRS = ("/tmp", "/run", "/dev", "/proc", "/sys")
 # Host programs the harness runs, with the Debian package that provides each.
 HOST_TOOLS = {QEMU: "qemu-system-x86", "dpkg-deb": "dpkg", "depmod": "kmod", "cpio": "cpio"}
+# Serves the shares to kernels without 9p (virtio-fs); QEMU 7.2's, in qemu-system-common.
+VIRTIOFSD = "/usr/lib/qemu/virtiofsd"
 # SeaBIOS and the guest clear the screen; keep the relayed console plain text.
 TERMINAL_CONTROL = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])")
 
@@ -94,20 +96,55 @@ def require_tools(tools, path=None):
                            "install them (scripts/install-deps lists them)")
 
 
-def _qemu_command(opts, kernel, disk, results_dir):
+def _share_devices(kernel, results_dir, sockets):
+    """QEMU arguments of the host-root and results shares: 9p, or virtio-fs through virtiofsd's sockets."""
+    if kernel.share == "virtiofs":
+        return ["-object", f"memory-backend-memfd,id=mem,size={sockets['memory']},share=on", "-numa", "node,memdev=mem",
+                "-chardev", f"socket,id=hr,path={sockets['hostroot']}",
+                "-device", "vhost-user-fs-pci,chardev=hr,tag=hostroot",
+                "-chardev", f"socket,id=res,path={sockets['results']}",
+                "-device", "vhost-user-fs-pci,chardev=res,tag=results"]
+    return ["-fsdev", "local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap",
+            "-device", "virtio-9p-pci,fsdev=hr,mount_tag=hostroot",
+            "-fsdev", f"local,id=res,path={results_dir},security_model=none",
+            "-device", "virtio-9p-pci,fsdev=res,mount_tag=results"]
+
+
+def _start_virtiofsd(work, results_dir, clock):
+    """One virtiofsd per share (the host root, the results dir); returns (sockets, processes).
+
+    This virtiofsd has no read-only export: the guest mounts the host root read-only (init.sh)."""
+    require_tools({VIRTIOFSD: "qemu-system-common"})
+    sockets, procs = {}, []
+    for tag, source in (("hostroot", "/"), ("results", results_dir)):
+        sockets[tag] = work / f"{tag}.sock"
+        log = open(work / f"virtiofsd-{tag}.log", "wb")
+        procs.append(subprocess.Popen([VIRTIOFSD, f"--socket-path={sockets[tag]}", "-o", f"source={source}",
+                                       # pivot_root (the default sandbox) cannot move / onto itself
+                                       "-o", "cache=auto", "-o", "sandbox=chroot"], stdin=subprocess.DEVNULL, stdout=log,
+                                      stderr=subprocess.STDOUT, preexec_fn=_die_with_parent))
+    deadline = time.monotonic() + 30
+    while not all(s.exists() for s in sockets.values()):
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            raise VmRunError(f"virtiofsd did not come up; its logs: {work}/virtiofsd-*.log")
+        time.sleep(0.1)
+    clock.log("virtio-fs: virtiofsd serves the host root and the results dir")
+    return sockets, procs
+
+
+def _qemu_command(opts, kernel, disk, results_dir, sockets=None):
     append = "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init"
     if "nvme" in kernel.builtin:  # a built-in driver takes its parameters from the command line
         append += "".join(f" nvme.{p}" for p in opts.nvme_params.split())
+    if kernel.share != "9p":
+        append += f" nva.share={kernel.share}"
     return [
         QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(opts.smp), "-m", opts.memory,
         "-nographic", "-no-reboot", "-nic", "none",
         "-kernel", str(kernel.image), "-initrd", str(kernel.initramfs), "-append", append,
         "-drive", f"file={disk},if=none,id=nvm,format=raw,cache=none,aio=threads",
         "-device", "nvme,serial=deadbeef,drive=nvm,max_ioqpairs=4,msix_qsize=65",
-        "-fsdev", "local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap",
-        "-device", "virtio-9p-pci,fsdev=hr,mount_tag=hostroot",
-        "-fsdev", f"local,id=res,path={results_dir},security_model=none",
-        "-device", "virtio-9p-pci,fsdev=res,mount_tag=results",
+        *_share_devices(kernel, results_dir, {**(sockets or {}), "memory": opts.memory}),
     ]
 
 
@@ -206,12 +243,15 @@ def run_vm(opts, clock=None):
     _write_guest_env(opts, kernel, results_dir, results_dir / "guest.env")
     work = _new_work_dir(build_dir / "vm-work")
     console_log = results_dir / "console.log"
-    proc = None
+    proc, daemons = None, []
     try:
         disk = work / "nvme.img"
         with open(disk, "wb") as f:
             f.truncate(opts.disk_mib << 20)
-        cmd = _qemu_command(opts, kernel, disk, results_dir)
+        sockets = None
+        if kernel.share == "virtiofs":
+            sockets, daemons = _start_virtiofsd(work, results_dir, clock)
+        cmd = _qemu_command(opts, kernel, disk, results_dir, sockets)
         (work / "qemu-command").write_text(shlex.join(cmd) + "\n")
         clock.log(f"booting {kernel.version} under TCG ({opts.smp} vCPUs)")
         if opts.shell:
@@ -237,8 +277,9 @@ def run_vm(opts, clock=None):
         clock.log(f"VM powered off; guest exit status {status}; results in {results_dir}")
         return VmResult(status, results_dir, console_log, clock.elapsed(), kernel)
     finally:
-        if proc is not None:
-            _stop(proc)
+        for p in [proc, *daemons]:
+            if p is not None:
+                _stop(p)
         if not opts.keep_work:
             shutil.rmtree(work, ignore_errors=True)
 
