@@ -79,7 +79,8 @@ LeverResult<std::string> GsimLever::ReadDelay(GsimLayout layout) const {
   uint32_t delay = 0;
   if (layout != GsimLayout::kGlobalFile) {
     if (!discover::ParseU32(*text, &delay)) {
-      return Fail(ErrorCode::kIo, path, path + ": expected a number of microseconds, read '" + text->substr(0, 40) + "'");
+      return Fail(ErrorCode::kIo, path,
+                  path + ": expected a number of microseconds, read '" + text->substr(0, 40) + "'");
     }
     return DelayValue(layout, delay);
   }

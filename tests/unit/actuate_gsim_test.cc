@@ -6,6 +6,7 @@
 
 #include "agent/actuate/gsim_lever.h"
 #include "tests/unit/lever_printers.h"
+#include "tests/unit/qemu_poll_target.h"
 #include "tests/unit/test_fs.h"
 
 namespace nvmeadapt::actuate {
@@ -19,15 +20,6 @@ using nvmeadapt::testing::TempDir;
 using nvmeadapt::testing::WriteFile;
 using Writes = std::vector<WriteRecord>;
 using Steps = std::vector<RestoreStep>;
-
-LeverTarget Nvme0(uint32_t qid = 1) {
-  LeverTarget target;
-  target.controller = "nvme0";
-  target.qid = qid;
-  target.irq = 28 + qid;
-  target.vector = qid;
-  return target;
-}
 
 // One layout's tree and the files and values its lever must use.
 struct LayoutCase {

@@ -7,6 +7,7 @@
 #include "agent/actuate/gsim_lever.h"
 #include "agent/actuate/sysfs_levers.h"
 #include "tests/unit/lever_printers.h"
+#include "tests/unit/qemu_poll_target.h"
 #include "tests/unit/test_fs.h"
 
 namespace nvmeadapt::actuate {
@@ -22,15 +23,6 @@ using Writes = std::vector<WriteRecord>;
 using Steps = std::vector<RestoreStep>;
 
 constexpr char kController[] = "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0";
-
-LeverTarget Nvme0(uint32_t qid = 1) {
-  LeverTarget target;
-  target.controller = "nvme0";
-  target.qid = qid;
-  target.irq = 28 + qid;
-  target.vector = qid;
-  return target;
-}
 
 class FileLevers : public ::testing::Test {
  protected:
