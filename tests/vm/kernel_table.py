@@ -86,6 +86,7 @@ def row(summary):
         "built in" if "nvme" in builtin else "modules",
         " / ".join(_yes(btf.get(m)) for m in ("vmlinux", "nvme_core", "nvme")),
         summary.get("bpf", {}).get("libbpf", "?"),
+        _yes(summary.get("bpf", {}).get("tp_btf_pointer_args_nullable")),
         f"{collector}: " + ", ".join(f"`{h}`" for h in _compact(chosen)),
         _fallbacks(summary, chosen),
         _levers(summary),
@@ -95,9 +96,10 @@ def row(summary):
     ]) + " |"
 
 
-HEADER = ("| kernel (`uname -r`) | nvme | BTF vmlinux / nvme_core / nvme | libbpf | collector: hooks chosen | "
+HEADER = ("| kernel (`uname -r`) | nvme | BTF vmlinux / nvme_core / nvme | libbpf | tp_btf pointer args nullable | "
+          "collector: hooks chosen | "
           "fallback of each (attach probe) | levers | io_uring hipri without a poll queue | checks | test duration |\n"
-          "|---|---|---|---|---|---|---|---|---|---|")
+          "|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def main(argv=None):

@@ -35,6 +35,8 @@ TOLERANCE = 0.01  # hist counts vs fio's completed I/Os, and stray completions, 
 COUNTED_HOOKS = ("tp_btf/nvme_complete_rq", "raw_tp/nvme_complete_rq", "tracepoint/nvme/nvme_complete_rq")
 SET_FEATURES_NOT_CHANGEABLE = "0x410e"
 EOPNOTSUPP = errno.EOPNOTSUPP
+# The attach probe's tp_btf/nvme_sq program that reads through the request without a NULL check.
+UNCHECKED_DEREF_PROGRAM = "tp_btf_nvme_sq_unchecked"
 # Host programs the guest script runs (from the shared host root), with their Debian packages.
 GUEST_TOOLS = {"fio": "fio", "nvme": "nvme-cli", "bpftool": "bpftool", "python3": "python3", "bash": "bash",
                "ip": "iproute2"}
@@ -201,13 +203,16 @@ def _bpf_hooks(checks, results, summary):
     hist = facts.hist_by_qid(results / "io" / "bpf-attached" / "hist-qid.txt")
     completions = sum(hist.values())
     trace_types = (results / "bpf" / "nvme_core-trace-types.txt").read_text()
+    unchecked = next((p for p in attach["programs"] if p["program"] == UNCHECKED_DEREF_PROGRAM), {})
     summary["bpf"] = {"libbpf": attach["libbpf"], "hist_completions": completions, "hist_by_qid": hist,
                       "hooks": {p["section"]: {k: p.get(k) for k in ("loaded", "attached", "hits", "error")}
-                                for p in attach["programs"]},
+                                for p in attach["programs"] if p is not unchecked},
+                      # The verifier types tp_btf pointer arguments trusted_ptr_or_null: a dereference needs a check.
+                      "tp_btf_pointer_args_nullable": not unchecked.get("loaded"),
                       "nvme_core_btf_trace_types": re.findall(r"'(btf_trace_\w+)'", trace_types),
                       "feature_probe": _feature_probe_facts(results / "bpf" / "feature-probe.json")}
     for p in attach["programs"]:
-        print(f"        bpf {p['section']:34} loaded={p['loaded']!s:5} attached={p['attached']!s:5} "
+        print(f"        bpf {p['section'] + (' (no NULL check)' if p is unchecked else ''):34} loaded={p['loaded']!s:5} attached={p['attached']!s:5} "
               f"hits={p['hits']} {p.get('error') or ''}")
     for hook in COUNTED_HOOKS:
         p = summary["bpf"]["hooks"].get(hook, {})
