@@ -67,7 +67,7 @@ SEC("fentry/nvme_pci_complete_rq")
 int BPF_PROG(fentry_nvme_pci_complete_rq, struct request *req) { return count_hit(); }
 
 // Reads through the request pointer without a NULL check, as the agent's tp_btf/nvme_sq once did. A verifier
-// that types a tracepoint's pointer argument trusted_ptr_or_null (Debian's 7.3) refuses this program.
+// that types a tracepoint's pointer argument trusted_ptr_or_null (Debian's 6.12 and 7.3) refuses this program.
 struct request___deref {
   void *q;
 } __attribute__((preserve_access_index));
