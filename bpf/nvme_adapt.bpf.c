@@ -86,12 +86,18 @@ static __always_inline void na_block_complete(__u32 dev, __u32 hctx, __u32 nr_by
 }
 
 /* tp_btf: the request is a trusted BTF pointer, so fields are read with plain loads (a NULL pointer
- * reads as 0) that CO-RE relocates; no bpf_probe_read per hop. */
+ * reads as 0) that CO-RE relocates; no bpf_probe_read per hop. Newer verifiers (Debian's 6.12 and
+ * 7.3) type a tracepoint's pointer argument trusted_ptr_or_null and refuse the first load without a
+ * NULL check. */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(na_block_rq_complete_btf, struct request *rq, int error, unsigned int nr_bytes)
 {
-	struct request_queue *q = rq->q;
+	struct request_queue *q;
 	struct gendisk *disk;
+
+	if (!rq)
+		return 0;
+	q = rq->q;
 
 	if (bpf_core_field_exists(((struct request___with_rq_disk *)rq)->rq_disk))
 		disk = ((struct request___with_rq_disk *)rq)->rq_disk;
@@ -159,9 +165,12 @@ static __always_inline __u32 na_nvme_ctrl_instance(struct request *req)
 SEC("tp_btf/nvme_sq")
 int BPF_PROG(na_nvme_sq_btf, struct request *req, __u16 sq_head, int sq_tail)
 {
-	struct request_queue *q = req->q;
+	struct request_queue *q;
 	__u32 qid = 0;
 
+	if (!req) /* 6.12 and 7.3 type req trusted_ptr_or_null (see block_rq_complete) */
+		return 0;
+	q = req->q;
 	if (q && q->queuedata && req->mq_hctx)
 		qid = req->mq_hctx->queue_num + 1;
 	na_nvme_complete(na_nvme_ctrl_instance(req), qid, req->__data_len);

@@ -10,7 +10,7 @@ namespace nvmeadapt::actuate {
 enum class LeverKind : uint8_t {
   kAuto,               // not a lever: "the default of the controller's source" (resolver.h)
   kAdaptivePollSysfs,  // the adaptive-poll sysfs attribute of the kernel patch
-  kGsim,               // GSIM: /proc/irq/N/soft_moderation
+  kGsim,               // GSIM: /proc/irq/N/soft_moderation or allow_sw_moderation
   kCoalescing,         // NVMe Set Features 08h (Interrupt Coalescing) and 09h (Interrupt Vector Configuration)
   kPollQueuesReset,    // nvme poll_queues module parameter + reset_controller
   kUvnvmeSocket,       // the userspace driver's control socket

@@ -1,6 +1,7 @@
 #include "agent/actuate/resolver.h"
 
 #include "agent/actuate/coalescing_lever.h"
+#include "agent/actuate/gsim_lever.h"
 #include "agent/actuate/socket_lever.h"
 #include "agent/actuate/sysfs_levers.h"
 #include "agent/discover/fs.h"
@@ -13,7 +14,7 @@ LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover
   if (controller.source != collect::Source::kKernelNvme) return facts;
   facts.adaptive_poll_attribute = discover::PathExists(
       ExpandPathTemplate(settings.adaptive_poll_path_template, environment.sysfs_root, controller.name));
-  facts.gsim = discover::PathExists(discover::JoinPath(environment.procfs_root, "irq/soft_moderation"));
+  facts.gsim = ProbeGsimLayout(environment.procfs_root) != GsimLayout::kAbsent;
   return facts;
 }
 

@@ -21,7 +21,7 @@ namespace nvmeadapt::actuate {
 // What the machine offers a controller, as far as resolving needs to know.
 struct LeverFacts {
   bool adaptive_poll_attribute = false;  // the attribute of the kernel patch exists for this controller
-  bool gsim = false;                     // the kernel has GSIM (/proc/irq/soft_moderation)
+  bool gsim = false;                     // the kernel has GSIM, in any layout (ProbeGsimLayout)
 };
 
 struct LeverEnvironment {

@@ -1,6 +1,6 @@
-// The levers that write kernel files: the adaptive-poll attribute of the kernel patch, GSIM, and the nvme
-// poll_queues module parameter with a controller reset. Paths are under configurable roots so that tests run
-// against temporary trees. See docs/levers.md for what each does to a queue.
+// The levers that write kernel files: the adaptive-poll attribute of the kernel patch and the nvme poll_queues
+// module parameter with a controller reset (GSIM, also a file lever: gsim_lever.h). Paths are under
+// configurable roots so that tests run against temporary trees. See docs/levers.md for what each does.
 #pragma once
 
 #include <map>
@@ -53,29 +53,6 @@ class AdaptivePollLever final : public FileLever {
   LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
   LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   AdaptivePollOptions options_;
-};
-
-struct GsimOptions {
-  std::string procfs_root = "/proc";
-  uint32_t delay_us = 100;  // written to /proc/irq/soft_moderation as delay_us=N in poll mode; 0: left alone
-  bool dry_run = false;
-};
-
-// GSIM (global software interrupt moderation, genirq): /proc/irq/N/soft_moderation takes "on"/"off" per IRQ and
-// reads back "on ..."/"off ..."; the moderation delay is global, "delay_us=N" in /proc/irq/soft_moderation.
-// Vector scope: kPoll moderates the queue's vector (and sets the delay), kInterrupt stops moderating it.
-class GsimLever final : public FileLever {
- public:
-  explicit GsimLever(GsimOptions options);
-  std::string IrqPath(uint32_t irq) const;
-  std::string GlobalPath() const;
-
- private:
-  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
-  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
-  LeverResult<std::string> ReadIrqState(const std::string& path) const;
-  LeverResult<std::string> ReadGlobalDelay() const;
-  GsimOptions options_;
 };
 
 struct PollQueuesOptions {

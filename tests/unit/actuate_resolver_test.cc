@@ -88,6 +88,19 @@ TEST(ProbeLeverFacts, LooksForTheAttributeAndGsim) {
   EXPECT_FALSE(ProbeLeverFacts(settings, Uvnvme(), environment).gsim) << "kernel levers do not serve uvnvme";
 }
 
+TEST(ProbeLeverFacts, FindsGsimInEveryLayout) {
+  const config::LeverSettings settings;
+  for (const char* tree : {"gsim-v3", "gsim-v4", "gsim-sw"}) {
+    SCOPED_TRACE(tree);
+    nvmeadapt::testing::TempDir tmp;
+    nvmeadapt::testing::CopyTree(nvmeadapt::testing::SysfsCase(tree), tmp.path());
+    LeverEnvironment environment{tmp / "sys", tmp / "proc", tmp / "dev", nullptr};
+    EXPECT_TRUE(ProbeLeverFacts(settings, Kernel(), environment).gsim);
+    EXPECT_EQ(ResolveLever(settings, Kernel(), ProbeLeverFacts(settings, Kernel(), environment)).kind,
+              LeverKind::kGsim);
+  }
+}
+
 TEST(MakeLever, EveryKind) {
   const config::LeverSettings settings;
   const LeverEnvironment environment;

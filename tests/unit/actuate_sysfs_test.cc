@@ -1,10 +1,13 @@
-// The file levers against temporary trees: the adaptive-poll attribute, GSIM and poll_queues + reset.
+// The file levers against temporary trees: the adaptive-poll attribute and poll_queues + reset (GSIM:
+// actuate_gsim_test.cc), and a dry run of every file lever.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+#include "agent/actuate/gsim_lever.h"
 #include "agent/actuate/sysfs_levers.h"
 #include "tests/unit/lever_printers.h"
+#include "tests/unit/qemu_poll_target.h"
 #include "tests/unit/test_fs.h"
 
 namespace nvmeadapt::actuate {
@@ -21,26 +24,13 @@ using Steps = std::vector<RestoreStep>;
 
 constexpr char kController[] = "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0";
 
-LeverTarget Nvme0(uint32_t qid = 1) {
-  LeverTarget target;
-  target.controller = "nvme0";
-  target.qid = qid;
-  target.irq = 28 + qid;
-  target.vector = qid;
-  return target;
-}
-
 class FileLevers : public ::testing::Test {
  protected:
   FileLevers() {
     CopyTree(SysfsCase("qemu-poll"), tmp_.path());
     attribute_ = tmp_ / (std::string(kController) + "/adaptive_poll");
     WriteFile(attribute_, "0\n");
-    WriteFile(tmp_ / "proc/irq/29/soft_moderation",
-              "off irq 29 trigger 0x0 Edge managed lazy handle_irq handle_edge_irq+0x0/0x1c0\n");
-    WriteFile(tmp_ / "proc/irq/soft_moderation",
-              "# CPU  irq/s  my_irq/s  cpus  srcs  delay_ns\n    0      0         0     1     0         0\n\n"
-              "enabled              no\ndelay_us             0\ntimer_rounds         0\n");
+    CopyTree(SysfsCase("gsim-v3"), tmp_.path());  // for the dry run of every file lever
   }
   AdaptivePollOptions Adaptive() const { return {tmp_ / "sys", "{sysfs}/class/nvme/{ctrl}/adaptive_poll", "1", "0"}; }
   GsimOptions Gsim() const { return {tmp_ / "proc", 100}; }
@@ -148,69 +138,6 @@ TEST_F(FileLevers, RestorePointOfAnotherFileIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(tmp_ / "etc/passwd"));
   point.lever = LeverKind::kGsim;
   EXPECT_FALSE(lever.Restore(point));
-}
-
-TEST_F(FileLevers, GsimModeratesTheVectorAndSetsTheDelay) {
-  GsimLever lever(Gsim());
-  EXPECT_EQ(lever.Scope(), LeverScope::kVector);
-  const std::string irq = tmp_ / "proc/irq/29/soft_moderation";
-  const std::string global = tmp_ / "proc/irq/soft_moderation";
-  auto on = lever.Apply(Nvme0(), ReapMode::kPoll);
-  ASSERT_TRUE(on) << on.error().ToString();
-  EXPECT_EQ(on->writes, (Writes{{global, "delay_us=100", true}, {irq, "on", true}}));
-  EXPECT_EQ(ReadFile(irq), "on\n");
-  EXPECT_EQ(ReadFile(global), "delay_us=100\n");
-  EXPECT_EQ(on->restore.steps, (Steps{{irq, "off"}, {global, "delay_us=0"}}));
-
-  // The kernel shows statistics again after a write; interrupt mode stops moderating this vector only.
-  WriteFile(global, "enabled              yes\ndelay_us             100\n");
-  auto off = lever.Apply(Nvme0(), ReapMode::kInterrupt);
-  ASSERT_TRUE(off) << off.error().ToString();
-  EXPECT_EQ(off->writes, (Writes{{irq, "off", true}}));
-  EXPECT_EQ(off->restore.steps, (Steps{{irq, "off"}, {global, "delay_us=0"}}));
-
-  ASSERT_TRUE(lever.Restore(on->restore));
-  EXPECT_EQ(ReadFile(irq), "off\n");
-  EXPECT_EQ(ReadFile(global), "delay_us=0\n");
-}
-
-TEST_F(FileLevers, GsimWithoutDelayLeavesTheGlobalSettingAlone) {
-  GsimOptions options = Gsim();
-  options.delay_us = 0;
-  GsimLever lever(options);
-  auto on = lever.Apply(Nvme0(), ReapMode::kPoll);
-  ASSERT_TRUE(on);
-  EXPECT_EQ(on->writes.size(), 1u);
-  EXPECT_EQ(on->restore.steps.size(), 1u);
-  EXPECT_NE(ReadFile(tmp_ / "proc/irq/soft_moderation").find("delay_us             0"), std::string::npos);
-}
-
-TEST_F(FileLevers, GsimErrors) {
-  GsimLever lever(Gsim());
-  LeverTarget poll_queue = Nvme0(3);
-  poll_queue.irq.reset();
-  poll_queue.vector.reset();
-  auto no_vector = lever.Apply(poll_queue, ReapMode::kPoll);
-  ASSERT_FALSE(no_vector);
-  EXPECT_EQ(no_vector.error().code, ErrorCode::kUnsupported);
-  EXPECT_EQ(no_vector.error().object, "nvme0 q3");
-
-  auto no_gsim = lever.Apply(Nvme0(2), ReapMode::kPoll);  // /proc/irq/30 exists, soft_moderation does not
-  ASSERT_FALSE(no_gsim);
-  EXPECT_EQ(no_gsim.error().code, ErrorCode::kUnsupported);
-  EXPECT_EQ(no_gsim.error().object, tmp_ / "proc/irq/30/soft_moderation");
-
-  LeverTarget vanished = Nvme0();
-  vanished.irq = 77;
-  auto gone = lever.Apply(vanished, ReapMode::kPoll);
-  ASSERT_FALSE(gone);
-  EXPECT_EQ(gone.error().code, ErrorCode::kNotFound);
-
-  WriteFile(tmp_ / "proc/irq/29/soft_moderation", "maybe\n");
-  auto garbage = lever.Apply(Nvme0(), ReapMode::kPoll);
-  ASSERT_FALSE(garbage);
-  EXPECT_EQ(garbage.error().code, ErrorCode::kIo);
-  EXPECT_NE(garbage.error().message.find("maybe"), std::string::npos);
 }
 
 TEST_F(FileLevers, PollQueuesWritesTheParameterThenResets) {

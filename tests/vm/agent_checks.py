@@ -192,7 +192,7 @@ def _restart(checks, results, a, b, summary):
 def _coalescing(checks, b, irq_qids, summary):
     queues = facts.agent_queues(b / "queues.json")
     levers = {q: queues[q].get("lever") for q in irq_qids if q in queues}
-    checks.check("restart: the kernel's default lever on Debian 6.1 is coalescing",
+    checks.check("restart: the kernel's default lever on this stock kernel is coalescing",
                  levers and all(v == "coalescing" for v in levers.values()), f"levers {levers}")
     override = (b / "override.json").read_text()
     override_status = int((b / "override.status").read_text())

@@ -19,11 +19,35 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 say "kernel $(uname -r) up"
 
-nine_p="trans=virtio,version=9p2000.L,msize=262144"
-for m in virtio_pci 9pnet_virtio 9p; do
-  modprobe "$m" || fatal "modprobe $m failed"
+# load_module NAME [PARAMS...]: modprobe, unless the kernel has NAME built in (modules.builtin; vmrun.py then
+# passed nvme's parameters on the kernel command line).
+load_module() {
+  if grep -q "/$1\.ko" "/lib/modules/$(uname -r)/modules.builtin" 2>/dev/null; then
+    say "$1 is built in"
+    return 0
+  fi
+  modprobe "$@" || fatal "modprobe $* failed"
+}
+
+# The shares are 9p, or virtio-fs on kernels without 9p (vmrun.py says which: nva.share= on the command line).
+share=9p
+# shellcheck disable=SC2013  # the command line is words
+for word in $(cat /proc/cmdline); do
+  case $word in nva.share=*) share=${word#nva.share=} ;; esac
 done
-mount -t 9p -o "$nine_p" results /results || fatal "cannot mount the results share (9p tag results)"
+nine_p="trans=virtio,version=9p2000.L,msize=262144"
+mount_share() {  # mount_share TAG DIR [9P_OPTIONS]: a writable share, or read-only with 9P_OPTIONS ro,...
+  if [ "$share" = virtiofs ]; then
+    mount -t virtiofs ${3:+-o ro} "$1" "$2"
+  else
+    mount -t 9p -o "$nine_p${3:+,$3}" "$1" "$2"
+  fi
+}
+if [ "$share" = virtiofs ]; then share_modules="virtio_pci virtiofs"; else share_modules="virtio_pci 9pnet_virtio 9p"; fi
+for m in $share_modules; do
+  load_module "$m"
+done
+mount_share results /results || fatal "cannot mount the results share ($share tag results)"
 [ -f /results/guest.env ] || fatal "no guest.env in the results share"
 set -a
 # shellcheck disable=SC1091  # written by vmrun.py
@@ -31,9 +55,9 @@ set -a
 set +a
 
 # shellcheck disable=SC2086  # the parameters are words on purpose
-modprobe nvme $NVA_NVME_PARAMS || fatal "modprobe nvme $NVA_NVME_PARAMS failed"
+load_module nvme $NVA_NVME_PARAMS
 
-mount -t 9p -o "$nine_p,ro,cache=loose" hostroot /host || fatal "cannot mount the host root (9p tag hostroot)"
+mount_share hostroot /host ro,cache=loose || fatal "cannot mount the host root ($share tag hostroot)"
 # shellcheck disable=SC2015  # any failed mount is fatal
 mount -t proc proc /host/proc &&
   mount -t sysfs sysfs /host/sys &&

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""End-to-end test of the real Linux nvme driver (Debian 6.1) against QEMU's emulated NVMe controller.
+"""End-to-end test of the real Linux nvme driver (a Debian kernel: 6.1, 6.12, 7.3) against QEMU's emulated NVMe.
 
 Boots the VM with tests/vm/guest/nvme_e2e.sh as the guest script, then asserts here, on the host, on the
 files it recorded: queue layout (interrupt vs poll queues), where libaio and io_uring-hipri completions land
 (tracefs hist per qid against fio's counts), the poll_queues + reset_controller lever, NVMe Set Features
 FID 08h on QEMU, and which BPF hooks load and count on this kernel (the kernel-only, BPF-free cross-checks);
 then the project's agent in the guest (agent_checks.py): discovery, hooks, per-queue counts, the levers
-driven through nvme-adaptctl over gRPC, a crash and restart with its journal. Writes RESULTS/summary.json.
+driven through nvme-adaptctl over gRPC, a crash and restart with its journal. Writes RESULTS/summary.json
+(RESULTS: BUILD/vm-results/<test name>) with the guest's kernel_release and checks_failed.
 A machine without QEMU, the kernel package or the built binaries fails the test with what is missing.
 
-  tests/vm/nvme_e2e_test.py [--build-dir build]
+  tests/vm/nvme_e2e_test.py [--build-dir build] [--kernel 6.1|6.12|7.3] [--test-name vm_nvme_e2e_6_1]
 """
 
 import argparse
+import errno
 import json
 import re
 import shutil
@@ -25,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agent_checks  # noqa: E402
 import collector_checks  # noqa: E402
 import nvme_facts as facts  # noqa: E402
-from vmkernel import VmSetupError  # noqa: E402
+from vmkernel import BTF_MODULES, KERNELS, VmSetupError  # noqa: E402
 from vmrun import (GUEST_PATH, SOURCE_DIR, VM_DIR, Clock, VmOptions, VmRunError, raise_on_sigterm,  # noqa: E402
                    require_tools, run_vm)
 
@@ -33,6 +35,9 @@ TOLERANCE = 0.01  # hist counts vs fio's completed I/Os, and stray completions, 
 # BPF hooks on nvme_complete_rq must count exactly what the tracefs hist counts; the others are reported.
 COUNTED_HOOKS = ("tp_btf/nvme_complete_rq", "raw_tp/nvme_complete_rq", "tracepoint/nvme/nvme_complete_rq")
 SET_FEATURES_NOT_CHANGEABLE = "0x410e"
+EOPNOTSUPP = errno.EOPNOTSUPP
+# The attach probe's tp_btf/nvme_sq program that reads through the request without a NULL check.
+UNCHECKED_DEREF_PROGRAM = "tp_btf_nvme_sq_unchecked"
 # Host programs the guest script runs (from the shared host root), with their Debian packages.
 GUEST_TOOLS = {"fio": "fio", "nvme": "nvme-cli", "bpftool": "bpftool", "python3": "python3", "bash": "bash",
                "ip": "iproute2"}
@@ -88,6 +93,23 @@ def _routing(checks, results, run, expect_on, other, summary):
     return interrupts
 
 
+def _hipri_without_poll_queue(checks, results, irq_qids, poll_qids, summary):
+    """io_uring IOPOLL on a device without poll queues: 6.1 completes it on the interrupt queues, newer kernels
+    refuse every polled read with EOPNOTSUPP (the block layer fails a polled bio on a queue that cannot poll)."""
+    run = "hipri-no-poll-queue"
+    _, errors = facts.fio_reads(results / "io" / run / "fio.json")
+    if errors and all(e == EOPNOTSUPP for e in errors):
+        per_qid = facts.hist_by_qid(results / "io" / run / "hist-qid.txt")
+        summary["hipri_without_poll_queue"] = "refused (EOPNOTSUPP)"
+        summary["io"][run] = {"fio_errors": errors, "hist_by_qid": per_qid}
+        checks.check(f"{run}: polled reads refused with EOPNOTSUPP, none completed on a queue",
+                     not any(per_qid.get(q, 0) for q in [*irq_qids, *poll_qids]),
+                     f"fio errors {errors}, completions per qid {per_qid}")
+        return
+    summary["hipri_without_poll_queue"] = "completed on the interrupt queues"
+    _routing(checks, results, run, irq_qids, poll_qids, summary)
+
+
 def _queue_layout(checks, snapshot_dir, label, summary):
     """(irq qids, poll qids, kernel's default/read/poll split) of nvme0's I/O queues from a snapshot_queues dir.
 
@@ -108,16 +130,25 @@ def _queue_layout(checks, snapshot_dir, label, summary):
     return irq_qids, poll_qids, split
 
 
-def assert_results(results):
+def _btf(checks, results, builtin, summary):
+    """/sys/kernel/btf has vmlinux and one file per BTF module that this kernel builds as a module."""
+    present = (results / "discovery" / "btf.txt").read_text().split()
+    expected = ["vmlinux", *[m for m in BTF_MODULES if m not in builtin]]
+    summary["btf"] = {m: m in present for m in ("vmlinux", *BTF_MODULES)}
+    summary["btf_builtin"] = [m for m in BTF_MODULES if m in builtin]
+    checks.check(f"BTF in /sys/kernel/btf: {' '.join(expected)}"
+                 f"{' (built in: ' + ' '.join(summary['btf_builtin']) + ')' if summary['btf_builtin'] else ''}",
+                 all(m in present for m in expected), f"/sys/kernel/btf: {' '.join(present)}")
+
+
+def assert_results(results, builtin=()):
     checks = Checks()
     summary = {"queues": {}, "io": {}}
     attrs = (results / "discovery" / "nvme0-attrs.txt").read_text()
     checks.check("nvme0 found and live", "state: live" in attrs and "transport: pcie" in attrs,
                  " ".join(line.strip() for line in attrs.splitlines() if line.startswith(("model", "state"))))
 
-    btf = (results / "discovery" / "btf.txt").read_text().split()
-    checks.check("module BTF /sys/kernel/btf/nvme_core present", "nvme_core" in btf and "vmlinux" in btf,
-                 f"/sys/kernel/btf: {' '.join(btf)}")
+    _btf(checks, results, builtin, summary)
 
     irq_qids, poll_qids, split = _queue_layout(checks, results / "discovery", "poll_queues=1", summary)
     checks.check("poll_queues=1: q1, q2 have MSI-X vectors, q3 has none (poll)",
@@ -143,7 +174,7 @@ def assert_results(results):
                  not after_poll and after_irq and after_split is not None and after_split[2] == 0,
                  f"irq qids {after_irq}, poll qids {after_poll}, default/read/poll {after_split}, "
                  f"reset took {end - start:.2f} s")
-    _routing(checks, results, "hipri-no-poll-queue", after_irq, poll_qids, summary)
+    _hipri_without_poll_queue(checks, results, after_irq, poll_qids, summary)
 
     _bpf_hooks(checks, results, summary)
     collector_checks.check_collector_counts(checks, results, summary)
@@ -174,13 +205,16 @@ def _bpf_hooks(checks, results, summary):
     hist = facts.hist_by_qid(results / "io" / "bpf-attached" / "hist-qid.txt")
     completions = sum(hist.values())
     trace_types = (results / "bpf" / "nvme_core-trace-types.txt").read_text()
+    unchecked = next((p for p in attach["programs"] if p["program"] == UNCHECKED_DEREF_PROGRAM), {})
     summary["bpf"] = {"libbpf": attach["libbpf"], "hist_completions": completions, "hist_by_qid": hist,
                       "hooks": {p["section"]: {k: p.get(k) for k in ("loaded", "attached", "hits", "error")}
-                                for p in attach["programs"]},
+                                for p in attach["programs"] if p is not unchecked},
+                      # The verifier types tp_btf pointer arguments trusted_ptr_or_null: a dereference needs a check.
+                      "tp_btf_pointer_args_nullable": not unchecked.get("loaded"),
                       "nvme_core_btf_trace_types": re.findall(r"'(btf_trace_\w+)'", trace_types),
                       "feature_probe": _feature_probe_facts(results / "bpf" / "feature-probe.json")}
     for p in attach["programs"]:
-        print(f"        bpf {p['section']:34} loaded={p['loaded']!s:5} attached={p['attached']!s:5} "
+        print(f"        bpf {p['section'] + (' (no NULL check)' if p is unchecked else ''):34} loaded={p['loaded']!s:5} attached={p['attached']!s:5} "
               f"hits={p['hits']} {p.get('error') or ''}")
     for hook in COUNTED_HOOKS:
         p = summary["bpf"]["hooks"].get(hook, {})
@@ -188,12 +222,20 @@ def _bpf_hooks(checks, results, summary):
                      completions), f"hits {p.get('hits')} vs hist {completions} {p.get('error') or ''}")
 
 
+def _write_summary(results, summary, checks_failed):
+    (results / "summary.json").write_text(json.dumps({**summary, "checks_failed": checks_failed}, indent=1,
+                                                     default=str) + "\n")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build-dir", type=Path, default=SOURCE_DIR / "build")
+    parser.add_argument("--kernel", choices=sorted(KERNELS), default="6.1", help="Debian guest kernel")
+    parser.add_argument("--test-name", help="results go to BUILD/vm-results/TEST_NAME (default vm_nvme_e2e_<kernel>)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before QEMU is killed")
     args = parser.parse_args(argv)
     build_dir = args.build_dir.resolve()
+    name = args.test_name or "vm_nvme_e2e_" + args.kernel.replace(".", "_").replace("-", "_")
     clock = Clock()
     raise_on_sigterm()
     try:
@@ -203,33 +245,42 @@ def main(argv=None):
             raise VmSetupError(f"not built: {', '.join(missing)}; build the project first (cmake --build build)")
         probe = _compile_bpf_probe(build_dir)
         vm = run_vm(VmOptions(guest_script=VM_DIR / "guest" / "nvme_e2e.sh", build_dir=build_dir,
+                              results_dir=build_dir / "vm-results" / name, kernel=args.kernel,
                               env={"NVA_BPF_PROBE_OBJ": str(probe)}, timeout=args.timeout), clock)
     except (VmSetupError, VmRunError, subprocess.CalledProcessError, KeyboardInterrupt) as e:
-        print(f"vm_nvme_e2e: FAILED: {e}", file=sys.stderr)
+        print(f"{name}: FAILED: {e}", file=sys.stderr)
         return 1
     results = vm.results_dir
+    kernel_file = results / "discovery" / "kernel.txt"
+    summary = {"kernel": {"name": vm.kernel.name, "packages": vm.kernel.packages, "builtin": vm.kernel.builtin,
+                          "downloaded": vm.kernel.downloaded},
+               "kernel_release": kernel_file.read_text().strip() if kernel_file.exists() else None}
     steps = facts.steps(results / "steps.tsv")
+    summary["steps"] = steps
     clock.log("guest steps: " + ", ".join(f"{n} {s:.1f}s{'' if st == 'ok' else ' FAILED ' + st}"
                                            for n, s, st in steps))
     if vm.exit_status != 0:
-        print(f"vm_nvme_e2e: FAILED: the guest script exited with status {vm.exit_status}; "
+        _write_summary(results, {**summary, "error": f"guest script exit status {vm.exit_status}"}, 1)
+        print(f"{name}: FAILED: the guest script exited with status {vm.exit_status}; "
               f"see {vm.console_log}", file=sys.stderr)
         return 1
     clock.log(f"checking the results in {results}")
     try:
-        checks, summary = assert_results(results)
+        checks, found = assert_results(results, vm.kernel.builtin)
     except (OSError, KeyError, ValueError) as e:
-        print(f"vm_nvme_e2e: FAILED: results incomplete or malformed: {e!r}", file=sys.stderr)
+        _write_summary(results, {**summary, "error": f"results incomplete or malformed: {e!r}"}, 1)
+        print(f"{name}: FAILED: results incomplete or malformed: {e!r}", file=sys.stderr)
         return 1
-    summary.update({"checks": checks.rows, "steps": steps, "vm_seconds": round(vm.seconds, 1),
+    summary.update(found)
+    summary.update({"checks": checks.rows, "vm_seconds": round(vm.seconds, 1),
                     "nvme_ready_uptime": facts.nvme_ready_uptime(vm.console_log),
                     "total_seconds": round(clock.elapsed(), 1)})
-    (results / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
     failed = checks.failed()
-    clock.log(f"{len(checks.rows) - len(failed)}/{len(checks.rows)} checks passed; summary in "
-              f"{results / 'summary.json'}")
+    _write_summary(results, summary, len(failed))
+    clock.log(f"{summary['kernel_release']}: {len(checks.rows) - len(failed)}/{len(checks.rows)} checks passed; "
+              f"summary in {results / 'summary.json'}")
     if failed:
-        print(f"vm_nvme_e2e: FAILED: {', '.join(failed)}", file=sys.stderr)
+        print(f"{name}: FAILED: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
 

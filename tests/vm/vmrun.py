@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Boots Debian's 6.1 kernel under QEMU (TCG) with an emulated NVMe controller and runs a guest script in it.
+"""Boots a Debian kernel (6.1, 6.12 or 7.3: vmpackages.py) under QEMU (TCG) with an emulated NVMe controller
+and runs a guest script in it.
 
 The guest sees the host root read-only over virtio-9p and chroots into it, so host binaries (fio, bpftool,
 nvme-cli, the project's build tree) run unchanged at the same absolute paths. The results dir is a second,
@@ -7,7 +8,7 @@ writable 9p share mounted at its host path; the guest script writes files there 
 after the VM has powered off. The guest script gets the environment of guest.env (NVA_BUILD_DIR,
 NVA_SOURCE_DIR, NVA_RESULTS_DIR, NVA_VM_DIR and any --env KEY=VALUE).
 
-  tests/vm/vmrun.py [--build-dir build] [--shell] GUEST_SCRIPT    (see tests/vm/README.md)
+  tests/vm/vmrun.py [--build-dir build] [--kernel 6.1] [--shell] GUEST_SCRIPT    (see tests/vm/README.md)
 """
 
 import argparse
@@ -27,7 +28,7 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vmkernel import VmSetupError, guest_kernel  # noqa: E402
+from vmkernel import KERNELS, VmSetupError, guest_kernel  # noqa: E402
 
 VM_DIR = Path(__file__).resolve().parent
 SOURCE_DIR = VM_DIR.parents[1]
@@ -40,6 +41,8 @@ GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 GUEST_OWN_DIRS = ("/tmp", "/run", "/dev", "/proc", "/sys")
 # Host programs the harness runs, with the Debian package that provides each.
 HOST_TOOLS = {QEMU: "qemu-system-x86", "dpkg-deb": "dpkg", "depmod": "kmod", "cpio": "cpio"}
+# Serves the shares to kernels without 9p (virtio-fs); QEMU 7.2's, in qemu-system-common.
+VIRTIOFSD = "/usr/lib/qemu/virtiofsd"
 # SeaBIOS and the guest clear the screen; keep the relayed console plain text.
 TERMINAL_CONTROL = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])")
 
@@ -61,6 +64,7 @@ class VmOptions:
     smp: int = 2
     memory: str = "1G"
     keep_work: bool = False
+    kernel: str = "6.1"  # a key of vmpackages.KERNELS
 
 
 @dataclass
@@ -69,6 +73,7 @@ class VmResult:
     results_dir: Path
     console_log: Path
     seconds: float
+    kernel: object  # vmkernel.GuestKernel
 
 
 class Clock:
@@ -91,18 +96,55 @@ def require_tools(tools, path=None):
                            "install them (scripts/install-deps lists them)")
 
 
-def _qemu_command(opts, kernel, disk, results_dir):
+def _share_devices(kernel, results_dir, sockets):
+    """QEMU arguments of the host-root and results shares: 9p, or virtio-fs through virtiofsd's sockets."""
+    if kernel.share == "virtiofs":
+        return ["-object", f"memory-backend-memfd,id=mem,size={sockets['memory']},share=on", "-numa", "node,memdev=mem",
+                "-chardev", f"socket,id=hr,path={sockets['hostroot']}",
+                "-device", "vhost-user-fs-pci,chardev=hr,tag=hostroot",
+                "-chardev", f"socket,id=res,path={sockets['results']}",
+                "-device", "vhost-user-fs-pci,chardev=res,tag=results"]
+    return ["-fsdev", "local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap",
+            "-device", "virtio-9p-pci,fsdev=hr,mount_tag=hostroot",
+            "-fsdev", f"local,id=res,path={results_dir},security_model=none",
+            "-device", "virtio-9p-pci,fsdev=res,mount_tag=results"]
+
+
+def _start_virtiofsd(work, results_dir, clock):
+    """One virtiofsd per share (the host root, the results dir); returns (sockets, processes).
+
+    This virtiofsd has no read-only export: the guest mounts the host root read-only (init.sh)."""
+    require_tools({VIRTIOFSD: "qemu-system-common"})
+    sockets, procs = {}, []
+    for tag, source in (("hostroot", "/"), ("results", results_dir)):
+        sockets[tag] = work / f"{tag}.sock"
+        log = open(work / f"virtiofsd-{tag}.log", "wb")
+        procs.append(subprocess.Popen([VIRTIOFSD, f"--socket-path={sockets[tag]}", "-o", f"source={source}",
+                                       # pivot_root (the default sandbox) cannot move / onto itself
+                                       "-o", "cache=auto", "-o", "sandbox=chroot"], stdin=subprocess.DEVNULL, stdout=log,
+                                      stderr=subprocess.STDOUT, preexec_fn=_die_with_parent))
+    deadline = time.monotonic() + 30
+    while not all(s.exists() for s in sockets.values()):
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            raise VmRunError(f"virtiofsd did not come up; its logs: {work}/virtiofsd-*.log")
+        time.sleep(0.1)
+    clock.log("virtio-fs: virtiofsd serves the host root and the results dir")
+    return sockets, procs
+
+
+def _qemu_command(opts, kernel, disk, results_dir, sockets=None):
     append = "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init"
+    if "nvme" in kernel.builtin:  # a built-in driver takes its parameters from the command line
+        append += "".join(f" nvme.{p}" for p in opts.nvme_params.split())
+    if kernel.share != "9p":
+        append += f" nva.share={kernel.share}"
     return [
         QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(opts.smp), "-m", opts.memory,
         "-nographic", "-no-reboot", "-nic", "none",
         "-kernel", str(kernel.image), "-initrd", str(kernel.initramfs), "-append", append,
         "-drive", f"file={disk},if=none,id=nvm,format=raw,cache=none,aio=threads",
         "-device", "nvme,serial=deadbeef,drive=nvm,max_ioqpairs=4,msix_qsize=65",
-        "-fsdev", "local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap",
-        "-device", "virtio-9p-pci,fsdev=hr,mount_tag=hostroot",
-        "-fsdev", f"local,id=res,path={results_dir},security_model=none",
-        "-device", "virtio-9p-pci,fsdev=res,mount_tag=results",
+        *_share_devices(kernel, results_dir, {**(sockets or {}), "memory": opts.memory}),
     ]
 
 
@@ -111,7 +153,7 @@ def _die_with_parent():
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _write_guest_env(opts, results_dir, path):
+def _write_guest_env(opts, kernel, results_dir, path):
     env = {
         "NVA_GUEST_SCRIPT": str(opts.guest_script),
         "NVA_RESULTS_DIR": str(results_dir),
@@ -119,6 +161,8 @@ def _write_guest_env(opts, results_dir, path):
         "NVA_SOURCE_DIR": str(SOURCE_DIR),
         "NVA_VM_DIR": str(VM_DIR),
         "NVA_NVME_PARAMS": opts.nvme_params,
+        "NVA_KERNEL": kernel.name,
+        "NVA_BUILTIN_MODULES": " ".join(kernel.builtin),
         "NVA_NVME_WAIT": "30",
         "NVA_SHELL": "1" if opts.shell else "0",
         "NVA_GUEST_PATH": GUEST_PATH,
@@ -193,18 +237,21 @@ def run_vm(opts, clock=None):
         if hidden:
             raise VmSetupError(f"{path} is under {hidden}, which the guest mounts its own file system over; "
                                "use a build dir (and script) elsewhere")
-    kernel = guest_kernel(build_dir, VM_DIR / "init.sh", log=clock.log)
+    kernel = guest_kernel(build_dir, VM_DIR / "init.sh", opts.kernel, log=clock.log)
     shutil.rmtree(results_dir, ignore_errors=True)
     results_dir.mkdir(parents=True)
-    _write_guest_env(opts, results_dir, results_dir / "guest.env")
+    _write_guest_env(opts, kernel, results_dir, results_dir / "guest.env")
     work = _new_work_dir(build_dir / "vm-work")
     console_log = results_dir / "console.log"
-    proc = None
+    proc, daemons = None, []
     try:
         disk = work / "nvme.img"
         with open(disk, "wb") as f:
             f.truncate(opts.disk_mib << 20)
-        cmd = _qemu_command(opts, kernel, disk, results_dir)
+        sockets = None
+        if kernel.share == "virtiofs":
+            sockets, daemons = _start_virtiofsd(work, results_dir, clock)
+        cmd = _qemu_command(opts, kernel, disk, results_dir, sockets)
         (work / "qemu-command").write_text(shlex.join(cmd) + "\n")
         clock.log(f"booting {kernel.version} under TCG ({opts.smp} vCPUs)")
         if opts.shell:
@@ -228,10 +275,11 @@ def run_vm(opts, clock=None):
                              "last console lines:\n" + "\n".join(tail))
         status = int(status_file.read_text())
         clock.log(f"VM powered off; guest exit status {status}; results in {results_dir}")
-        return VmResult(status, results_dir, console_log, clock.elapsed())
+        return VmResult(status, results_dir, console_log, clock.elapsed(), kernel)
     finally:
-        if proc is not None:
-            _stop(proc)
+        for p in [proc, *daemons]:
+            if p is not None:
+                _stop(p)
         if not opts.keep_work:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -247,6 +295,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("guest_script", type=Path, help="bash script run in the guest (host path)")
     parser.add_argument("--build-dir", type=Path, default=SOURCE_DIR / "build")
+    parser.add_argument("--kernel", choices=sorted(KERNELS), default="6.1", help="Debian guest kernel")
     parser.add_argument("--results-dir", type=Path, help="default: BUILD/vm-results/<script name, or shell>")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before QEMU is killed")
     parser.add_argument("--shell", action="store_true", help="interactive shell in the guest instead of the script")
@@ -257,7 +306,7 @@ def main(argv=None):
     env = dict(kv.split("=", 1) for kv in args.env)
     opts = VmOptions(guest_script=args.guest_script.resolve(), build_dir=args.build_dir,
                      results_dir=args.results_dir, env=env, timeout=args.timeout, shell=args.shell,
-                     nvme_params=args.nvme_params, keep_work=args.keep_work)
+                     nvme_params=args.nvme_params, keep_work=args.keep_work, kernel=args.kernel)
     raise_on_sigterm()
     try:
         result = run_vm(opts)

@@ -66,5 +66,14 @@ int BPF_PROG(fexit_nvme_poll_found, struct blk_mq_hw_ctx *hctx, struct io_comp_b
 SEC("fentry/nvme_pci_complete_rq")
 int BPF_PROG(fentry_nvme_pci_complete_rq, struct request *req) { return count_hit(); }
 
+// Reads through the request pointer without a NULL check, as the agent's tp_btf/nvme_sq once did. A verifier
+// that types a tracepoint's pointer argument trusted_ptr_or_null (Debian's 6.12 and 7.3) refuses this program.
+struct request___deref {
+  void *q;
+} __attribute__((preserve_access_index));
+
+SEC("tp_btf/nvme_sq")
+int BPF_PROG(tp_btf_nvme_sq_unchecked, struct request___deref *req) { return req->q ? count_hit() : 0; }
+
 SEC("fentry/nvme_pci_complete_batch")
 int BPF_PROG(fentry_nvme_pci_complete_batch, struct io_comp_batch *iob) { return count_hit(); }

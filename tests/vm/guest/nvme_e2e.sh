@@ -129,7 +129,9 @@ wait_for_live 30
 echo "$start $(uptime_s)" > "$d/reset-uptime.txt"
 snapshot_queues "$d"
 say "after poll_queues=0 + reset: $(tail -1 "$d/dmesg-queues.txt")"
-io_run hipri-no-poll-queue --name=hipri --ioengine=io_uring --hipri=1 --iodepth=16
+# 6.1 completes polled I/O on the interrupt queues when the device has no poll queue; newer kernels refuse
+# it (EOPNOTSUPP): the host tells which.
+io_may_fail=1 io_run hipri-no-poll-queue --name=hipri --ioengine=io_uring --hipri=1 --iodepth=16
 
 step finish
 dmesg > "$NVA_RESULTS_DIR/dmesg.txt"
