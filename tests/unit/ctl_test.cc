@@ -162,12 +162,13 @@ TEST(Tables, ColumnsLineUpAndInheritedFieldsShowADash) {
   queue->set_queue(2);
   queue->mutable_policy()->set_pace_slack_ns(5000);
   queue->mutable_policy()->set_batch_pace_allowance(false);
+  queue->mutable_policy()->set_settle_windows(2);
   std::ostringstream out;
   PrintPolicySet(policy, nullptr, out);
   EXPECT_EQ(out.str(),
-            "LEVEL           MODE      WINDOW  THRESHOLD  SLACK  MAX-FAILURES  BACKOFF  MAX-POLL  TIMER  BATCH\n"
-            "global          adaptive  -       -          -      -             -        -         -      -\n"
-            "queue nvme0:q2  -         -       -          5us    -             -        -         -      off\n");
+            "LEVEL           MODE      WINDOW  THRESHOLD  SLACK  MAX-FAILURES  BACKOFF  MAX-POLL  TIMER  BATCH  SETTLE\n"
+            "global          adaptive  -       -          -      -             -        -         -      -      -\n"
+            "queue nvme0:q2  -         -       -          5us    -             -        -         -      off    2\n");
   v1::Event event;
   event.set_sequence(7);
   event.set_time_unix_ns(1'700'000'000'123'000'000);
