@@ -155,7 +155,11 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
     return false;
   };
   if (queue.lever.empty()) return fail(MakeError(ErrorCode::kUnsupported, "no lever"));
-  const bool disruptive = deps_.levers->Disruptive(queue.desc);
+  auto plan = deps_.levers->Plan(queue.desc, mode);
+  if (!plan) return fail(plan.error());
+  // One reset of a controller-wide lever moves every queue of the controller: the other queues' switches
+  // then change nothing and are not held to the reset spacing.
+  const bool disruptive = plan->changes && deps_.levers->Disruptive(queue.desc);
   if (disruptive) {
     const auto last = last_disruptive_.find(queue.desc.controller);
     if (last != last_disruptive_.end() && now - last->second < options_.min_disruptive_interval) {
@@ -167,8 +171,6 @@ bool Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason
                                 std::to_string(options_.min_disruptive_interval / 1'000'000'000) + " s)"));
     }
   }
-  auto plan = deps_.levers->Plan(queue.desc, mode);
-  if (!plan) return fail(plan.error());
   v1::JournalEntry entry;
   entry.set_controller(queue.desc.controller);
   entry.set_queue(queue.desc.qid);

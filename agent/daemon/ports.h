@@ -49,6 +49,8 @@ struct LeverPlan {
   std::string applied_value;  // the value that gives the requested mode
   bool dry_run = false;       // the lever records and writes nothing: there is nothing to journal
   std::string device_identity;  // the device as the journal names it (device_identity.h)
+  bool changes = true;          // false: the target already is in the mode (a controller-wide lever that
+                                // another queue's switch already moved): nothing is written, nothing reset
 };
 
 class Levers {

@@ -136,6 +136,7 @@ Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMod
   plan.applied_value = std::string(engine::ReapModeName(mode));
   plan.dry_run = lever->lever->DryRun();
   plan.device_identity = lever->journal_identity;
+  plan.changes = !preview->writes.empty();
   pending_[plan.target] = Pending{lever->lever.get(), target, mode};
   return plan;
 }

@@ -4,6 +4,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,7 @@ class FakeLevers : public Levers {
     const std::string current = it == values.end() ? std::string(engine::ReapModeName(q.mode)) : it->second;
     LeverPlan plan{"fake", target, current, std::string(engine::ReapModeName(mode))};
     plan.dry_run = dry_run;
+    plan.changes = !already_there.count(target);
     return plan;
   }
   Status Apply(const LeverPlan& plan) override {
@@ -109,6 +111,7 @@ class FakeLevers : public Levers {
   int refuse = 0;
   bool dry_run = false;  // plans say the lever writes nothing
   bool disruptive = false;  // every change resets the controller
+  std::set<std::string> already_there;  // targets whose plans change nothing (a controller-wide lever moved them)
   ErrorCode refuse_code = ErrorCode::kRefused;
   std::function<void(const LeverPlan&)> on_apply;  // runs inside Apply, before it succeeds or refuses
   int applies = 0;

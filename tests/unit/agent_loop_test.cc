@@ -258,6 +258,25 @@ TEST_F(AgentLoop, DisruptiveChangesOfAControllerAreSpacedAndARefusalSaysHowLongT
   EXPECT_EQ(levers_.values["uvnvme:7:0:q2"], "poll");
 }
 
+// A controller-wide lever's reset moved every queue: the next queue's switch writes nothing and resets
+// nothing, so the spacing does not hold it back (the VM test's poll_queues lever switches q1 then q2).
+TEST_F(AgentLoop, ASwitchThatChangesNothingIsNotHeldToTheResetSpacing) {
+  levers_.disruptive = true;
+  levers_.already_there.insert("uvnvme:7:0:q2");
+  Start();
+  v1::SetQueueModeRequest poll;
+  poll.mutable_queue()->set_controller("uvnvme:7:0");
+  poll.mutable_queue()->set_queue(1);
+  poll.set_mode(v1::REAP_MODE_POLL);
+  ASSERT_TRUE(agent_->SetQueueMode(poll));
+  now_ += 5'000'000;
+  poll.mutable_queue()->set_queue(2);
+  auto second = agent_->SetQueueMode(poll);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->queue().mode(), v1::REAP_MODE_POLL) << second->queue().degraded_reason();
+  EXPECT_FALSE(second->queue().degraded());
+}
+
 TEST_F(AgentLoop, SetPolicyIsValidatedPersistedAndWinsOnRestart) {
   Start();
   v1::SetPolicyRequest request;
