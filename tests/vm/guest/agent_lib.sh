@@ -42,8 +42,10 @@ agent_start() {
   mkdir -p "$dir" "$AGENT_DIR/state" "$AGENT_DIR/run"
   cp "$AGENT_DIR/$config.json" "$dir/config.json"
   start=$(uptime_s)
+  # The test switches one controller back and forth within seconds: the reset spacing (30 s by default,
+  # unit-tested in AgentLoop.DisruptiveChanges...) would hold the second switch back.
   "$NVA_BUILD_DIR/agent/daemon/nvme-adaptd" --config "$AGENT_DIR/$config.json" --state-dir "$AGENT_DIR/state" \
-    --runtime-dir "$AGENT_DIR/run" --sources kernel "$@" > "$dir/daemon.log" 2>&1 &
+    --runtime-dir "$AGENT_DIR/run" --sources kernel --min-disruptive-interval 0 "$@" > "$dir/daemon.log" 2>&1 &
   agent_pid=$!
   wait_until 120 "nvme-adaptd to answer" _agent_answers "$dir/status.json"
   awk -v a="$start" -v b="$(uptime_s)" 'BEGIN { printf "%.2f\n", b - a }' > "$dir/start-seconds"
