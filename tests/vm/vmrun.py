@@ -139,10 +139,7 @@ def _qemu_command(opts, kernel, disk, results_dir, sockets=None):
     if kernel.share != "9p":
         append += f" nva.share={kernel.share}"
     return [
-        # One TCG thread for both vCPUs: the agent's fentry programs patch kernel text with int3
-        # (text_poke_bp), and multi-threaded TCG let the other vCPU run a stale int3 (Oops: int3 in
-        # ttwu_do_activate on 6.12, in __handle_irq_event_percpu on 7.3 cloud).
-        QEMU, "-accel", "tcg,thread=single", "-cpu", "max", "-smp", str(opts.smp), "-m", opts.memory,
+        QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(opts.smp), "-m", opts.memory,
         "-nographic", "-no-reboot", "-nic", "none",
         "-kernel", str(kernel.image), "-initrd", str(kernel.initramfs), "-append", append,
         "-drive", f"file={disk},if=none,id=nvm,format=raw,cache=none,aio=threads",
