@@ -39,6 +39,9 @@ Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& lay
   if (layer.has_timer_granularity_ns()) p.timer_granularity = layer.timer_granularity_ns();
   if (layer.has_batch_pace_allowance()) p.batch_pace_allowance = layer.batch_pace_allowance();
   if (layer.has_settle_windows()) p.settle_windows = layer.settle_windows();
+  if (layer.has_pace_credit_ns()) p.pace_credit = layer.pace_credit_ns();
+  if (layer.has_max_backoff_windows()) p.max_backoff_windows = layer.max_backoff_windows();
+  if (layer.has_backoff_load_change_percent()) p.backoff_load_change_percent = layer.backoff_load_change_percent();
   if (layer.has_mode() && layer.mode() != v1::CONTROLLER_MODE_UNSPECIFIED) {
     auto mode = FromProto(layer.mode(), field_path);
     if (!mode) return mode.error();
@@ -60,6 +63,9 @@ v1::Policy ToProto(const engine::Policy& p) {
   out.set_timer_granularity_ns(p.timer_granularity);
   out.set_batch_pace_allowance(p.batch_pace_allowance);
   out.set_settle_windows(p.settle_windows);
+  out.set_pace_credit_ns(p.pace_credit);
+  out.set_max_backoff_windows(p.max_backoff_windows);
+  out.set_backoff_load_change_percent(p.backoff_load_change_percent);
   out.set_mode(ToProto(p.mode));
   return out;
 }

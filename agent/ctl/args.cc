@@ -14,7 +14,8 @@ constexpr std::string_view kGlobalValueOptions[] = {"addr", "ca", "cert", "key",
 constexpr std::string_view kGlobalFlags[] = {"insecure-loopback-tcp", "json", "help", "version"};
 constexpr std::string_view kCommandValueOptions[] = {
     "source", "controller", "queue", "window-completions", "poll-threshold", "pace-slack", "max-failures",
-    "backoff-windows", "max-poll-windows", "timer-granularity", "batch-pace-allowance", "settle-windows", "mode", "file", "for", "kind",
+    "backoff-windows", "max-poll-windows", "timer-granularity", "batch-pace-allowance", "settle-windows", "pace-credit",
+    "max-backoff-windows", "backoff-load-change", "mode", "file", "for", "kind",
     "count"};
 constexpr std::string_view kCommandFlags[] = {"replace"};
 

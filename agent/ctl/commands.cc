@@ -128,7 +128,10 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
                     SetUint(args, "max-poll-windows", policy, &P::set_max_poll_windows),
                     SetDuration(args, "timer-granularity", policy, &P::set_timer_granularity_ns),
                     SetOnOff(args, "batch-pace-allowance", policy, &P::set_batch_pace_allowance),
-                    SetUint(args, "settle-windows", policy, &P::set_settle_windows)}) {
+                    SetUint(args, "settle-windows", policy, &P::set_settle_windows),
+                    SetDuration(args, "pace-credit", policy, &P::set_pace_credit_ns),
+                    SetUint(args, "max-backoff-windows", policy, &P::set_max_backoff_windows),
+                    SetUint(args, "backoff-load-change", policy, &P::set_backoff_load_change_percent)}) {
     if (!st) return st.error();
   }
   if (const std::string* mode = args.value("mode")) {

@@ -27,6 +27,7 @@ Commands:
       --mode off|adaptive|interrupt|poll|shadow   --window-completions N   --poll-threshold DURATION
       --pace-slack DURATION   --max-failures N   --backoff-windows N   --max-poll-windows N
       --timer-granularity DURATION   --batch-pace-allowance on|off   --settle-windows N
+      --pace-credit DURATION   --max-backoff-windows N   --backoff-load-change PERCENT
       Fields not given are left as they are; with --replace the level becomes exactly what is given.
       --file reads a Policy as JSON ("-" for stdin), e.g. {"mode": "CONTROLLER_MODE_ADAPTIVE"};
       flags override its fields.
@@ -82,7 +83,8 @@ int Main(int argc, char** argv) {
     allowed = set ? CheckOptions(args, "policy set",
                                  {"mode", "window-completions", "poll-threshold", "pace-slack", "max-failures",
                                   "backoff-windows", "max-poll-windows", "timer-granularity", "batch-pace-allowance",
-                                  "settle-windows", "controller", "queue",
+                                  "settle-windows", "pace-credit", "max-backoff-windows", "backoff-load-change",
+                                  "controller", "queue",
                                   "replace", "file"})
                   : CheckOptions(args, "policy get", {});
     run = &RunPolicy;

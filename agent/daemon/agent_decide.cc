@@ -296,7 +296,9 @@ collect::QueueControl Agent::ControlFor(const ManagedQueue& queue, engine::ReapM
     control.baseline_completions = view.baseline_completions;
   }
   control.window_completions = view.policy.window_completions;
-  control.pace_slack = view.policy.pace_slack;
+  // The run's credit too, so that the BPF side reports only misses the engine's rule can confirm: it sends
+  // one early record per window.
+  control.pace_slack = view.policy.pace_slack + view.pace_credit;
   control.batch_pace_allowance = view.policy.batch_pace_allowance;
   return control;
 }

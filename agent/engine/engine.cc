@@ -2,38 +2,9 @@
 
 #include <algorithm>
 
+#include "agent/engine/rules.h"
+
 namespace nvmeadapt::engine {
-namespace {
-
-using Wide = __int128;  // products of spans and counts exceed 64 bits only in absurd policies; be exact
-
-// span / completions <= threshold, without division.
-bool AverageAtMost(Nanos span, uint32_t completions, Nanos threshold) {
-  return static_cast<Wide>(span) <= static_cast<Wide>(threshold) * completions;
-}
-
-// span_a / n_a < span_b / n_b, without division: the polling window must be strictly faster.
-bool StrictlyFaster(Nanos span_a, uint32_t n_a, Nanos span_b, uint32_t n_b) {
-  return static_cast<Wide>(span_a) * n_b < static_cast<Wide>(span_b) * n_a;
-}
-
-}  // namespace
-
-bool Engine::BehindPace(uint32_t k, Nanos elapsed, Nanos baseline_span, uint32_t baseline_completions,
-                        Nanos slack) {
-  if (baseline_completions == 0) return false;
-  return static_cast<Wide>(elapsed) * baseline_completions >
-         static_cast<Wide>(k) * baseline_span + static_cast<Wide>(slack) * baseline_completions;
-}
-
-uint32_t Engine::PaceIndex(uint32_t k, uint32_t n, bool batch_allowance) {
-  return batch_allowance && n > 1 ? k + (n - 1) : k;
-}
-
-Nanos Engine::PaceLimit(uint32_t k, Nanos baseline_span, uint32_t baseline_completions, Nanos slack) {
-  if (baseline_completions == 0) return 0;
-  return static_cast<Nanos>(static_cast<Wide>(k) * baseline_span / baseline_completions) + slack;
-}
 
 AddedQueue Engine::AddQueue(const QueueSetup& setup, Nanos now) {
   QueueHandle handle;
@@ -127,22 +98,29 @@ Decision Engine::Reset(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
     }
   }
   q.settle_left = 0;
+  q.pace_credit = 0;
+  q.backoff_level = 0;
   if (from == ReapMode::kPoll && q.state == QueueState::kMeasuring) LeavePolling(q);
   return Make(q, handle, at, from, reason);
 }
 
-void Engine::LeavePolling(Queue& q) { q.settle_left = q.policy.settle_windows; }
+void Engine::LeavePolling(Queue& q) {
+  q.settle_left = q.policy.settle_windows;
+  q.pace_credit = 0;
+}
 
 Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
   const ReapMode from = q.mode;
   q.mode = ReapMode::kInterrupt;
   q.poll_windows = 0;
+  q.pace_credit = 0;
   if (from == ReapMode::kPoll) LeavePolling(q);
   ++q.failures;
   bool backoff_started = false;
   if (q.failures >= q.policy.max_failures) {
     backoff_started = true;
-    q.backoff_left = q.policy.backoff_windows;
+    q.backoff_left = BackoffLength(q.policy, q.backoff_level);
+    if (q.backoff_left > 0 && q.backoff_level < 32) ++q.backoff_level;
     q.state = q.backoff_left > 0 ? QueueState::kBackoff : QueueState::kMeasuring;
   } else {
     q.state = QueueState::kMeasuring;
@@ -181,6 +159,7 @@ Decision Engine::OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& re
     q.state = QueueState::kPolling;
     q.mode = ReapMode::kPoll;
     q.poll_windows = 0;
+    q.pace_credit = 0;  // a try's first window is held to the slack alone
   }
   Decision d = Make(q, handle, record.end, from, fast ? Reason::kWindowFast : Reason::kWindowSlow);
   d.measured = span;
@@ -190,8 +169,7 @@ Decision Engine::OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& re
 
 Decision Engine::OnPolled(Queue& q, QueueHandle handle, const WindowRecord& record) {
   const Nanos span = record.end - record.start;
-  const Nanos limit = static_cast<Nanos>(static_cast<Wide>(q.baseline_span) * record.completions /
-                                         q.baseline_completions);
+  const Nanos limit = Scaled(q.baseline_span, record.completions, q.baseline_completions);
   if (!StrictlyFaster(span, record.completions, q.baseline_span, q.baseline_completions)) {
     Decision d = Fail(q, handle, record.end, Reason::kNotFaster);
     d.measured = span;
@@ -200,7 +178,9 @@ Decision Engine::OnPolled(Queue& q, QueueHandle handle, const WindowRecord& reco
   }
   const ReapMode from = q.mode;
   q.failures = 0;
+  q.backoff_level = 0;
   ++q.poll_windows;
+  q.pace_credit = std::min(q.policy.pace_credit, std::max<Nanos>(0, limit - span));
   Reason reason = Reason::kPollWindowFaster;
   if (q.poll_windows >= q.policy.max_poll_windows) {
     q.state = QueueState::kMeasuring;
@@ -216,6 +196,19 @@ Decision Engine::OnPolled(Queue& q, QueueHandle handle, const WindowRecord& reco
 }
 
 Decision Engine::OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecord& record) {
+  const Nanos span = record.end - record.start;
+  // A settling window is the transient right after polling, not the load: it cannot say the load moved.
+  if (q.settle_left == 0 && q.policy.backoff_load_change_percent > 0 && q.baseline_completions > 0 &&
+      RateMoved(span, record.completions, q.baseline_span, q.baseline_completions,
+                q.policy.backoff_load_change_percent)) {
+    q.backoff_left = 0;
+    q.backoff_level = 0;
+    q.state = QueueState::kMeasuring;
+    Decision d = Make(q, handle, record.end, q.mode, Reason::kLoadChanged);
+    d.measured = span;
+    d.limit = Scaled(q.baseline_span, record.completions, q.baseline_completions);
+    return d;
+  }
   if (q.backoff_left > 0) --q.backoff_left;
   if (q.settle_left > 0) --q.settle_left;  // a backoff window is an interrupt-mode window: it settles too
   if (q.backoff_left == 0) {
@@ -238,12 +231,13 @@ std::optional<Decision> Engine::OnWindow(const WindowRecord& record) {
   if (record.pace_miss && q->state == QueueState::kPolling) {
     const PaceMiss& miss = *record.pace_miss;
     const uint32_t index = PaceIndex(miss.completion_index, miss.batch, q->policy.batch_pace_allowance);
-    if (BehindPace(index, miss.elapsed, q->baseline_span, q->baseline_completions, q->policy.pace_slack)) {
+    const Nanos slack = Slack(*q);  // before Fail, which ends the run's credit
+    if (BehindPace(index, miss.elapsed, q->baseline_span, q->baseline_completions, slack)) {
       Decision d = Fail(*q, record.queue, record.end, Reason::kBehindPace);
       d.pace_index = miss.completion_index;
       d.pace_batch = miss.batch;
       d.measured = miss.elapsed;
-      d.limit = PaceLimit(index, q->baseline_span, q->baseline_completions, q->policy.pace_slack);
+      d.limit = PaceLimit(index, q->baseline_span, q->baseline_completions, slack);
       return d;
     }
     ++q->rejected_pace_misses;
@@ -291,13 +285,14 @@ std::optional<Decision> Engine::OnTimer(QueueHandle queue, Nanos now, const Wind
   // its pace limit, the window has failed even though no completion shows it.
   const uint32_t next = progress.completions + 1;
   const Nanos elapsed = now - progress.start;
-  if (!BehindPace(next, elapsed, q->baseline_span, q->baseline_completions, q->policy.pace_slack)) {
+  const Nanos slack = Slack(*q);
+  if (!BehindPace(next, elapsed, q->baseline_span, q->baseline_completions, slack)) {
     return std::nullopt;
   }
   Decision d = Fail(*q, queue, now, Reason::kStalled);
   d.pace_index = next;
   d.measured = elapsed;
-  d.limit = PaceLimit(next, q->baseline_span, q->baseline_completions, q->policy.pace_slack);
+  d.limit = PaceLimit(next, q->baseline_span, q->baseline_completions, slack);
   return d;
 }
 
@@ -312,8 +307,10 @@ std::optional<Decision> Engine::SetPolicy(QueueHandle queue, const Policy& polic
   }
   const ReapMode from = q->mode;
   q->settle_left = std::min(q->settle_left, policy.settle_windows);
-  if (q->state == QueueState::kBackoff && q->backoff_left > policy.backoff_windows) {
-    q->backoff_left = policy.backoff_windows;
+  q->pace_credit = std::min(q->pace_credit, policy.pace_credit);
+  const uint32_t longest_backoff = LongestBackoff(policy);
+  if (q->state == QueueState::kBackoff && q->backoff_left > longest_backoff) {
+    q->backoff_left = longest_backoff;
     if (q->backoff_left == 0) q->state = QueueState::kMeasuring;
   }
   if (q->state == QueueState::kPolling && q->poll_windows >= policy.max_poll_windows) {
@@ -347,6 +344,7 @@ std::optional<Decision> Engine::OnLeverResult(QueueHandle queue, ReapMode actual
       } else if (q->baseline_completions > 0) {
         q->state = QueueState::kPolling;  // stuck polling: hold it to the baseline until it fails
         q->poll_windows = 0;
+        q->pace_credit = 0;
       }
       break;
     case QueueState::kObserving:
@@ -372,6 +370,8 @@ QueueView Engine::View(QueueHandle queue) const {
   view.poll_windows = q->poll_windows;
   view.backoff_left = q->backoff_left;
   view.settle_left = q->settle_left;
+  view.pace_credit = q->pace_credit;
+  view.backoff_level = q->backoff_level;
   view.windows = q->windows;
   view.ignored_windows = q->ignored_windows;
   view.rejected_pace_misses = q->rejected_pace_misses;

@@ -41,6 +41,8 @@ struct QueueView {
   uint32_t poll_windows = 0;        // successful polling windows in the current run
   uint32_t backoff_left = 0;        // backoff windows still to sit out
   uint32_t settle_left = 0;         // interrupt-mode windows after polling still to pass before measuring
+  Nanos pace_credit = 0;            // added to pace_slack for the polling window in flight
+  uint32_t backoff_level = 0;       // backoffs in a row without a kept polling window
   uint64_t windows = 0;             // accepted windows
   uint64_t ignored_windows = 0;     // partial, stale (other mode) or for a queue not managed now
   uint64_t rejected_pace_misses = 0;  // BPF pace misses the engine's rule did not confirm
@@ -99,6 +101,8 @@ class Engine {
     uint32_t poll_windows = 0;
     uint32_t backoff_left = 0;
     uint32_t settle_left = 0;
+    Nanos pace_credit = 0;
+    uint32_t backoff_level = 0;
     uint64_t windows = 0;
     uint64_t ignored_windows = 0;
     uint64_t rejected_pace_misses = 0;
@@ -116,6 +120,8 @@ class Engine {
   Decision OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record);
   Decision OnPolled(Queue& q, QueueHandle handle, const WindowRecord& record);
   Decision OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecord& record);
+  // The slack the polling window in flight is held to: the policy's plus the run's credit.
+  static Nanos Slack(const Queue& q) { return q.policy.pace_slack + q.pace_credit; }
 
   std::vector<Queue> queues_;
   std::vector<QueueHandle> free_;

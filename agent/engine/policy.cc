@@ -29,6 +29,19 @@ Status ValidatePolicy(const Policy& p, std::string_view prefix) {
     return Bad(prefix, "settle_windows", "must be in [0, " + std::to_string(kMaxSettleWindows) + "]",
                p.settle_windows);
   }
+  if (p.pace_credit < 0 || p.pace_credit > kMaxPaceCredit) {
+    return Bad(prefix, "pace_credit_ns", "must be in [0, 10000000000]", p.pace_credit);
+  }
+  if (p.max_backoff_windows != 0 &&
+      (p.max_backoff_windows < p.backoff_windows || p.max_backoff_windows > kMaxBackoffWindows)) {
+    return Bad(prefix, "max_backoff_windows",
+               "must be 0 (no doubling) or in [backoff_windows, " + std::to_string(kMaxBackoffWindows) + "]",
+               p.max_backoff_windows);
+  }
+  if (p.backoff_load_change_percent > kMaxLoadChangePercent) {
+    return Bad(prefix, "backoff_load_change_percent", "must be in [0, " + std::to_string(kMaxLoadChangePercent) + "]",
+               p.backoff_load_change_percent);
+  }
   if (p.timer_granularity < kMinTimerGranularity || p.timer_granularity > kMaxTimerGranularity) {
     return Bad(prefix, "timer_granularity_ns", "must be in [10000, 1000000000]", p.timer_granularity);
   }

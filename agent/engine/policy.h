@@ -24,6 +24,21 @@ struct Policy {
   // and a try held to that transient fails although polling beats the steady state. 0: the patch's rule
   // (the first window after polling is the baseline).
   uint32_t settle_windows = 1;
+  // Pace credit of a kept run: a polling window that follows a kept polling window is held to its pace with
+  // pace_slack plus what that window finished ahead of its own limit, at most pace_credit. The pace rule
+  // starts again at every window, so without credit a run that has beaten its baseline for seconds fails on
+  // the first host or device hiccup longer than the slack that lands in a window's first completions (the
+  // evaluation's QD8 runs: 27 of 49 failed tries, at k <= 32, 30-100 us over). A try's first window gets no
+  // credit: it fails as fast as the patch's. 0: the patch's rule.
+  Nanos pace_credit = 1'000'000;
+  // Backoffs that follow each other without a kept polling window double, up to this many windows: a queue
+  // where polling keeps losing stops paying for tries (each try spins a reaper on a CPU other queues need).
+  // 0: every backoff is backoff_windows long (the patch's rule).
+  uint32_t max_backoff_windows = 1024;
+  // A backoff window whose completion rate differs from the baseline's by at least this many percent ends
+  // the backoff (reason load_changed) and the doubling: the failures were evidence about another load.
+  // 0: a backoff always runs to its end.
+  uint32_t backoff_load_change_percent = 25;
   ControllerMode mode = ControllerMode::kOff;
 
   bool operator==(const Policy&) const = default;
@@ -37,6 +52,9 @@ inline constexpr Nanos kMaxTimerGranularity = 1'000'000'000;
 inline constexpr Nanos kMaxPollThreshold = 1'000'000'000;  // 1 s per completion: beyond any device
 inline constexpr Nanos kMaxPaceSlack = 10'000'000'000;
 inline constexpr uint32_t kMaxSettleWindows = 64;
+inline constexpr Nanos kMaxPaceCredit = 10'000'000'000;
+inline constexpr uint32_t kMaxBackoffWindows = 1u << 24;
+inline constexpr uint32_t kMaxLoadChangePercent = 1000;
 
 // Checks every field; the error names the first bad one, prefixed by `field_prefix` ("policy.").
 Status ValidatePolicy(const Policy& policy, std::string_view field_prefix = "policy.");

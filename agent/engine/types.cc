@@ -41,6 +41,7 @@ std::string_view ReasonName(Reason reason) {
     case Reason::kBackingOff: return "backing_off";
     case Reason::kBackoffOver: return "backoff_over";
     case Reason::kSettling: return "settling";
+    case Reason::kLoadChanged: return "load_changed";
     case Reason::kOverride: return "override";
     case Reason::kOverrideExpired: return "override_expired";
     case Reason::kModeChanged: return "mode_changed";

@@ -36,6 +36,7 @@ enum class Reason : uint8_t {
   kBackingOff,          // a window spent in backoff
   kBackoffOver,         // backoff done: measure again
   kSettling,            // an interrupt-mode window right after polling: not taken as the baseline
+  kLoadChanged,         // a backoff window's rate moved backoff_load_change_percent from the baseline: measure again
   kOverride,            // operator override set or cleared
   kOverrideExpired,     // operator override reached its expiry: the policy rules again
   kModeChanged,         // controller mode changed (off/adaptive/interrupt/poll/shadow)

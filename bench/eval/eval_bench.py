@@ -41,7 +41,8 @@ def estimate_minutes(args, configs):
     agent = args.agent_warmup_seconds + args.measure_seconds + RUN_OVERHEAD_S
     per_point = 2 * static + 2 * agent + 1.0  # + the 1 s quiet probe before each configuration
     plan = phased.QUICK_PHASES if args.quick else phased.TIMELINE_PHASES
-    timeline = len(phased.TIMELINE_MODES) * (sum(seconds for _, seconds, _ in plan) + RUN_OVERHEAD_S + 1.0)
+    phased_runs = len(phased.TIMELINE_MODES) * (1 if args.quick else phased.PHASED_REPEATS)
+    timeline = phased_runs * (sum(seconds for _, seconds, _ in plan) + RUN_OVERHEAD_S + 1.0)
     return (len(configs) * args.repeats * per_point + timeline + 5.0) / 60, args.max_total_quiet_wait_seconds / 60
 
 
@@ -194,7 +195,8 @@ def main():
     os.makedirs(args.results, exist_ok=True)
     minutes, quiet = estimate_minutes(args, configs)
     print(f"eval: {len(configs)} configurations x {len(summary.MODES)} arms x {args.repeats} repetitions of "
-          f"{args.measure_seconds:g} s, then {len(phased.TIMELINE_MODES)} phased runs: about {minutes:.0f} min "
+          f"{args.measure_seconds:g} s, then {len(phased.TIMELINE_MODES)} phased arms x "
+          f"{1 if args.quick else phased.PHASED_REPEATS}: about {minutes:.0f} min "
           f"on a quiet machine (+ up to {quiet:.0f} min waiting for quiet)", flush=True)
     began, load_before = time.time(), os.getloadavg()
     evaluation = Evaluation(args)

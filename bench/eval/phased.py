@@ -1,6 +1,10 @@
-"""The phased run: light (QD1), heavy (QD16), light (QD1) on one queue, three times with the same phases:
-forced interrupt, forced poll, and the agent in adaptive mode (recorded over time). eval.json's `timeline`
-keeps the adaptive run's fields as before and adds `modes` (each run's phases) and `goals`."""
+"""The phased run: light (QD1), heavy (QD16), light (QD1) on one queue, with the same phases in three arms:
+forced interrupt, forced poll, and the agent in adaptive mode (recorded over time), the three arms repeated
+PHASED_REPEATS times in turn. eval.json's `timeline` keeps the first adaptive run's fields (its windows and
+switches), `modes` (each arm's phases, every figure the median over the repetitions), `repetitions` (each
+repetition's phases per arm) and `goals` (medians of the paired per-repetition ratios, as the grid's)."""
+import statistics
+
 import evaluation
 import traces
 
@@ -10,6 +14,7 @@ TIMELINE_MODES = ("interrupt", "poll", "adaptive")
 CONFIG = dict(controllers=1, queues=1, jobs=1, qd=1)
 HEAVY_GOAL = 0.95      # heavy phase: adaptive IOPS at least this times the better static mode's
 LIGHT_CPU_GOAL = 1.10  # light phases: adaptive host (+ agent) CPU per completion at most this times interrupt's
+PHASED_REPEATS = 3     # one light phase's host CPU per completion varied 15 % between identical phases of one run
 
 
 def recorded_poll_share(windows, t_from, t_to):
@@ -67,42 +72,73 @@ def one_run(run_eval, arm, plan):
     return out
 
 
-def goals(modes):
-    """The phased run's goals: the heavy phase's IOPS against the better static mode's, each light phase's
-    host CPU per completion (adaptive: + the agent) against interrupt mode's."""
-    irq, poll, adaptive = (modes[m]["phases"] for m in TIMELINE_MODES)
-    heavy = [i for i, p in enumerate(adaptive) if p["name"] == "heavy"]
+def median_or_none(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def goals(repetitions):
+    """The phased run's goals, each the median over the repetitions of a ratio paired within one repetition:
+    the heavy phase's IOPS against the better static mode's, each light phase's host CPU per completion
+    (adaptive: + the agent) against interrupt mode's."""
     out = {"heavy_iops": [], "light_host_cpu": []}
-    for i in heavy:
-        best_mode = "poll" if poll[i]["iops"] > irq[i]["iops"] else "interrupt"
-        best = max(poll[i]["iops"], irq[i]["iops"])
-        ratio = adaptive[i]["iops"] / best if best else None
-        out["heavy_iops"].append({"phase": i, "limit": HEAVY_GOAL, "best_static": best_mode, "ratio": ratio,
-                                  "met": ratio is not None and ratio >= HEAVY_GOAL})
-    for i, phase in enumerate(adaptive):
-        if phase["name"] != "light":
-            continue
-        base = irq[i]["host_cpu_us"]
-        mine = phase.get("host_plus_agent_cpu_us", phase["host_cpu_us"])
-        ratio = mine / base if mine is not None and base else None
-        out["light_host_cpu"].append({"phase": i, "limit": LIGHT_CPU_GOAL, "ratio": ratio,
-                                      "host_only_ratio": phase["host_cpu_us"] / base if base else None,
-                                      "met": ratio is not None and ratio <= LIGHT_CPU_GOAL})
+    adaptive0 = repetitions[0]["adaptive"]["phases"]
+    for i, phase in enumerate(adaptive0):
+        heavy, ratios, extra = phase["name"] == "heavy", [], []
+        for modes in repetitions:
+            irq, poll, adaptive = (modes[m]["phases"][i] for m in TIMELINE_MODES)
+            if heavy:
+                best = max(poll["iops"], irq["iops"])
+                ratios.append(adaptive["iops"] / best if best else None)
+                extra.append("poll" if poll["iops"] > irq["iops"] else "interrupt")
+            else:
+                base = irq["host_cpu_us"]
+                mine = adaptive.get("host_plus_agent_cpu_us", adaptive["host_cpu_us"])
+                ratios.append(mine / base if mine is not None and base else None)
+                extra.append(adaptive["host_cpu_us"] / base if base else None)
+        ratio = median_or_none(ratios)
+        if heavy:
+            out["heavy_iops"].append({"phase": i, "limit": HEAVY_GOAL, "best_static": max(set(extra), key=extra.count),
+                                      "ratio": ratio, "ratios": ratios,
+                                      "met": ratio is not None and ratio >= HEAVY_GOAL})
+        else:
+            out["light_host_cpu"].append({"phase": i, "limit": LIGHT_CPU_GOAL, "ratio": ratio, "ratios": ratios,
+                                          "host_only_ratio": median_or_none(extra),
+                                          "met": ratio is not None and ratio <= LIGHT_CPU_GOAL})
+    return out
+
+
+def median_phases(runs):
+    """One arm's phases with every number the median over the repetitions' same phase."""
+    out = []
+    for i, first in enumerate(runs[0]["phases"]):
+        entry = dict(first)
+        for key, value in first.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and key not in ("qd", "start_s"):
+                entry[key] = median_or_none(run["phases"][i].get(key) for run in runs)
+        out.append(entry)
     return out
 
 
 def timeline(run_eval, quick=False):
-    """The three phased runs; returns eval.json's `timeline`."""
+    """The phased runs, arms in turn, PHASED_REPEATS times (once when quick); returns eval.json's `timeline`."""
     plan = QUICK_PHASES if quick else TIMELINE_PHASES
-    modes = {}
+    repetitions = []
+    for rep in range(1 if quick else PHASED_REPEATS):
+        modes = {}
+        for arm in TIMELINE_MODES:
+            modes[arm] = one_run(run_eval, arm, plan)
+            print(f"eval phased {rep + 1} {arm:9s} " + "  ".join(f"{p['name']} QD{p['qd']} {p['iops']:,.0f} IOPS "
+                                                       f"host {p['host_cpu_us']:.3f} us/IO" for p in modes[arm]["phases"]),
+                  flush=True)
+        repetitions.append(modes)
+    result = dict(repetitions[0]["adaptive"])  # the first adaptive run's windows, switches and engine summary
+    result["phases"] = median_phases([modes["adaptive"] for modes in repetitions])
+    result["modes"] = {}
     for arm in TIMELINE_MODES:
-        modes[arm] = one_run(run_eval, arm, plan)
-        print(f"eval phased {arm:9s} " + "  ".join(f"{p['name']} QD{p['qd']} {p['iops']:,.0f} IOPS "
-                                                   f"host {p['host_cpu_us']:.3f} us/IO" for p in modes[arm]["phases"]),
-              flush=True)
-    result = dict(modes["adaptive"])  # today's fields: the adaptive run's
-    result["modes"] = {arm: {k: v for k, v in modes[arm].items() if k not in ("queues", "engine")}
-                       for arm in TIMELINE_MODES}
-    result["goals"] = goals(modes)
+        first = {k: v for k, v in repetitions[0][arm].items() if k not in ("queues", "engine")}
+        first["phases"] = median_phases([modes[arm] for modes in repetitions])
+        result["modes"][arm] = first
+    result["repetitions"] = [{arm: modes[arm]["phases"] for arm in TIMELINE_MODES} for modes in repetitions]
+    result["goals"] = goals(repetitions)
     return result
-

@@ -52,6 +52,18 @@ TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
             std::string::npos);
 }
 
+TEST_F(AgentLoop, AKeptPollingWindowSendsTheBpfSideTheRunsCreditWithTheSlack) {
+  Start();
+  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  const std::string key = UvnvmeQueue(1).key.ToString();
+  EXPECT_EQ(collector_.controls[key].pace_slack, 20'000) << "a try's first window: the slack alone";
+  Window(1, engine::ReapMode::kPoll, 3 * kUs, 2);  // kept, 2 us per completion ahead (under the 1 ms cap)
+  EXPECT_EQ(Queue(1).last_decision().reason(), "poll_window_faster");
+  EXPECT_EQ(collector_.controls[key].pace_slack, 20'000 + 2 * kUs * kWindow);
+  Window(1, engine::ReapMode::kPoll, 50 * kUs, 2);
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+}
+
 TEST_F(AgentLoop, WindowsOfAnOlderGenerationAreStale) {
   Start();
   Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);

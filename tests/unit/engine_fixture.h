@@ -10,12 +10,16 @@ namespace nvmeadapt::engine::testing {
 inline constexpr uint32_t kWindow = 8192;
 inline constexpr Nanos kUs = 1000;
 
-// The patch's rules: the first interrupt-mode window after polling is the baseline (settle_windows 0).
-// tests/unit/engine_settle_test.cc covers settling.
+// The patch's rules: the first interrupt-mode window after polling is the baseline (settle_windows 0), no
+// pace credit, backoffs of backoff_windows that run to their end. tests/unit/engine_settle_test.cc covers
+// settling, tests/unit/engine_credit_test.cc the credit and the backoff's doubling and load-change end.
 inline Policy Adaptive() {
   Policy p;
   p.mode = ControllerMode::kAdaptive;
   p.settle_windows = 0;
+  p.pace_credit = 0;
+  p.max_backoff_windows = 0;
+  p.backoff_load_change_percent = 0;
   return p;
 }
 

@@ -147,10 +147,32 @@ class PhasedTest(unittest.TestCase):
                  "poll": {"phases": [phase("light", 12, 30.0), phase("heavy", 200, 2.0), phase("light", 12, 30.0)]},
                  "adaptive": {"phases": [phase("light", 10, 10.0, 0.5), phase("heavy", 191, 1.5, 0.1),
                                          phase("light", 10, 10.5, 0.6)]}}
-        goals = phased.goals(modes)
+        goals = phased.goals([modes])
         self.assertEqual([(g["best_static"], g["met"]) for g in goals["heavy_iops"]], [("poll", True)])
         self.assertEqual([(g["phase"], g["met"]) for g in goals["light_host_cpu"]], [(0, True), (2, False)])
         self.assertAlmostEqual(goals["light_host_cpu"][1]["host_only_ratio"], 1.05)
+
+    def test_goals_are_medians_of_ratios_paired_within_a_repetition(self):
+        def rep(irq_heavy, poll_heavy, adaptive_heavy, adaptive_light_host):
+            return {"interrupt": {"phases": [phase("light", 10, 10.0), phase("heavy", irq_heavy, 1.0)]},
+                    "poll": {"phases": [phase("light", 12, 30.0), phase("heavy", poll_heavy, 2.0)]},
+                    "adaptive": {"phases": [phase("light", 10, adaptive_light_host), phase("heavy", adaptive_heavy, 1.5)]}}
+        # Repetition 2 is the outlier: its heavy phase and its light CPU alone miss.
+        repetitions = [rep(100, 200, 196, 10.5), rep(100, 400, 200, 14.0), rep(100, 200, 192, 10.8)]
+        goals = phased.goals(repetitions)
+        heavy = goals["heavy_iops"][0]
+        self.assertEqual(heavy["ratios"], [0.98, 0.5, 0.96])
+        self.assertAlmostEqual(heavy["ratio"], 0.96)
+        self.assertTrue(heavy["met"])
+        light = goals["light_host_cpu"][0]
+        self.assertAlmostEqual(light["ratio"], 1.08)
+        self.assertTrue(light["met"])
+
+    def test_median_phases(self):
+        runs = [{"phases": [dict(phase("heavy", v, 1.0), qd=16)]} for v in (300, 100, 200)]
+        merged = phased.median_phases(runs)
+        self.assertEqual(merged[0]["iops"], 200)
+        self.assertEqual((merged[0]["name"], merged[0]["qd"]), ("heavy", 16))
 
 
 class PollShareTest(unittest.TestCase):

@@ -1,0 +1,59 @@
+// The engine's arithmetic: exact comparisons of spans and counts, the pace rule, backoff lengths.
+#include "agent/engine/rules.h"
+
+#include <algorithm>
+
+#include "agent/engine/engine.h"
+
+namespace nvmeadapt::engine {
+namespace {
+
+using Wide = __int128;  // products of spans and counts exceed 64 bits only in absurd policies; be exact
+
+}  // namespace
+
+bool AverageAtMost(Nanos span, uint32_t completions, Nanos threshold) {
+  return static_cast<Wide>(span) <= static_cast<Wide>(threshold) * completions;
+}
+
+bool StrictlyFaster(Nanos span_a, uint32_t n_a, Nanos span_b, uint32_t n_b) {
+  return static_cast<Wide>(span_a) * n_b < static_cast<Wide>(span_b) * n_a;
+}
+
+Nanos Scaled(Nanos span, uint32_t n, uint32_t of) {
+  return static_cast<Nanos>(static_cast<Wide>(span) * n / of);
+}
+
+uint32_t BackoffLength(const Policy& p, uint32_t level) {
+  if (p.max_backoff_windows == 0 || p.backoff_windows == 0) return p.backoff_windows;
+  const uint64_t doubled = static_cast<uint64_t>(p.backoff_windows) << std::min<uint32_t>(level, 32);
+  return static_cast<uint32_t>(std::min<uint64_t>(doubled, p.max_backoff_windows));
+}
+
+uint32_t LongestBackoff(const Policy& p) {
+  return p.max_backoff_windows == 0 || p.backoff_windows == 0 ? p.backoff_windows : p.max_backoff_windows;
+}
+
+bool RateMoved(Nanos span_a, uint32_t n_a, Nanos span_b, uint32_t n_b, uint32_t percent) {
+  const Wide a = static_cast<Wide>(n_a) * span_b, b = static_cast<Wide>(n_b) * span_a;  // rate_a : rate_b
+  const Wide factor = 100 + static_cast<Wide>(percent);
+  return 100 * a >= factor * b || 100 * b >= factor * a;
+}
+
+bool Engine::BehindPace(uint32_t k, Nanos elapsed, Nanos baseline_span, uint32_t baseline_completions,
+                        Nanos slack) {
+  if (baseline_completions == 0) return false;
+  return static_cast<Wide>(elapsed) * baseline_completions >
+         static_cast<Wide>(k) * baseline_span + static_cast<Wide>(slack) * baseline_completions;
+}
+
+uint32_t Engine::PaceIndex(uint32_t k, uint32_t n, bool batch_allowance) {
+  return batch_allowance && n > 1 ? k + (n - 1) : k;
+}
+
+Nanos Engine::PaceLimit(uint32_t k, Nanos baseline_span, uint32_t baseline_completions, Nanos slack) {
+  if (baseline_completions == 0) return 0;
+  return Scaled(baseline_span, k, baseline_completions) + slack;
+}
+
+}  // namespace nvmeadapt::engine
