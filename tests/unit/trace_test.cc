@@ -39,6 +39,24 @@ TEST(Trace, FormattedLinesParseBack) {
   EXPECT_FALSE(replayer.Handle("a"));
 }
 
+TEST(Trace, RulesATraceDoesNotNameReplayAsTheyRanBeforeThem) {
+  QueueSetup setup{true, Policy{}, ReapMode::kInterrupt, ReapMode::kInterrupt};
+  setup.policy.pace_credit = 300'000;
+  setup.policy.max_backoff_windows = 512;
+  setup.policy.backoff_load_change_percent = 40;
+  TraceReplayer now;
+  ASSERT_TRUE(now.Apply(FormatQueueLine("a", setup)));
+  EXPECT_EQ(now.engine().View(*now.Handle("a")).policy, setup.policy);
+
+  TraceReplayer old;
+  ASSERT_TRUE(old.Apply("queue a eligible=1 window=8192 slack=20000 backoff=64 mode=adaptive"));
+  const Policy replayed = old.engine().View(*old.Handle("a")).policy;
+  EXPECT_EQ(replayed.settle_windows, 0u);
+  EXPECT_EQ(replayed.pace_credit, 0);
+  EXPECT_EQ(replayed.max_backoff_windows, 0u);
+  EXPECT_EQ(replayed.backoff_load_change_percent, 0u);
+}
+
 TEST(Trace, BadLinesAreRefusedWithTheLineNumberAndTheProblem) {
   struct Case {
     const char* text;
