@@ -66,6 +66,13 @@ class BareQueue {
   // The host's handler consumed the entries before `head`.
   void WriteHeadDoorbell(uint32_t head) { memory_->registers().cq_head.store(head, std::memory_order_seq_cst); }
   uint64_t Interrupts() const { return controller_->InterruptsSent(kQid); }
+  // Passes of the controller thread that posted: a completion posted in the same pass as the one before
+  // it has interval 0 (DeviceTiming), every other one starts a pass.
+  uint64_t PostingPasses() {
+    EXPECT_TRUE(controller_->CloseTiming(std::chrono::seconds(5)));
+    const DeviceTiming timing = controller_->Timing(kQid).at(0);
+    return timing.posted - timing.intervals[0];
+  }
 
  private:
   std::unique_ptr<EmulatedController> controller_;
@@ -85,13 +92,17 @@ bool WaitFor(Done done) {
   return true;
 }
 
-// Four completions falling due 300 us apart while the host does not reap: the faithful clock, watching the
-// CQ head doorbell, raises one interrupt (the host reaps everything pending per interrupt); the host
-// consuming two of four ends that interrupt and the two left raise the next; consuming the rest raises none.
+// Four completions falling due 200 us apart while the host does not reap: the faithful clock spins between
+// them (closer than kFaithfulSleepAheadNs) and, watching the CQ head doorbell, raises one interrupt (the
+// host reaps everything pending per interrupt); the host consuming two of four ends that interrupt and the
+// two left raise the next; consuming the rest raises none.
+// (A controller that signals every pass raises four, or fewer on a loaded machine that posts several on
+// one late pass; it never raises one at a partial head write.)
 TEST(UvnvmeInterrupts, OneIsOutstandingUntilTheCqHeadDoorbellThenWhatIsLeftRaisesTheNext) {
   BareQueue queue(DeviceClock::kFaithful, 1'000'000);
+  static_assert(200'000 < kFaithfulSleepAheadNs);
   const int64_t now = MonotonicNanos();
-  for (int i = 0; i < 4; ++i) queue.Submit(now + i * 300'000);
+  for (int i = 0; i < 4; ++i) queue.Submit(now + i * 200'000);
   ASSERT_TRUE(WaitFor([&] { return queue.Posted() == 4; })) << "posted " << queue.Posted() << " of 4";
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   EXPECT_EQ(queue.Interrupts(), 1u) << "completions posted while an interrupt was outstanding raised more";
@@ -103,15 +114,17 @@ TEST(UvnvmeInterrupts, OneIsOutstandingUntilTheCqHeadDoorbellThenWhatIsLeftRaise
 }
 
 // The sleeping clock cannot watch the head doorbell while it sleeps, so it does not hold completions back
-// behind an outstanding interrupt: each pass that posts, 300 us apart, raises one.
-TEST(UvnvmeInterrupts, TheSleepingClockRaisesOneForEveryPassItSleepsAfter) {
+// behind an outstanding interrupt: every pass that posts raises one (a loaded machine may post two
+// completions on one late pass, so the passes are counted, not assumed).
+TEST(UvnvmeInterrupts, TheSleepingClockRaisesOneForEveryPassThatPosts) {
   BareQueue queue(DeviceClock::kSleeping, 1'000'000);
   const int64_t now = MonotonicNanos();
-  for (int i = 0; i < 4; ++i) queue.Submit(now + i * 300'000);
+  for (int i = 0; i < 4; ++i) queue.Submit(now + i * 2'000'000);
   ASSERT_TRUE(WaitFor([&] { return queue.Posted() == 4; })) << "posted " << queue.Posted() << " of 4";
-  // Two may share a pass when a wake-up lands late; none is left without one.
-  EXPECT_TRUE(WaitFor([&] { return queue.Interrupts() >= 2; })) << "interrupts: " << queue.Interrupts();
-  EXPECT_LE(queue.Interrupts(), 4u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const uint64_t passes = queue.PostingPasses();
+  EXPECT_GE(passes, 1u);
+  EXPECT_EQ(queue.Interrupts(), passes) << "a pass that posted behind an outstanding interrupt raised none";
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ TEST(UvnvmeStress, ModeSwitchesAtDepthOneStrandNothing) { SwitchManyTimes(2'000,
 // switches racing that hand-over must strand nothing either.
 TEST(UvnvmeStress, ModeSwitchesWithTheFaithfulClockStrandNothing) {
   SwitchManyTimes(2'000, 1, Coalescing{}, DeviceClock::kFaithful);
-  SwitchManyTimes(4'000, 32, Coalescing{}, DeviceClock::kFaithful);
+  SwitchManyTimes(2'000, 32, Coalescing{}, DeviceClock::kFaithful);
 }
 
 TEST(UvnvmeStress, CoalescingThresholdBoundsTheWakeups) {
