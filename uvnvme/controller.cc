@@ -26,6 +26,15 @@ struct InFlight {
   uint32_t cid;
   uint32_t tag;
 };
+uint32_t Unconsumed(uint32_t tail, uint32_t head, uint32_t entries) { return (tail + entries - head) % entries; }
+
+// An outstanding interrupt ends at the host's CQ head doorbell write. The controller compares values, not
+// writes: between two of its reads the host consumes fewer than `entries` (the controller reads the head
+// before every post and on every pass), so a write never brings the head back to the same value unseen.
+void ObserveHead(uint32_t head, bool& outstanding, uint32_t head_at_signal) {
+  if (outstanding && head != head_at_signal) outstanding = false;
+}
+
 struct LaterFirst {
   bool operator()(const InFlight& a, const InFlight& b) const {
     return a.due_ns != b.due_ns ? a.due_ns > b.due_ns : a.order > b.order;
@@ -90,8 +99,13 @@ struct EmulatedController::Slot {
   uint32_t cq_tail = 0;
   uint32_t phase = kPhaseBit;  // the phase the controller writes on this pass over the ring
   uint32_t posted_in_pass = 0;
-  uint32_t pending = 0;  // completions posted but not yet signalled (coalescing)
+  uint32_t pending = 0;  // completions posted since the last signal (coalescing)
   int64_t first_pending_ns = 0;
+  // The queue's interrupt vector, as an MSI-X vector with the host's handler: outstanding from a signal
+  // until the host's next CQ head doorbell write (the handler reaps everything pending, then writes it).
+  // Completions posted meanwhile raise nothing; entries that write leaves unconsumed raise the next one.
+  bool irq_outstanding = false;
+  uint32_t head_at_signal = 0;  // the CQ head the signal was raised against
   Coalescing applied;
   BusyClock busy;
   std::vector<DeviceTiming> timing;  // per period; read by others after CloseTiming or Stop
@@ -109,9 +123,13 @@ struct EmulatedController::Worker {
   void ApplyCoalescing();
   void Fetch();
   bool PostDue(int64_t now);  // true if it posted anything
-  void Signal(Slot& slot);
+  void Signal(Slot& slot, uint32_t head);
   int64_t Interrupts(int64_t now);  // returns the earliest coalescing deadline, or INT64_MAX
+  // Before sleeping: asleep it cannot watch the CQ head doorbells, so completions held back behind an
+  // outstanding interrupt are judged as if none were outstanding, on one more pass. True if there were any.
+  bool StopWatchingHeads();
   bool AnyDoorbellAhead() const;
+  bool AnyHeadDoorbell() const;  // an outstanding interrupt's CQ head doorbell was written
 
   const EmulatedController* owner;  // starts it and counts its CPU
   std::vector<Slot*> slots;          // of every controller it serves
@@ -349,6 +367,7 @@ void EmulatedController::Worker::Run(size_t index) {
         look = wake - kFaithfulWakeMarginNs;  // far off: sleep, then spin for the last stretch
       }  // else idle: sleep until a doorbell
     }
+    if (StopWatchingHeads()) continue;
     waker.next_look_ns.store(look, std::memory_order_seq_cst);
     if (AnyDoorbellAhead() || look <= MonotonicNanos()) {
       waker.next_look_ns.store(0, std::memory_order_relaxed);
@@ -366,7 +385,7 @@ void EmulatedController::Worker::Run(size_t index) {
 void EmulatedController::Worker::SpinUntil(int64_t until, uint32_t generation) {
   // next_look_ns stays 0 (awake): a doorbell costs the host no wake-up.
   while (true) {
-    if (AnyDoorbellAhead()) return;
+    if (AnyDoorbellAhead() || AnyHeadDoorbell()) return;
     if (waker.generation.load(std::memory_order_relaxed) != generation) return;
     if (MonotonicNanos() >= until) return;
     CpuRelax();
@@ -421,7 +440,9 @@ bool EmulatedController::Worker::PostDue(int64_t now) {
     Slot& slot = *slots[done.slot];
     const uint32_t entries = slot.memory->entries();
     const uint32_t next = slot.cq_tail + 1 == entries ? 0 : slot.cq_tail + 1;
-    if (next == slot.memory->registers().cq_head.load(std::memory_order_acquire)) {
+    const uint32_t head = slot.memory->registers().cq_head.load(std::memory_order_acquire);
+    ObserveHead(head, slot.irq_outstanding, slot.head_at_signal);
+    if (next == head) {
       blocked.push_back(done);  // CQ full: retry on a later pass
       deferred_full.push_back(&slot);
       continue;
@@ -451,8 +472,10 @@ bool EmulatedController::Worker::PostDue(int64_t now) {
   return posted;
 }
 
-void EmulatedController::Worker::Signal(Slot& slot) {
+void EmulatedController::Worker::Signal(Slot& slot, uint32_t head) {
   slot.pending = 0;
+  slot.irq_outstanding = true;
+  slot.head_at_signal = head;
   const uint64_t one = 1;
   // Counted before the write, so whoever the interrupt wakes already sees it counted. The eventfd is
   // blocking and its counter far from overflow: the write cannot fail short of a bug.
@@ -464,22 +487,54 @@ int64_t EmulatedController::Worker::Interrupts(int64_t now) {
   int64_t earliest = INT64_MAX;
   for (Slot* slot_ptr : slots) {
     Slot& slot = *slot_ptr;
-    if (slot.posted_in_pass == 0 && slot.pending == 0) continue;
-    if (slot.memory->registers().irq_masked.load(std::memory_order_seq_cst)) {
+    if (!slot.irq_outstanding && slot.posted_in_pass == 0 && slot.pending == 0) continue;
+    QueueRegisters& registers = slot.memory->registers();
+    const uint32_t head = registers.cq_head.load(std::memory_order_seq_cst);
+    ObserveHead(head, slot.irq_outstanding, slot.head_at_signal);
+    if (registers.irq_masked.load(std::memory_order_seq_cst)) {
       slot.pending = 0;  // masked: the poller reaps these, and drains again after it unmasks
       continue;
     }
     if (slot.pending == 0) slot.first_pending_ns = now;
     slot.pending += slot.posted_in_pass;
+    if (slot.irq_outstanding) continue;  // the host's handler has not run yet: it reaps these too
+    // Of those posted since the last signal, the ones the host has not consumed (a drain under way may
+    // have taken them all: nothing to raise).
+    const uint32_t waiting = std::min(slot.pending, Unconsumed(slot.cq_tail, head, slot.memory->entries()));
+    if (waiting == 0) {
+      slot.pending = 0;
+      continue;
+    }
     const Coalescing rule = slot.applied;
     const int64_t due = slot.first_pending_ns + int64_t{rule.time_us} * 1000;
-    if (rule.threshold <= 1 || slot.pending >= rule.threshold || now >= due) {
-      Signal(slot);
+    if (rule.threshold <= 1 || waiting >= rule.threshold || now >= due) {
+      Signal(slot, head);
     } else {
       earliest = std::min(earliest, due);
     }
   }
   return earliest;
+}
+
+bool EmulatedController::Worker::StopWatchingHeads() {
+  bool any = false;
+  for (Slot* slot : slots) {
+    if (slot->irq_outstanding && slot->pending > 0) {
+      slot->irq_outstanding = false;
+      any = true;
+    }
+  }
+  return any;
+}
+
+bool EmulatedController::Worker::AnyHeadDoorbell() const {
+  for (const Slot* slot : slots) {
+    if (slot->irq_outstanding &&
+        slot->memory->registers().cq_head.load(std::memory_order_relaxed) != slot->head_at_signal) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool EmulatedController::Worker::AnyDoorbellAhead() const {

@@ -9,6 +9,12 @@
 // publishes when it will next look at the doorbells, so a host ringing a doorbell wakes it only when the
 // new command could be due before then (never while it spins).
 //
+// Interrupts: a queue's vector behaves as an MSI-X vector whose handler reaps everything pending. After a
+// signal it is outstanding until the host's next CQ head doorbell write; completions posted meanwhile raise
+// nothing (that handler reaps them), and entries the write leaves unconsumed raise the next interrupt.
+// Watching the head doorbell needs a thread that is awake: before it sleeps, a thread stops holding
+// completions back (the sleeping clock, sleeping after every pass, so signals for every pass that posts).
+//
 // Timing: per queue, the thread measures how late each completion was posted against its due time and
 // the interval since the queue's previous completion (DeviceTiming), in numbered periods the load
 // generator moves through (one per phase).
@@ -55,7 +61,11 @@ std::string_view DeviceClockName(DeviceClock clock);
 inline constexpr int64_t kFaithfulIdleSpinNs = 20'000'000;  // spin this long after the last command
 inline constexpr int64_t kFaithfulSleepAheadNs = 300'000;   // sleep first when the due time is further
 inline constexpr int64_t kFaithfulWakeMarginNs = 100'000;   // ... waking this long before it
-inline constexpr int64_t kFaithfulMaxSpinNs = 20'000'000;  // then a 1 us breather: the CPU's kernel workers
+// Then a 1 us sleep: on kernels without the fair server (before 6.12), with the real-time budget lifted,
+// nothing else lets a real-time spinner's CPU run its kernel workers. Once a second, the real-time
+// throttle's own period: each sleep idles the virtual CPU, and the hypervisor may then not give it back
+// for a scheduling slice (~1.25 ms gaps at 1 per 20 ms, measured in docs/uvnvme.md).
+inline constexpr int64_t kFaithfulMaxSpinNs = 1'000'000'000;
 
 // What one controller thread saw of one queue over one period: how late completions were posted against
 // their due time (the model's finish time), and the intervals between posted completions while the queue

@@ -49,8 +49,9 @@ class Watchdog {
 
 // Switches every queue's mode `switches` times at random intervals while a reaper keeps `depth` commands
 // in flight, then checks every command completed exactly once and nothing is left in flight.
-void SwitchManyTimes(int switches, uint32_t depth, Coalescing coalescing) {
+void SwitchManyTimes(int switches, uint32_t depth, Coalescing coalescing, DeviceClock clock = DeviceClock::kSleeping) {
   DriverConfig config;
+  config.device_clock = clock;
   config.queues_per_controller = 2;
   config.queue_entries = 64;
   config.coalescing = coalescing;
@@ -108,6 +109,13 @@ TEST(UvnvmeStress, TenThousandModeSwitchesWithCoalescingLoseAndDuplicateNothing)
 
 // At depth 1 no later completion rescues one stranded by a switch: a missed completion hangs the final drain.
 TEST(UvnvmeStress, ModeSwitchesAtDepthOneStrandNothing) { SwitchManyTimes(2'000, 1, Coalescing{}); }
+
+// The faithful clock holds completions back behind an outstanding interrupt until the CQ head doorbell:
+// switches racing that hand-over must strand nothing either.
+TEST(UvnvmeStress, ModeSwitchesWithTheFaithfulClockStrandNothing) {
+  SwitchManyTimes(2'000, 1, Coalescing{}, DeviceClock::kFaithful);
+  SwitchManyTimes(2'000, 32, Coalescing{}, DeviceClock::kFaithful);
+}
 
 TEST(UvnvmeStress, CoalescingThresholdBoundsTheWakeups) {
   load::LoadOptions options;
