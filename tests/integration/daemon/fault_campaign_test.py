@@ -8,7 +8,9 @@
   interrupt mode (its safe value) and the journal is empty.
 - a corrupt journal, a full state dir (a small tmpfs) and a read-only state dir: a clear error, no device
   changed without its record, reads keep working.
-- RPC latency while the driver stops answering (SIGSTOP): every call is answered within the loop deadline.
+- RPC latency while the driver stops answering (SIGSTOP): levers and discovery run off the loop, so status
+  answers without waiting for the driver (p99 under a second even on a loaded test machine; the figure
+  printed is what to compare).
 
 The figures are printed as `campaign: ...` lines. NVA_CAMPAIGN_TRIALS sets the number of random kills (100).
 """
@@ -27,6 +29,9 @@ from daemon_harness import NVME_ADAPTCTL, NVME_ADAPTD, Daemon, Load, Workspace, 
 KINDS = ["normal", "dry_run", "bad_config", "metrics_taken"]
 FAILPOINTS = ["after_journal", "after_publish", "after_lever"]
 RPC_WAIT_S = 2.0
+# Status while the driver is stopped: not held by its lever or its discovery (a loop turn and the CLI's own
+# start are what is left). Generous for a loaded 2-core test machine; the printed figure is the measurement.
+HUNG_DRIVER_STATUS_P99_S = 1.0
 
 
 class FaultCampaign(unittest.TestCase):
@@ -214,8 +219,8 @@ class FaultCampaign(unittest.TestCase):
         p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
         print(f"campaign: RPC (nvme-adaptctl status) p99 {p99 * 1000:.0f} ms, median "
               f"{latencies[len(latencies) // 2] * 1000:.0f} ms while the driver is stopped "
-              f"(20 calls; levers and discovery still run on the loop: finding 3 not done)", flush=True)
-        self.assertLess(p99, RPC_WAIT_S + 1.0, "an RPC waited past the loop deadline")
+              f"(20 calls, each a new nvme-adaptctl process; levers and discovery off the loop)", flush=True)
+        self.assertLess(p99, HUNG_DRIVER_STATUS_P99_S, "status waited for the stopped driver")
         daemon.stop()
 
 
