@@ -82,7 +82,11 @@ bool Agent::PublishSwitch(SwitchInFlight& sw, engine::Nanos journaled) {
 
 void Agent::EndSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   ManagedQueue* found = QueueOf(sw);
-  if (found == nullptr) return;
+  if (found == nullptr) {
+    NA_INFO("switch of " << sw.name << " to " << engine::ReapModeName(sw.mode) << " ended after the queue left: "
+                         << (outcome.status ? "applied" : outcome.status.error().message));
+    return;
+  }
   ManagedQueue& queue = *found;
   --queue.switches_in_flight;
   if (!outcome.status) {
