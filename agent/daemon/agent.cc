@@ -16,15 +16,45 @@ int64_t WallNanos() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+AgentDeps WithClocks(AgentDeps deps) {
+  if (!deps.monotonic) deps.monotonic = MonotonicNanos;
+  if (!deps.wall) deps.wall = WallNanos;
+  return deps;
+}
+
 }  // namespace
 
 Agent::Agent(AgentOptions options, AgentDeps deps)
-    : options_(std::move(options)), deps_(std::move(deps)), store_(options_.state_dir), journal_(store_) {
-  if (!deps_.monotonic) deps_.monotonic = MonotonicNanos;
-  if (!deps_.wall) deps_.wall = WallNanos;
+    : options_(std::move(options)),
+      deps_(WithClocks(std::move(deps))),
+      store_(options_.state_dir),
+      journal_(store_),
+      switcher_(*deps_.levers, journal_,
+                SwitchOptions{options_.min_disruptive_interval, options_.lever_timeout, options_.restore_rules.boot_id,
+                              deps_.monotonic, deps_.wall},
+                [this](std::function<void()> step) { ToLoop(std::move(step)); }) {}
+
+Agent::~Agent() {
+  switcher_.Quiesce();
+  switcher_.Join();
+  scanner_.Join();
+  bus_.CancelAll();
 }
 
-Agent::~Agent() { bus_.CancelAll(); }
+void Agent::ToLoop(std::function<void()> step) {
+  std::unique_lock lock(commands_mutex_);
+  switch (loop_state_) {
+    case LoopState::kNotStarted:
+      lock.unlock();
+      step();  // no loop yet: the caller is the only thread (a switch or scan runs inline)
+      return;
+    case LoopState::kRunning:
+      commands_.push_back(std::move(step));
+      return;
+    case LoopState::kStopped:
+      return;
+  }
+}
 
 Status Agent::Start() {
   const engine::Nanos now = deps_.monotonic();
@@ -37,7 +67,7 @@ Status Agent::Start() {
   journal_warning_ = !journal_.load_warning().empty() ? journal_.load_warning() : options_.journal_warning;
   if (!journal_warning_.empty()) NA_ERROR("journal: " << journal_warning_);
   if (options_.restore_at_start && !journal_.empty()) {
-    NA_INFO("journal: putting " << journal_.entries().entries_size()
+    NA_INFO("journal: putting " << journal_.size()
                                 << " changed setting(s) back to their safe values before anything else");
     RestoreReport report;
     Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
@@ -79,6 +109,8 @@ void Agent::Run() {
     std::lock_guard lock(commands_mutex_);
     loop_thread_ = std::this_thread::get_id();
     loop_state_ = LoopState::kRunning;
+    switcher_.StartWorkers();
+    scanner_.Start();
   }
   while (!stop_.load()) RunOnce();
   std::deque<std::function<void()>> left;
@@ -89,6 +121,7 @@ void Agent::Run() {
     loop_state_ = LoopState::kStopped;
     left.swap(commands_);
   }
+  switcher_.Quiesce();  // no lever is called from now on; Shutdown() waits for those still running
   for (auto& command : left) command();  // calls that were already waiting get their answer
 }
 
@@ -97,6 +130,7 @@ void Agent::Stop() { stop_.store(true); }
 void Agent::RunOnce() {
   RunCommands();
   engine::Nanos now = deps_.monotonic();
+  switcher_.ExpireHung(now);
   RunTimers(now);
   RetryLevers(now);
   if (now >= next_discovery_) Rediscover(now);
@@ -119,8 +153,11 @@ int Agent::NextWaitMs(engine::Nanos now) {
     std::lock_guard lock(commands_mutex_);
     if (!commands_.empty()) return 0;
   }
+  // A switch's next step is taken at once: the collector's wait cannot be woken by a worker.
+  if (switcher_.Busy()) due = std::min(due, now + 1'000'000);
   due = std::min(due, next_discovery_);
   for (ManagedQueue* q : queues_.All()) {
+    if (q->switches_in_flight > 0) continue;  // neither its timer nor its retry runs before the switch ends
     if (engine_.NeedsTimer(q->handle)) due = std::min(due, q->next_timer);
     if (q->retry_mode) due = std::min(due, q->retry_at);
   }
@@ -160,7 +197,8 @@ void Agent::OnWindowEvent(const collect::WindowEvent& event) {
 
 void Agent::RunTimers(engine::Nanos now) {
   for (ManagedQueue* q : queues_.All()) {
-    if (!engine_.NeedsTimer(q->handle) || now < q->next_timer) continue;
+    // A switch in flight has no clock yet: the timer looks once it took effect.
+    if (!engine_.NeedsTimer(q->handle) || now < q->next_timer || q->switches_in_flight > 0) continue;
     q->next_timer = now + engine_.View(q->handle).policy.timer_granularity;
     engine::WindowProgress progress{q->mode_since, 0};
     if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) {
@@ -187,7 +225,19 @@ void Agent::RunTimers(engine::Nanos now) {
 
 void Agent::Rediscover(engine::Nanos now) {
   next_discovery_ = now + options_.discovery_interval;
-  auto scan = deps_.discovery->Scan();
+  if (scan_running_) return;  // a driver slow to answer holds the last scan: the next one waits for it
+  scan_running_ = true;
+  // The scan reads sysfs and asks every driver's socket: on the scan worker (inline before the loop runs).
+  scanner_.Run("discovery", [this] {
+    auto scan = std::make_shared<Result<std::vector<DiscoveredQueue>>>(deps_.discovery->Scan());
+    ToLoop([this, scan] {
+      scan_running_ = false;
+      Reconcile(*scan, deps_.monotonic());
+    });
+  });
+}
+
+void Agent::Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::Nanos now) {
   if (!scan) {
     NA_WARN("discovery: " << scan.error().message);
     return;
@@ -218,8 +268,7 @@ void Agent::Rediscover(engine::Nanos now) {
   for (const DiscoveredQueue& found : *scan) controllers.insert(found.controller);
   std::erase_if(controller_modes_, [&](const auto& item) { return !controllers.count(item.first); });
   // A reset makes its controller vanish for a moment: its time is kept until it no longer matters.
-  std::erase_if(last_disruptive_,
-                [&](const auto& item) { return now - item.second >= options_.min_disruptive_interval; });
+  switcher_.ForgetOldResets(now);
   for (auto it = attached_processes_.begin(); it != attached_processes_.end();) {
     const bool alive = std::any_of(scan->begin(), scan->end(), [&](const auto& f) { return f.pid == it->first; });
     if (alive) {
@@ -239,6 +288,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   controller_modes_.try_emplace(found.controller, policy_->EffectiveGlobal().mode);
   ManagedQueue q;
   q.desc = found;
+  q.serial = next_queue_serial_++;
   q.name = QueueName(found.controller, found.qid);
   q.lever = found.eligible ? deps_.levers->LeverFor(found) : "";
   if (q.desc.eligible && deps_.collector->ObserveOnly()) {
@@ -276,6 +326,8 @@ void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
   NA_INFO("queue " << queue.name << " " << why << ": dropped");
   Publish(v1::EVENT_KIND_QUEUE_REMOVED, &queue, "queue " + queue.name + " " + why);
   CloseSwitch(queue, std::nullopt);
+  queue.switches_in_flight = 0;  // their ends find no queue: whoever waits for them is told now
+  Settled(queue);
   Record("remove " + queue.name);
   engine_.RemoveQueue(queue.handle);
   (void)deps_.collector->ForgetQueue(queue.desc.key);

@@ -1,6 +1,9 @@
 // The closed loop: collectors' windows into the engine, the engine's decisions out through the levers,
-// with discovery, timers, the journal and the persisted policy around it. One loop thread owns all of it;
-// gRPC threads reach it through AgentControl, whose calls run as commands on the loop thread.
+// with discovery, timers, the journal and the persisted policy around it. One loop thread owns the engine,
+// the queue table and the BPF controls; gRPC threads reach it through AgentControl, whose calls run as
+// commands on the loop thread. What may block runs off the loop and posts its result back as a command:
+// a switch's plan, journal write and lever on its controller's worker (mode_switcher.h), discovery's scans
+// on the scan worker.
 #pragma once
 
 #include <atomic>
@@ -20,9 +23,11 @@
 #include "agent/api/agent_control.h"
 #include "agent/collect/collector.h"
 #include "agent/daemon/journal.h"
+#include "agent/daemon/mode_switcher.h"
 #include "agent/daemon/policy_book.h"
 #include "agent/daemon/ports.h"
 #include "agent/daemon/queue_table.h"
+#include "agent/daemon/serial_workers.h"
 #include "agent/daemon/state_store.h"
 #include "agent/engine/engine.h"
 #include "agent/metrics/agent_metrics.h"
@@ -36,11 +41,15 @@ struct AgentOptions {
   engine::Nanos counters_interval = 1'000'000'000;
   engine::Nanos idle_wait = 50'000'000;  // longest loop wait when nothing is due
   // Longest an RPC waits for the loop to take its call; then it is answered kUnavailable and the call is
-  // dropped unrun (a slow lever or a driver that stopped answering holds the loop; callers retry).
+  // dropped unrun (callers retry). Levers and scans run off the loop; only the loop's own work can hold it.
   engine::Nanos rpc_wait = 2'000'000'000;
   // Least time between two disruptive changes (a controller reset) of one controller; a change asked for
   // sooner is refused with the time left to wait (issue 15, finding 7).
   engine::Nanos min_disruptive_interval = 30'000'000'000;
+  // Longest a switch's lever may take before the switch is given up as a timed-out lever error (the queue
+  // degraded, retried with backoff when the agent wants the mode); no other switch of that controller is
+  // queued behind it until the lever returns.
+  engine::Nanos lever_timeout = 10'000'000'000;
   std::string record_windows_path;       // trace of the engine's inputs (replayable) and decisions
   size_t max_queues = 4096;
   std::string version;
@@ -85,7 +94,8 @@ class Agent : public api::AgentControl {
   api::EventBus& events() { return bus_; }
   const engine::Engine& engine() const { return engine_; }
 
-  // AgentControl (thread-safe: each runs on the loop thread).
+  // AgentControl (thread-safe: each runs on the loop thread). SetQueueMode and SetPolicy answer once the
+  // switches they started ended, or after rpc_wait with the queues as they are then.
   v1::GetStatusResponse GetStatus() override;
   Result<v1::ListQueuesResponse> ListQueues(const v1::ListQueuesRequest& request) override;
   v1::GetPolicyResponse GetPolicy() override;
@@ -106,16 +116,38 @@ class Agent : public api::AgentControl {
   void PollWindows(int timeout_ms);
   void OnWindowEvent(const collect::WindowEvent& event);
   void RunTimers(engine::Nanos now);
+  // Starts a scan on the scan worker (unless one still runs); Reconcile takes its snapshot on the loop.
   void Rediscover(engine::Nanos now);
+  void Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::Nanos now);
+  // Runs `step` on the loop thread: queued as a command while the loop runs, inline before it runs, dropped
+  // once it stopped (the worker that posted it is told by ModeSwitcher::Quiesce).
+  void ToLoop(std::function<void()> step);
   void AddQueue(const DiscoveredQueue& found, engine::Nanos now);
   void RemoveQueue(ManagedQueue& queue, const char* why);
   void RefreshCounters();
   int NextWaitMs(engine::Nanos now);
 
-  // agent_decide.cc: decisions, levers, policy.
+  // agent_decide.cc: decisions, policy.
   void HandleDecision(ManagedQueue& queue, const engine::Decision& decision);
+  // The rest of a decision once its switch (if any) ended: last decision, metrics, the event.
+  void FinishDecision(ManagedQueue& queue, const engine::Decision& decision, v1::Decision proto, uint64_t seq);
+
+  // agent_switch.cc: the switch protocol's loop side.
+  struct SwitchInFlight;
+  // Runs on the loop when the switch ended (inline before ApplyMode returns when no loop runs), with its
+  // queue unless the queue left meanwhile: whether the mode was applied.
+  using SwitchThen = std::function<void(ManagedQueue& queue, bool applied)>;
   // `evidence`: the window end or timer tick the decision rests on (for the switch timeline).
-  bool ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, engine::Nanos evidence);
+  void ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, engine::Nanos evidence,
+                 SwitchThen then);
+  ManagedQueue* QueueOf(const SwitchInFlight& sw);  // nullptr when its queue left
+  bool PublishSwitch(SwitchInFlight& sw, engine::Nanos journaled);
+  void EndSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome);
+  void LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome);
+  // The queue keeps its mode: degraded, counted, told, the engine following the real mode, a retry planned.
+  void FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, const Error& error);
+  // No switch of the queue is in flight any more: whoever waits for that is told.
+  void Settled(ManagedQueue& queue);
   // After the lever returned: when the mode took effect (the driver's probe, or the lever's return).
   void TakeEffect(ManagedQueue& queue, SwitchTimeline& timeline);
   // Ends the queue's open switch timeline with the first decision on its new mode (or none).
@@ -139,6 +171,8 @@ class Agent : public api::AgentControl {
 
   // agent_control.cc: proto views.
   v1::QueueInfo Describe(ManagedQueue& queue) const;
+  // Registers `waiter` with every queue whose switch is in flight (on the loop); false when there is none.
+  bool WaitForSwitches(const std::shared_ptr<SwitchesSettled>& waiter);
 
   AgentOptions options_;
   AgentDeps deps_;
@@ -146,7 +180,6 @@ class Agent : public api::AgentControl {
   Journal journal_;
   std::optional<PolicyBook> policy_;
   std::map<std::string, engine::ControllerMode> controller_modes_;  // pinned at discovery, while present
-  std::map<std::string, engine::Nanos> last_disruptive_;            // controller -> its last reset
   engine::Engine engine_;
   QueueTable queues_;
   api::EventBus bus_;
@@ -156,6 +189,8 @@ class Agent : public api::AgentControl {
   engine::Nanos started_at_ = 0;
   engine::Nanos next_discovery_ = 0;
   engine::Nanos next_counters_ = 0;
+  bool scan_running_ = false;  // a scan runs on the scan worker: the next waits for its snapshot
+  uint64_t next_queue_serial_ = 1;
   struct LeverErrors {
     uint64_t count = 0;
     std::string last;
@@ -175,6 +210,10 @@ class Agent : public api::AgentControl {
   std::recursive_mutex inline_mutex_;             // serializes calls made before the loop runs
   std::atomic<bool> stop_{false};
   std::thread::id loop_thread_;
+
+  // Last: their threads are joined before anything they use goes.
+  SerialWorkers scanner_{"nvme-adapt-scan"};
+  ModeSwitcher switcher_;
 };
 
 template <class Fn, class Unanswered>
@@ -219,7 +258,7 @@ auto Agent::OnLoop(Fn fn, Unanswered unanswered) -> decltype(fn()) {
       return unanswered(MakeError(ErrorCode::kUnavailable,
                                   "the agent's loop did not take the call within " +
                                       std::to_string(options_.rpc_wait / 1'000'000) +
-                                      " ms (a lever or a driver is slow); try again"));
+                                      " ms (the loop is held up); try again"));
     }
     call->done_cv.wait(lock, [&] { return call->result.has_value(); });  // running now: its answer is near
   }

@@ -16,6 +16,9 @@ namespace {
 
 Error NotFound(std::string message) { return MakeError(ErrorCode::kNotFound, std::move(message)); }
 
+// A switch in flight longer than this is listed in GetStatus.degraded.
+constexpr engine::Nanos kSlowSwitch = 100'000'000;
+
 }  // namespace
 
 v1::QueueInfo Agent::Describe(ManagedQueue& q) const {
@@ -98,9 +101,9 @@ v1::GetStatusResponse Agent::GetStatus() {
     if (!collector_error_.empty()) status.add_degraded("collector: " + collector_error_);
     if (!journal_warning_.empty()) status.add_degraded("journal: " + journal_warning_);
     if (!journal_.empty()) {
-      status.add_degraded("journal: " + std::to_string(journal_.entries().entries_size()) +
-                          " changed setting(s) to restore on shutdown");
+      status.add_degraded("journal: " + std::to_string(journal_.size()) + " changed setting(s) to restore on shutdown");
     }
+    for (const std::string& line : switcher_.Slow(deps_.monotonic(), kSlowSwitch)) status.add_degraded(line);
     if (queues_over_cap_ > 0) {
       status.add_degraded(std::to_string(queues_over_cap_) + " queue(s) over the tracking cap");
     }
@@ -144,8 +147,23 @@ v1::GetPolicyResponse Agent::GetPolicy() {
   }, [](const Error&) { return v1::GetPolicyResponse(); });
 }
 
+bool Agent::WaitForSwitches(const std::shared_ptr<SwitchesSettled>& waiter) {
+  bool any = false;
+  for (ManagedQueue* q : queues_.All()) {
+    if (q->switches_in_flight == 0) continue;
+    waiter->Add();
+    q->settle_waiters.push_back(waiter);
+    any = true;
+  }
+  return any;
+}
+
 Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& request) {
-  return OnLoop([&]() -> Result<v1::SetPolicyResponse> {
+  // The answer comes once the switches the policy started ended (or after rpc_wait), as it did when they ran
+  // on the loop: a caller that sets a mode finds its queues in it.
+  auto waiter = std::make_shared<SwitchesSettled>();
+  bool switching = false;
+  auto answer = OnLoop([&]() -> Result<v1::SetPolicyResponse> {
     if (!request.controller().empty() && !queues_.HasController(request.controller())) {
       return NotFound("controller " + request.controller() + ": no such controller");
     }
@@ -162,13 +180,18 @@ Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& reque
     Publish(v1::EVENT_KIND_POLICY, nullptr, "policy " + scope + ": " + request.policy().ShortDebugString());
     v1::SetPolicyResponse response;
     *response.mutable_policy() = policy_->policies();
+    switching = WaitForSwitches(waiter);
     return response;
   });
+  if (answer && switching) waiter->WaitFor(options_.rpc_wait);
+  return answer;
 }
 
 Result<v1::SetQueueModeResponse> Agent::SetQueueMode(const v1::SetQueueModeRequest& request) {
-  return OnLoop([&]() -> Result<v1::SetQueueModeResponse> {
-    const std::string name = QueueName(request.queue().controller(), request.queue().queue());
+  const std::string name = QueueName(request.queue().controller(), request.queue().queue());
+  auto waiter = std::make_shared<SwitchesSettled>();
+  bool switching = false;
+  auto answer = OnLoop([&]() -> Result<v1::SetQueueModeResponse> {
     ManagedQueue* q = queues_.ByName(name);
     if (q == nullptr) return NotFound("queue " + name + ": no such queue");
     if (!q->desc.eligible) {
@@ -195,8 +218,24 @@ Result<v1::SetQueueModeResponse> Agent::SetQueueMode(const v1::SetQueueModeReque
     if (auto decision = engine_.SetOverride(q->handle, override_mode, now)) HandleDecision(*q, *decision);
     v1::SetQueueModeResponse response;
     *response.mutable_queue() = Describe(*q);
+    if (q->switches_in_flight > 0) {
+      waiter->Add();
+      q->settle_waiters.push_back(waiter);
+      switching = true;
+    }
     return response;
   });
+  if (!answer || !switching) return answer;
+  // The queue as its switch left it (or as it is after rpc_wait: the switch goes on, GetStatus lists it).
+  waiter->WaitFor(options_.rpc_wait);
+  auto after = OnLoop([&]() -> Result<v1::SetQueueModeResponse> {
+    ManagedQueue* q = queues_.ByName(name);
+    if (q == nullptr) return NotFound("queue " + name + ": no such queue (it left during its switch)");
+    v1::SetQueueModeResponse response;
+    *response.mutable_queue() = Describe(*q);
+    return response;
+  });
+  return after ? after : answer;
 }
 
 std::shared_ptr<api::Subscription> Agent::WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) {

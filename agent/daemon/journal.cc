@@ -10,9 +10,20 @@ std::string DescribeEntry(const v1::JournalEntry& entry) {
 Status Journal::Load() {
   auto loaded = store_.LoadJournalOrPrevious();
   if (!loaded) return loaded.error();
-  journal_ = std::move(loaded->journal);
+  std::lock_guard lock(mutex_);
+  Replace(std::move(loaded->journal));
   load_warning_ = std::move(loaded->warning);
   return OkStatus();
+}
+
+v1::Journal Journal::entries() const {
+  std::lock_guard lock(mutex_);
+  return journal_;
+}
+
+void Journal::Replace(v1::Journal next) {
+  journal_ = std::move(next);
+  size_.store(journal_.entries_size());
 }
 
 int Journal::Find(const std::string& lever, const std::string& target) const {
@@ -23,6 +34,7 @@ int Journal::Find(const std::string& lever, const std::string& target) const {
 }
 
 Status Journal::WillChange(const v1::JournalEntry& entry) {
+  std::lock_guard lock(mutex_);
   if (const int i = Find(entry.lever(), entry.target()); i >= 0) {
     journal_.mutable_entries(i)->set_applied_value(entry.applied_value());
     journal_.mutable_entries(i)->set_time_unix_ns(entry.time_unix_ns());
@@ -31,17 +43,18 @@ Status Journal::WillChange(const v1::JournalEntry& entry) {
   v1::Journal next = journal_;
   *next.add_entries() = entry;
   if (Status saved = store_.SaveJournal(next); !saved) return saved;
-  journal_ = std::move(next);
+  Replace(std::move(next));
   return OkStatus();
 }
 
 Status Journal::Restored(const std::string& lever, const std::string& target) {
+  std::lock_guard lock(mutex_);
   const int i = Find(lever, target);
   if (i < 0) return OkStatus();
   v1::Journal next = journal_;
   next.mutable_entries()->erase(next.mutable_entries()->begin() + i);
   if (Status saved = store_.SaveJournal(next); !saved) return saved;
-  journal_ = std::move(next);
+  Replace(std::move(next));
   return OkStatus();
 }
 
@@ -52,8 +65,10 @@ Status Journal::RestoreAll(const RestoreFn& restore, const RestoreRules& rules, 
   auto keep_error = [&](const Status& status) {
     if (!status && first_error) first_error = status;
   };
-  for (int i = journal_.entries_size() - 1; i >= 0; --i) {
-    const v1::JournalEntry entry = journal_.entries(i);
+  // A copy: each restore drops its entry from the journal as it goes.
+  const v1::Journal journal = entries();
+  for (int i = journal.entries_size() - 1; i >= 0; --i) {
+    const v1::JournalEntry& entry = journal.entries(i);
     const std::string name = DescribeEntry(entry);
     std::string drop_reason;
     if (!rules.boot_id.empty() && !entry.boot_id().empty() && entry.boot_id() != rules.boot_id) {

@@ -4,7 +4,9 @@
 // whose restore is harmless to repeat.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,7 @@ struct RestoreReport {
   bool Complete() const { return kept == 0; }
 };
 
+// Thread-safe: switches journal on their controller's worker (mode_switcher.h) while the loop reads the size.
 class Journal {
  public:
   explicit Journal(const StateStore& store) : store_(store) {}
@@ -37,8 +40,10 @@ class Journal {
   // can be read is it an error.
   Status Load();
   const std::string& load_warning() const { return load_warning_; }
-  const v1::Journal& entries() const { return journal_; }
-  bool empty() const { return journal_.entries_size() == 0; }
+  v1::Journal entries() const;  // a copy
+  // Never waits for a save in progress: the loop asks while a worker may be in fsync.
+  int size() const { return size_.load(); }
+  bool empty() const { return size() == 0; }
 
   // Records the change about to be made. The first entry for a (lever, target) keeps its safe value and
   // is on disk before this returns. A later change of the same target only updates applied_value in
@@ -55,10 +60,13 @@ class Journal {
   Status RestoreAll(const RestoreFn& restore, const RestoreRules& rules = {}, RestoreReport* report = nullptr);
 
  private:
-  int Find(const std::string& lever, const std::string& target) const;
+  int Find(const std::string& lever, const std::string& target) const;  // mutex_ held
+  void Replace(v1::Journal next);                                        // mutex_ held
 
   const StateStore& store_;
+  mutable std::mutex mutex_;  // held across a save: two workers' entries are written one after the other
   v1::Journal journal_;
+  std::atomic<int> size_{0};
   std::string load_warning_;
 };
 

@@ -1,8 +1,19 @@
 #include "agent/daemon/queue_table.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace nvmeadapt::daemon {
+
+void SwitchesSettled::Done() {
+  std::lock_guard lock(mutex_);
+  if (--left_ <= 0) settled_cv_.notify_all();
+}
+
+bool SwitchesSettled::WaitFor(engine::Nanos wait) {
+  std::unique_lock lock(mutex_);
+  return settled_cv_.wait_for(lock, std::chrono::nanoseconds(wait), [&] { return left_ <= 0; });
+}
 
 std::string QueueName(const std::string& controller, uint32_t qid) {
   return controller + ":q" + std::to_string(qid);

@@ -2,7 +2,9 @@
 // and levers name it, the last window and decision, lever health, and retry state.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -17,8 +19,23 @@
 
 namespace nvmeadapt::daemon {
 
+// Told when the switches a call started have ended (SetQueueMode, SetPolicy answer after them).
+class SwitchesSettled {
+ public:
+  void Add() { std::lock_guard lock(mutex_); ++left_; }
+  void Done();
+  // True when every queue's switches ended within `wait`.
+  bool WaitFor(engine::Nanos wait);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable settled_cv_;
+  int left_ = 0;
+};
+
 struct ManagedQueue {
   DiscoveredQueue desc;
+  uint64_t serial = 0;  // tells a queue from a later one of the same name (a switch's end finds its own)
   std::string name;  // QueueName(controller, qid)
   engine::QueueHandle handle = 0;
   std::string lever;  // "" when no lever serves it
@@ -30,6 +47,9 @@ struct ManagedQueue {
   std::optional<collect::WindowEvent> last_window;
   int64_t last_window_unix_ns = 0;
   std::optional<v1::Decision> last_decision;
+  uint64_t decision_seq = 0;   // bumped at each decision: a switch's end updates last_decision if still its own
+  int switches_in_flight = 0;  // on the mode switcher's worker: no timer, no retry meanwhile
+  std::vector<std::shared_ptr<SwitchesSettled>> settle_waiters;  // told when switches_in_flight is back at 0
   uint64_t windows = 0;
   uint64_t stale_windows = 0;
   uint64_t switches = 0;

@@ -41,12 +41,22 @@ const discover::Queue* FindQueue(const discover::Controller& controller, uint32_
 
 }  // namespace
 
+std::shared_ptr<const discover::Snapshot> RealDiscovery::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return snapshot_;
+}
+
 Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
-  snapshot_ = discover::Discover(options_);
+  auto scanned = std::make_shared<const discover::Snapshot>(discover::Discover(options_));
+  {
+    std::lock_guard lock(mutex_);
+    snapshot_ = scanned;
+  }
+  const discover::Snapshot& snapshot = *scanned;
   // Only this scan's skips are remembered: a source is logged again when its reason changes, and what is
   // kept is bounded by one scan (discovery bounds the sockets asked and the text kept of each).
   std::map<std::string, std::string> skips;
-  for (const discover::Skipped& skipped : snapshot_.skipped) {
+  for (const discover::Skipped& skipped : snapshot.skipped) {
     const auto before = reported_skips_.find(skipped.object);
     if (before == reported_skips_.end() || before->second != skipped.error.message) {
       NA_WARN("discovery: skipped " << skipped.object << ": " << skipped.error.message);
@@ -55,7 +65,7 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
   }
   reported_skips_ = std::move(skips);
   std::vector<DiscoveredQueue> queues;
-  for (const discover::Controller& c : snapshot_.controllers) {
+  for (const discover::Controller& c : snapshot.controllers) {
     const std::string binary = c.pid != 0 ? ExecutableOf(options_.procfs_root, c.pid) : "";
     for (const discover::Queue& q : c.queues) {
       DiscoveredQueue found;
@@ -76,11 +86,13 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
   return queues;
 }
 
-RealLevers::ControllerLever* RealLevers::For(const std::string& name) const {
-  const discover::Controller* controller = discovery_.snapshot().Find(name);
-  if (controller == nullptr) return nullptr;
+std::optional<RealLevers::ControllerLever> RealLevers::For(const std::string& name) const {
+  const auto snapshot = discovery_.snapshot();
+  const discover::Controller* controller = snapshot->Find(name);
+  if (controller == nullptr) return std::nullopt;
+  std::lock_guard lock(mutex_);
   auto it = levers_.find(name);
-  if (it != levers_.end() && it->second.identity == controller->Identity()) return &it->second;
+  if (it != levers_.end() && it->second.identity == controller->Identity()) return it->second;
   const actuate::LeverFacts facts = actuate::ProbeLeverFacts(settings_, *controller, environment_);
   ControllerLever resolved;
   resolved.identity = controller->Identity();
@@ -91,18 +103,18 @@ RealLevers::ControllerLever* RealLevers::For(const std::string& name) const {
   resolved.lever = actuate::MakeLever(resolved.choice.kind, resolved.choice.dry_run, settings_, environment_);
   NA_INFO("lever for " << name << ": " << actuate::LeverKindName(resolved.choice.kind)
                        << (resolved.choice.dry_run ? " (dry run)" : "") << " (" << resolved.choice.why << ")");
-  return &(levers_[name] = std::move(resolved));
+  return levers_[name] = std::move(resolved);
 }
 
 std::string RealLevers::LeverFor(const DiscoveredQueue& queue) const {
-  ControllerLever* lever = For(queue.controller);
-  if (lever == nullptr || !lever->lever) return "";
+  const auto lever = For(queue.controller);
+  if (!lever || !lever->lever) return "";
   return std::string(actuate::LeverKindName(lever->choice.kind));
 }
 
 engine::ControllerMode RealLevers::ModeFor(const DiscoveredQueue& queue, engine::ControllerMode mode) const {
-  ControllerLever* lever = For(queue.controller);
-  if (lever == nullptr || !lever->lever || lever->lever->Scope() != actuate::LeverScope::kController ||
+  const auto lever = For(queue.controller);
+  if (!lever || !lever->lever || lever->lever->Scope() != actuate::LeverScope::kController ||
       mode != engine::ControllerMode::kAdaptive) {
     return mode;
   }
@@ -113,16 +125,17 @@ engine::ControllerMode RealLevers::ModeFor(const DiscoveredQueue& queue, engine:
 }
 
 bool RealLevers::Disruptive(const DiscoveredQueue& queue) const {
-  ControllerLever* lever = For(queue.controller);
-  return lever != nullptr && lever->lever && !lever->lever->DryRun() &&
+  const auto lever = For(queue.controller);
+  return lever && lever->lever && !lever->lever->DryRun() &&
          lever->choice.kind == actuate::LeverKind::kPollQueuesReset;
 }
 
 Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMode mode) {
-  ControllerLever* lever = For(queue.controller);
-  const discover::Controller* controller = discovery_.snapshot().Find(queue.controller);
+  const auto lever = For(queue.controller);
+  const auto snapshot = discovery_.snapshot();
+  const discover::Controller* controller = snapshot->Find(queue.controller);
   const discover::Queue* found = controller ? FindQueue(*controller, queue.qid) : nullptr;
-  if (lever == nullptr || !lever->lever || found == nullptr) {
+  if (!lever || !lever->lever || found == nullptr) {
     return MakeError(ErrorCode::kNotFound, QueueName(queue.controller, queue.qid) + ": no longer present");
   }
   const actuate::LeverTarget target = actuate::TargetFor(*controller, *found);
@@ -137,15 +150,20 @@ Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMod
   plan.dry_run = lever->lever->DryRun();
   plan.device_identity = lever->journal_identity;
   plan.changes = !preview->writes.empty();
-  pending_[plan.target] = Pending{lever->lever.get(), target, mode};
+  std::lock_guard lock(mutex_);
+  pending_[plan.target] = Pending{lever->lever, target, mode};
   return plan;
 }
 
 Status RealLevers::Apply(const LeverPlan& plan) {
-  auto it = pending_.find(plan.target);
-  if (it == pending_.end()) return MakeError(ErrorCode::kInternal, plan.target + ": applied without a plan");
-  const Pending pending = it->second;
-  pending_.erase(it);
+  Pending pending;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = pending_.find(plan.target);
+    if (it == pending_.end()) return MakeError(ErrorCode::kInternal, plan.target + ": applied without a plan");
+    pending = std::move(it->second);
+    pending_.erase(it);
+  }
   auto applied = pending.lever->Apply(pending.target, pending.mode);
   if (!applied) return applied.error().ToError();
   for (const auto& write : applied->writes) {
@@ -176,7 +194,7 @@ Status RealLevers::Restore(const v1::JournalEntry& entry) {
   }
   // The controller's own lever when it is of that kind and real (it forgets its first values), else a fresh
   // real one: an entry is a real change, whatever this run's dry-run setting.
-  if (ControllerLever* current = For(entry.controller()); current && current->lever &&
+  if (const auto current = For(entry.controller()); current && current->lever &&
                                                           current->lever->Kind() == point->lever &&
                                                           !current->lever->DryRun()) {
     auto restored = current->lever->Restore(*point);

@@ -3,6 +3,8 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -13,16 +15,19 @@
 
 namespace nvmeadapt::daemon {
 
+// Scans run on the agent's scan worker while levers read the last snapshot on the loop and the switch
+// workers: the snapshot is replaced whole, never changed in place.
 class RealDiscovery : public Discovery {
  public:
   explicit RealDiscovery(discover::DiscoveryOptions options) : options_(std::move(options)) {}
-  Result<std::vector<DiscoveredQueue>> Scan() override;
+  Result<std::vector<DiscoveredQueue>> Scan() override;  // one at a time
   // The last scan, with the controller details levers need.
-  const discover::Snapshot& snapshot() const { return snapshot_; }
+  std::shared_ptr<const discover::Snapshot> snapshot() const;
 
  private:
   discover::DiscoveryOptions options_;
-  discover::Snapshot snapshot_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const discover::Snapshot> snapshot_ = std::make_shared<discover::Snapshot>();  // mutex_
   std::map<std::string, std::string> reported_skips_;  // last scan's unreadable sources and why
 };
 
@@ -31,6 +36,8 @@ class RealDiscovery : public Discovery {
 Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
                              const actuate::LeverEnvironment& environment);
 
+// Thread-safe: the loop asks which lever serves a queue while controllers' workers plan and apply (each
+// controller's switches one at a time; different controllers' at once).
 class RealLevers : public Levers {
  public:
   RealLevers(config::LeverSettings settings, actuate::LeverEnvironment environment, const RealDiscovery& discovery)
@@ -48,20 +55,22 @@ class RealLevers : public Levers {
     std::string identity;  // the device it was resolved for
     std::string journal_identity;  // the same, as journal entries record it
     actuate::LeverChoice choice;
-    std::unique_ptr<actuate::PlannedLever> lever;
+    std::shared_ptr<actuate::PlannedLever> lever;  // shared: a switch keeps its lever if the device is replaced
   };
   struct Pending {
-    actuate::PlannedLever* lever = nullptr;
+    std::shared_ptr<actuate::PlannedLever> lever;
     actuate::LeverTarget target;
     engine::ReapMode mode = engine::ReapMode::kInterrupt;
   };
 
-  // The lever of a controller in the last snapshot, resolved once per device.
-  ControllerLever* For(const std::string& controller) const;
+  // The lever of a controller in the last snapshot, resolved once per device (a copy: nullopt when the
+  // controller is not in the snapshot).
+  std::optional<ControllerLever> For(const std::string& controller) const;
 
   config::LeverSettings settings_;
   actuate::LeverEnvironment environment_;
   const RealDiscovery& discovery_;
+  mutable std::mutex mutex_;  // guards levers_ and pending_; never held while a lever runs
   mutable std::map<std::string, ControllerLever> levers_;
   std::map<std::string, Pending> pending_;  // by journal target, between Plan and Apply
 };

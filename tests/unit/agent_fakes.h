@@ -1,11 +1,18 @@
-// Fakes of the agent's ports, for closed-loop tests without root, BPF or devices.
+// Fakes of the agent's ports, for closed-loop tests without root, BPF or devices. Safe for the loop and the
+// agent's workers to call while a test thread watches (Push, the locked accessors); tests that drive the
+// agent without its loop thread read the fields directly.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/daemon/ports.h"
@@ -17,17 +24,38 @@ class FakeCollector : public collect::Collector {
   std::string Name() const override { return observe_only ? "procfs" : "fake"; }
   bool ObserveOnly() const override { return observe_only; }
   std::vector<std::string> Hooks() const override { return {"fake/hook"}; }
-  Result<int> Poll(int, const std::function<void(const collect::WindowEvent&)>& sink) override {
+  Result<int> Poll(int timeout_ms, const std::function<void(const collect::WindowEvent&)>& sink) override {
+    if (on_poll) on_poll();
     int n = 0;
-    while (!pending.empty()) {
-      collect::WindowEvent event = pending.front();
-      pending.pop_front();
+    for (;;) {
+      collect::WindowEvent event;
+      {
+        std::lock_guard lock(mutex);
+        if (pending.empty()) break;
+        event = pending.front();
+        pending.pop_front();
+      }
       sink(event);
       ++n;
     }
+    // A loop on its own thread waits as on the ring buffer (at most 1 ms here), not spinning.
+    if (n == 0 && timeout_ms > 0 && waits) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return n;
   }
+  // A window for the loop to take, from a test thread while the loop runs.
+  void Push(const collect::WindowEvent& event, engine::Nanos next_window_start) {
+    std::lock_guard lock(mutex);
+    pending.push_back(event);
+    counters[event.key.ToString()].progress = {next_window_start, 0};
+  }
+  std::optional<collect::QueueControl> ControlOf(const collect::QueueKey& key) {
+    std::lock_guard lock(mutex);
+    auto it = controls.find(key.ToString());
+    if (it == controls.end()) return std::nullopt;
+    return it->second;
+  }
   Status SetQueueControl(const collect::QueueKey& key, const collect::QueueControl& control) override {
+    std::lock_guard lock(mutex);
     if (refuse_control) return MakeError(ErrorCode::kUnavailable, "queue " + key.ToString() + ": queue table full");
     controls[key.ToString()] = control;
     return OkStatus();
@@ -37,6 +65,7 @@ class FakeCollector : public collect::Collector {
     return OkStatus();
   }
   Result<collect::QueueCounters> ReadCounters(const collect::QueueKey& key) const override {
+    std::lock_guard lock(mutex);
     auto it = counters.find(key.ToString());
     if (it == counters.end()) return MakeError(ErrorCode::kNotFound, "no counters");
     return it->second;
@@ -52,8 +81,11 @@ class FakeCollector : public collect::Collector {
   }
   collect::CollectorStats Stats() const override { return {}; }
 
+  mutable std::mutex mutex;  // pending, controls and counters, when the loop runs on its thread
   bool observe_only = false;
   bool refuse_control = false;
+  bool waits = true;                // Poll with nothing to hand waits 1 ms
+  std::function<void()> on_poll;    // runs at each Poll, on the loop thread
   std::deque<collect::WindowEvent> pending;
   std::map<std::string, collect::QueueControl> controls;
   std::map<std::string, collect::QueueCounters> counters;
@@ -73,7 +105,27 @@ class FakeDiscovery : public Discovery {
   std::function<void()> on_scan;
 };
 
-// Keeps one value per target ("interrupt"/"poll"); can be told to refuse.
+// Opened once: whoever waits on it goes on.
+class Latch {
+ public:
+  void Open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return open_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// Keeps one value per target ("interrupt"/"poll"); can be told to refuse, or to hang a controller's
+// switches on a latch (a driver that stopped answering its control socket).
 class FakeLevers : public Levers {
  public:
   std::string LeverFor(const DiscoveredQueue& q) const override {
@@ -81,6 +133,7 @@ class FakeLevers : public Levers {
   }
   bool Disruptive(const DiscoveredQueue&) const override { return disruptive; }
   Result<LeverPlan> Plan(const DiscoveredQueue& q, engine::ReapMode mode) override {
+    std::lock_guard lock(mutex);
     const std::string target = QueueName(q.controller, q.qid);
     auto it = values.find(target);
     const std::string current = it == values.end() ? std::string(engine::ReapModeName(q.mode)) : it->second;
@@ -90,8 +143,19 @@ class FakeLevers : public Levers {
     return plan;
   }
   Status Apply(const LeverPlan& plan) override {
-    ++applies;
+    if (!hang_controller.empty() && plan.target.rfind(hang_controller + ":q", 0) == 0) {
+      {
+        std::lock_guard lock(mutex);
+        ++hung;
+      }
+      hang.Wait();
+    }
+    {
+      std::lock_guard lock(mutex);
+      ++applies;
+    }
     if (on_apply) on_apply(plan);
+    std::lock_guard lock(mutex);
     if (refuse > 0) {
       --refuse;
       return MakeError(refuse_code, refuse_code == ErrorCode::kRefused ? "Feature Not Changeable (0x410e)"
@@ -102,10 +166,20 @@ class FakeLevers : public Levers {
     return OkStatus();
   }
   Status Restore(const v1::JournalEntry& entry) override {
+    std::lock_guard lock(mutex);
     values[entry.target()] = entry.safe_value();
     log.push_back("restore " + entry.target() + "=" + entry.safe_value());
     return OkStatus();
   }
+  std::string Value(const std::string& target) {
+    std::lock_guard lock(mutex);
+    return values[target];
+  }
+  int Hung() {
+    std::lock_guard lock(mutex);
+    return hung;
+  }
+  std::mutex mutex;  // guards the fields below while workers call the lever
   std::map<std::string, std::string> values;
   std::vector<std::string> log;
   int refuse = 0;
@@ -115,6 +189,9 @@ class FakeLevers : public Levers {
   ErrorCode refuse_code = ErrorCode::kRefused;
   std::function<void(const LeverPlan&)> on_apply;  // runs inside Apply, before it succeeds or refuses
   int applies = 0;
+  std::string hang_controller;  // Apply for a queue of this controller waits on `hang` first
+  Latch hang;
+  int hung = 0;  // Applies that waited (or wait) on `hang`
 };
 
 inline DiscoveredQueue UvnvmeQueue(uint32_t qid, const std::string& controller = "uvnvme:7:0") {

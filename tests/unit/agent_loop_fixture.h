@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -34,8 +35,9 @@ class AgentLoop : public ::testing::Test {
     options.record_windows_path = state_dir_ + ".trace";
     options.version = "test";
     options.rpc_wait = rpc_wait_;
-    AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_; }, [this] { return now_ + 1; },
-                   &metrics_};
+    options.lever_timeout = lever_timeout_;
+    AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_.load(); },
+                   [this] { return now_.load() + 1; }, &metrics_};
     return std::make_unique<Agent>(options, deps);
   }
 
@@ -81,8 +83,9 @@ class AgentLoop : public ::testing::Test {
   FakeDiscovery discovery_;
   FakeLevers levers_;
   metrics::AgentMetrics metrics_;
-  engine::Nanos now_ = 1'000'000'000;
+  std::atomic<engine::Nanos> now_ = 1'000'000'000;  // read by the agent's workers too
   engine::Nanos rpc_wait_ = 2'000'000'000;
+  engine::Nanos lever_timeout_ = 10'000'000'000;
   std::unique_ptr<Agent> agent_;
 };
 
