@@ -119,11 +119,15 @@ void PlanNvme(FeatureProbe& probe, const CollectorOptions& options, HookPlan& pl
 
 // NVMe over Fabrics (bpf/na_fabrics.bpf.h). The host program counts fabrics controllers' completions in
 // nvme_core, beside the PCIe programs; without them the block program counts every nvme disk already, so
-// the host program would count those requests twice. The target program needs nvmet loaded (its BTF) when
-// the collector opens: a target started later is seen by the next agent start.
+// the host program would count those requests twice. It runs at every nvme completion, PCIe ones too (to
+// return early), so only where nvme_fabrics is loaded, without which no fabrics controller can exist. The
+// target program needs nvmet loaded (its BTF). Both are decided when the collector opens: a module loaded
+// later is seen by the next agent start.
 void PlanFabrics(FeatureProbe& probe, HookPlan& plan) {
   const bool nvme_programs = plan.nvme != Attach::kNone || plan.nvme_per_batch;
-  if (!nvme_programs) {
+  if (!probe.ModuleBtf("nvme_fabrics")) {
+    plan.decisions.push_back("fabrics host: nvme_fabrics not loaded (or without BTF); no host program");
+  } else if (!nvme_programs) {
     plan.decisions.push_back("fabrics host: through the block layer (no kernel nvme programs)");
   } else if (probe.BtfHasStruct("nvme_core", "nvme_ctrl_ops") && probe.TpBtfAttachable("nvme_core", "nvme_complete_rq")) {
     plan.fabrics_host = true;

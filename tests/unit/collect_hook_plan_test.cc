@@ -222,7 +222,7 @@ TEST(OpenCollector, ForcedProcfsSaysSo) {
 FakeFeatureProbe FabricsKernel() {
   FakeFeatureProbe probe;
   probe.structs.insert({"nvme_core:nvme_ctrl_ops", "nvmet:nvmet_req"});
-  probe.module_btf.insert("nvmet");
+  probe.module_btf.insert({"nvmet", "nvme_fabrics"});
   probe.tp_btf.insert({"nvme_core:nvme_complete_rq", "nvmet:nvmet_req_complete"});
   return probe;
 }
@@ -255,6 +255,15 @@ TEST(HookPlan, WithoutNvmeProgramsTheBlockLayerCountsFabricsHostsOnce) {
   EXPECT_FALSE(plan.fabrics_host);
   EXPECT_FALSE(Contains(plan.KernelHooks(), "tp_btf/nvme_complete_rq"));
   EXPECT_TRUE(AnyContains(plan.decisions, "fabrics host: through the block layer"));
+}
+
+// A PCIe-only machine pays nothing for the host program (it would run at every completion to return early).
+TEST(HookPlan, NoNvmeFabricsLoadedMeansNoHostProgram) {
+  FakeFeatureProbe probe = FabricsKernel();
+  probe.module_btf.erase("nvme_fabrics");
+  const HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  EXPECT_FALSE(plan.fabrics_host);
+  EXPECT_TRUE(AnyContains(plan.decisions, "nvme_fabrics not loaded"));
 }
 
 TEST(HookPlan, NoNvmeCoreCtrlOpsTypeMeansNoHostProgram) {

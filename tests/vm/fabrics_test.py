@@ -96,7 +96,7 @@ def main(argv=None):
     parser.add_argument("--build-dir", type=Path, default=SOURCE_DIR / "build")
     parser.add_argument("--kernel", choices=sorted(KERNELS), default="6.1", help="Debian guest kernel")
     parser.add_argument("--test-name", help="results go to BUILD/vm-results/TEST_NAME (default vm_fabrics_<kernel>)")
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds before QEMU is killed")
+    parser.add_argument("--timeout", type=float, default=1300.0, help="seconds before QEMU is killed")
     args = parser.parse_args(argv)
     build_dir = args.build_dir.resolve()
     name = args.test_name or "vm_fabrics_" + args.kernel.replace(".", "_").replace("-", "_")

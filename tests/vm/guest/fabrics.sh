@@ -64,9 +64,9 @@ a=$(results_subdir agent)
 agent_config fabrics ""
 agent_start fabrics "$a" --metrics-listen 127.0.0.1:9464
 agent_watch "$a/watch.json"
-agent_settled_queues "$a/queues-before.json"
+fabrics_settled_queues "$a/queues-before.json"
 fabrics_io poll agent-4k-randrw --bs=4k --rw=randrw --ioengine=libaio
-agent_settled_queues "$a/queues-after.json"
+fabrics_settled_queues "$a/queues-after.json"
 python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
   http://127.0.0.1:9464/metrics > "$a/metrics.txt"
 step agent-host-vanishes

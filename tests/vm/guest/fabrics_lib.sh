@@ -108,10 +108,10 @@ fabrics_connect() {
   hist_start nvmet/nvmet_req_complete qid
   for ((cpu = 0; cpu < $(nproc); cpu++)); do
     fio --name=touch --filename="/dev/$fabrics_disk" --direct=1 --rw=read --bs=4k --number_ios=4 --size=1M \
-      --cpus_allowed="$cpu" --ioengine=psync --output=/dev/null
+      --cpus_allowed="$cpu" --ioengine=psync --eta=never --output=/dev/null
     if [[ " $* " == *" --nr-poll-queues"* ]]; then
       fio --name=touch-polled --filename="/dev/$fabrics_disk" --direct=1 --rw=read --bs=4k --number_ios=4 \
-        --size=1M --cpus_allowed="$cpu" --ioengine=io_uring --hipri=1 --output=/dev/null
+        --size=1M --cpus_allowed="$cpu" --ioengine=io_uring --hipri=1 --eta=never --output=/dev/null
     fi
   done
   hist_stop nvmet/nvmet_req_complete qid "$dir/target-touch-hist.txt"
@@ -152,4 +152,20 @@ fabrics_io() {
 # _agent_lists_no CONTROLLER OUT: the agent's queue list (to OUT) has no queue of CONTROLLER.
 _agent_lists_no() {
   ctl --json queues > "$2" && ! grep -q "\"controller\":\"$1\"" "$2"
+}
+
+# fabrics_settled_queues OUT: ListQueues once the I/O queues' counters stopped moving (agent_settled_queues
+# of agent_lib.sh, without the admin queues: a fabrics host's keep-alive commands keep qid 0 moving).
+fabrics_settled_queues() {
+  local out=$1 previous="" current tries
+  for tries in 1 2 3 4 5 6 7 8 9 10; do
+    ctl --json queues > "$out"
+    current=$("${AGENT_JSON[@]}" queues "$out" | awk '$1 !~ /:q0$/ { printf "%s=%s ", $1, $4 }')
+    echo "$(uptime_s) $current" >> "$out.reads"
+    [[ $current == "$previous" ]] && return 0
+    previous=$current
+    sleep 1.1
+  done
+  say "agent counters still moving after $tries reads"
+  return 1
 }
