@@ -70,9 +70,9 @@ fabrics_settled_queues "$a/queues-after.json"
 python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
   http://127.0.0.1:9464/metrics > "$a/metrics.txt"
 step agent-host-vanishes
+host_ctrl=$(cut -d' ' -f1 "$NVA_RESULTS_DIR/fabrics/poll/controller.txt")
 fabrics_disconnect poll
-wait_until 30 "the agent to drop $(cat "$NVA_RESULTS_DIR/fabrics/poll/controller.txt" | cut -d' ' -f1)" \
-  _agent_lists_no "$(cut -d' ' -f1 "$NVA_RESULTS_DIR/fabrics/poll/controller.txt")" "$a/queues-after-disconnect.json"
+wait_until 30 "the agent to drop $host_ctrl" _agent_lists_no "$host_ctrl" "$a/queues-after-disconnect.json"
 ctl --json status > "$a/status-after-disconnect.json"
 agent_stop "$a" TERM
 
