@@ -74,8 +74,14 @@ struct irqaction;
 /* nvme_core module types (drivers/nvme/host/nvme.h). struct nvme_request is the blk-mq pdu that follows
  * struct request (nvme_req() = blk_mq_rq_to_pdu()); its layout depends on CONFIG_NVME_MULTIPATH
  * (start_time before ctrl), which CO-RE absorbs. */
+/* ops->flags & NVME_F_FABRICS (drivers/nvme/host/nvme.h, 1 << 0): tcp, rdma, fc, loop; not pci. */
+struct nvme_ctrl_ops {
+	unsigned int flags;
+};
+
 struct nvme_ctrl {
 	int instance; /* the N of /dev/nvmeN */
+	const struct nvme_ctrl_ops *ops;
 };
 
 struct nvme_request {
@@ -95,6 +101,23 @@ struct nvme_queue {
 	u16 cq_head;
 	u16 qid;
 	u8 cq_phase;
+};
+
+/* nvmet module types (drivers/nvme/target/nvmet.h), same names and types in 6.1 and 6.18. A queue's qid is
+ * set by its Connect command (nvmet_sq_setup); before that sq->ctrl is NULL. cntlid comes from one IDA
+ * for the whole target (nvmet_alloc_ctrl), so it names a controller on this node. */
+struct nvmet_ctrl {
+	u16 cntlid;
+};
+
+struct nvmet_sq {
+	struct nvmet_ctrl *ctrl;
+	u16 qid;
+};
+
+struct nvmet_req {
+	struct nvmet_sq *sq;
+	unsigned long transfer_len; /* size_t */
 };
 
 #pragma clang attribute pop

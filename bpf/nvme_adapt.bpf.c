@@ -5,6 +5,7 @@
  * for the rest, so only what can attach is ever loaded. All of them feed na_account().
  */
 #include "na_queue.bpf.h"
+#include "na_fabrics.bpf.h"
 #include <bpf/usdt.bpf.h>
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -24,6 +24,7 @@ enum na_source {
 	NA_SOURCE_BLOCK = 2,       /* block_rq_complete: ctrl = dev_t (major << 20 | minor), qid = hctx + 1 */
 	NA_SOURCE_UVNVME = 3,      /* uvnvme USDT: ctrl = controller index, qid, pid */
 	NA_SOURCE_SPDK = 4,        /* spdk uprobe: ctrl = high, qid = low 32 bits of the qpair pointer, pid */
+	NA_SOURCE_NVMET = 5,       /* nvmet_req_complete: ctrl = target controller id (cntlid), qid */
 };
 
 /* What the block program does with an nvme disk's completions (set before load, see na_nvme_disks). */

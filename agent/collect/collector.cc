@@ -10,6 +10,7 @@ std::string_view SourceName(Source source) {
     case Source::kBlock: return "block";
     case Source::kUvnvme: return "uvnvme";
     case Source::kSpdk: return "spdk";
+    case Source::kNvmet: return "nvmet";
   }
   return "unknown";
 }
@@ -28,6 +29,9 @@ std::string QueueKey::ToString() const {
       break;
     case Source::kSpdk:
       std::snprintf(text, sizeof text, "spdk:%u:0x%08x%08x", pid, ctrl, qid);
+      break;
+    case Source::kNvmet:
+      std::snprintf(text, sizeof text, "nvmet:c%u:q%u", ctrl, qid);
       break;
     default:
       std::snprintf(text, sizeof text, "source%u:%u:%u:%u", static_cast<unsigned>(source), pid, ctrl, qid);

@@ -21,8 +21,9 @@ namespace nvmeadapt::collect {
 
 inline constexpr size_t kHistBuckets = 32;  // == NA_HIST_BUCKETS: bucket i counts intervals in [2^i, 2^(i+1)) ns
 
-enum class Source : uint8_t { kKernelNvme = 1, kBlock = 2, kUvnvme = 3, kSpdk = 4 };
-std::string_view SourceName(Source source);  // "kernel", "block", "uvnvme", "spdk"
+// kNvmet: an NVMe target's queue (nvmet), ctrl = the target controller's cntlid.
+enum class Source : uint8_t { kKernelNvme = 1, kBlock = 2, kUvnvme = 3, kSpdk = 4, kNvmet = 5 };
+std::string_view SourceName(Source source);  // "kernel", "block", "uvnvme", "spdk", "nvmet"
 
 struct QueueKey {
   Source source = Source::kKernelNvme;
@@ -31,7 +32,8 @@ struct QueueKey {
                       // pointer
   uint32_t pid = 0;   // userspace driver process; 0 for kernel queues
   auto operator<=>(const QueueKey&) const = default;
-  std::string ToString() const;  // "kernel:nvme0:q1", "block:7:0:q1", "uvnvme:1234:c0:q2", "spdk:1234:0x..."
+  std::string ToString() const;  // "kernel:nvme0:q1", "block:7:0:q1", "uvnvme:1234:c0:q2", "spdk:1234:0x...",
+                                 // "nvmet:c1:q2"
 };
 
 struct QueueKeyHash {

@@ -35,6 +35,8 @@ constexpr std::array kProgramHooks = {
     ProgramHook{"na_uvnvme_mode", "usdt/uvnvme:mode"},
     ProgramHook{"na_spdk_process_completions", "uprobe/spdk_nvme_qpair_process_completions"},
     ProgramHook{"na_spdk_process_completions_ret", "uretprobe/spdk_nvme_qpair_process_completions"},
+    ProgramHook{"na_fabrics_host_complete_btf", "tp_btf/nvme_complete_rq"},
+    ProgramHook{"na_fabrics_target_complete_btf", "tp_btf/nvmet_req_complete"},
     ProgramHook{"na_test_account", "test/na_test_account"},
 };
 
@@ -115,6 +117,33 @@ void PlanNvme(FeatureProbe& probe, const CollectorOptions& options, HookPlan& pl
   plan.nvme_attribution = true;
 }
 
+// NVMe over Fabrics (bpf/na_fabrics.bpf.h). The host program counts fabrics controllers' completions in
+// nvme_core, beside the PCIe programs; without them the block program counts every nvme disk already, so
+// the host program would count those requests twice. It runs at every nvme completion, PCIe ones too (to
+// return early), so only where nvme_fabrics is loaded, without which no fabrics controller can exist. The
+// target program needs nvmet loaded (its BTF). Both are decided when the collector opens: a module loaded
+// later is seen by the next agent start.
+void PlanFabrics(FeatureProbe& probe, HookPlan& plan) {
+  const bool nvme_programs = plan.nvme != Attach::kNone || plan.nvme_per_batch;
+  if (!probe.ModuleBtf("nvme_fabrics")) {
+    plan.decisions.push_back("fabrics host: nvme_fabrics not loaded (or without BTF); no host program");
+  } else if (!nvme_programs) {
+    plan.decisions.push_back("fabrics host: through the block layer (no kernel nvme programs)");
+  } else if (probe.BtfHasStruct("nvme_core", "nvme_ctrl_ops") && probe.TpBtfAttachable("nvme_core", "nvme_complete_rq")) {
+    plan.fabrics_host = true;
+    plan.decisions.push_back("fabrics host: tp_btf/nvme_complete_rq for fabrics controllers (tcp, rdma, fc, loop)");
+  } else {
+    plan.decisions.push_back("fabrics host: no tp_btf/nvme_complete_rq (nvme_core BTF); fabrics controllers through the block layer");
+  }
+  if (probe.ModuleBtf("nvmet") && probe.BtfHasStruct("nvmet", "nvmet_req") &&
+      probe.TpBtfAttachable("nvmet", "nvmet_req_complete")) {
+    plan.fabrics_target = true;
+    plan.decisions.push_back("fabrics target: tp_btf/nvmet_req_complete (nvmet queues by cntlid and qid)");
+  } else {
+    plan.decisions.push_back("fabrics target: nvmet not loaded or without BTF; no target queues");
+  }
+}
+
 }  // namespace
 
 std::string_view AttachName(Attach attach) {
@@ -151,6 +180,8 @@ std::vector<std::string> HookPlan::Programs() const {
     for (std::string_view name : {"na_nvme_irq_entry", "na_nvme_irq_exit", "na_nvme_poll_entry", "na_nvme_poll_exit"})
       add(name);
   }
+  if (fabrics_host) add("na_fabrics_host_complete_btf");
+  if (fabrics_target) add("na_fabrics_target_complete_btf");
   add(TwinProgram(irqs, "na_irq_handler_entry_btf", "na_irq_handler_entry_raw"));
   add(TwinProgram(irqs, "na_irq_handler_exit_btf", "na_irq_handler_exit_raw"));
   for (std::string_view name : kUserspacePrograms) add(name);
@@ -180,7 +211,10 @@ HookPlan PlanHooks(FeatureProbe& probe, const CollectorOptions& options) {
   plan.use_bpf = true;
   if (options.block) plan.block = VmlinuxTracepoint(probe, "block_rq_complete", "block", plan.decisions);
   if (options.irqs) plan.irqs = VmlinuxTracepoint(probe, "irq_handler_entry", "irqs", plan.decisions);
-  if (options.kernel_nvme) PlanNvme(probe, options, plan);
+  if (options.kernel_nvme) {
+    PlanNvme(probe, options, plan);
+    PlanFabrics(probe, plan);
+  }
   return plan;
 }
 

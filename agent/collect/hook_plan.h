@@ -22,6 +22,8 @@ struct HookPlan {
   bool nvme_attribution = false;          // fentry/fexit on nvme_irq and nvme_poll (with the nvme_sq program)
   bool nvme_per_batch = false;            // instead of nvme_sq: one program per reap (nvme_irq, nvme_poll)
   Attach irqs = Attach::kNone;            // irq_handler_entry/exit
+  bool fabrics_host = false;              // tp_btf/nvme_complete_rq, fabrics controllers only (na_fabrics.bpf.h)
+  bool fabrics_target = false;            // tp_btf/nvmet_req_complete: the NVMe target's queues
   TracepointLayout nvme_sq_layout;        // for Attach::kTracepoint
   std::vector<std::string> decisions;     // one line per choice, with its reason, for the log
 

@@ -12,6 +12,7 @@ static_assert(static_cast<uint32_t>(Source::kKernelNvme) == NA_SOURCE_KERNEL_NVM
 static_assert(static_cast<uint32_t>(Source::kBlock) == NA_SOURCE_BLOCK);
 static_assert(static_cast<uint32_t>(Source::kUvnvme) == NA_SOURCE_UVNVME);
 static_assert(static_cast<uint32_t>(Source::kSpdk) == NA_SOURCE_SPDK);
+static_assert(static_cast<uint32_t>(Source::kNvmet) == NA_SOURCE_NVMET);
 static_assert(static_cast<uint32_t>(engine::ReapMode::kInterrupt) == NA_MODE_INTERRUPT);
 static_assert(static_cast<uint32_t>(engine::ReapMode::kPoll) == NA_MODE_POLL);
 static_assert(sizeof(na_queue_slot) % 64 == 0, "slots are padded to whole cache lines");
@@ -29,7 +30,7 @@ QueueKey FromBpfKey(const na_queue_key& key) {
 }
 
 Result<WindowEvent> FromBpfRecord(const na_window_record& record) {
-  if (record.key.source < NA_SOURCE_KERNEL_NVME || record.key.source > NA_SOURCE_SPDK)
+  if (record.key.source < NA_SOURCE_KERNEL_NVME || record.key.source > NA_SOURCE_NVMET)
     return MakeError(ErrorCode::kInvalidArgument, "window record: unknown source " + std::to_string(record.key.source));
   if (record.kind != NA_RECORD_WINDOW && record.kind != NA_RECORD_PACE_MISS)
     return MakeError(ErrorCode::kInvalidArgument, "window record: unknown kind " + std::to_string(record.kind));

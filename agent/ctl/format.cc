@@ -110,9 +110,11 @@ void PrintStatus(const v1::GetStatusResponse& s, std::ostream& out) {
 }
 
 void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out) {
-  Table t({"QUEUE", "SOURCE", "MODE", "STATE", "POLICY", "OVERRIDE", "SWITCHES", "COMPLETIONS", "NOTE"});
+  Table t({"QUEUE", "SOURCE", "TRANSPORT", "LAYER", "MODE", "STATE", "POLICY", "OVERRIDE", "SWITCHES", "COMPLETIONS",
+           "NOTE"});
   for (const auto& q : response.queues()) {
-    t.Add({QueueName(q.id()), ShortName(q.source()), ShortName(q.mode()), ShortName(q.state()),
+    t.Add({QueueName(q.id()), ShortName(q.source()), OrDash(q.transport()), OrDash(q.layer()), ShortName(q.mode()),
+           ShortName(q.state()),
            ShortName(q.controller_mode()), OverrideText(q), std::to_string(q.mode_switches()),
            std::to_string(q.completions()), NoteText(q)});
   }

@@ -306,7 +306,8 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   q.handle = added.handle;
   if (deps_.metrics) {
     q.metrics_id = deps_.metrics->AddQueue(
-        metrics::QueueLabels{std::string(collect::SourceName(found.key.source)), found.controller, found.qid},
+        metrics::QueueLabels{std::string(collect::SourceName(found.key.source)), found.controller, found.qid,
+                             found.transport, found.layer},
         q.desc.eligible);
     deps_.metrics->SetPollThreshold(*q.metrics_id, setup.policy.poll_threshold);
   }

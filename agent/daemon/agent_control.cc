@@ -60,6 +60,8 @@ v1::QueueInfo Agent::Describe(ManagedQueue& q) const {
   info.set_mode_switches(q.switches);
   for (uint32_t cpu : q.desc.cpus) info.add_cpus(cpu);
   info.set_irq(q.desc.irq);
+  info.set_transport(q.desc.transport);
+  info.set_layer(q.desc.layer);
   info.set_windows(q.windows);
   return info;
 }

@@ -26,6 +26,8 @@ struct DiscoveredQueue {
   engine::ReapMode mode = engine::ReapMode::kInterrupt;  // as found
   std::vector<uint32_t> cpus;
   int irq = -1;
+  std::string transport;   // "pcie", "tcp", "loop", ..., "uvnvme" (QueueInfo.transport)
+  std::string layer;       // "local", "host", "target", "backing" (QueueInfo.layer, docs/fabrics.md)
   pid_t pid = 0;           // userspace driver process, for USDT attachment
   std::string binary;      // its executable
 };

@@ -16,6 +16,7 @@ v1::Source ToProtoSource(collect::Source source) {
     case collect::Source::kBlock: return v1::SOURCE_BLOCK;
     case collect::Source::kUvnvme: return v1::SOURCE_UVNVME;
     case collect::Source::kSpdk: return v1::SOURCE_SPDK;
+    case collect::Source::kNvmet: return v1::SOURCE_NVMET;
   }
   return v1::SOURCE_UNSPECIFIED;
 }
@@ -78,6 +79,8 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
       found.mode = q.mode;
       found.cpus = q.cpus;
       found.irq = q.vector && q.vector->kind != discover::VectorKind::kEventfd ? static_cast<int>(q.vector->irq) : -1;
+      found.transport = c.transport.empty() ? "pcie" : c.transport;
+      found.layer = c.layer;
       found.pid = c.pid;
       found.binary = binary;
       queues.push_back(std::move(found));

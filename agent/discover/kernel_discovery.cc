@@ -9,6 +9,7 @@
 #include <set>
 
 #include "agent/discover/discovery.h"
+#include "agent/discover/fabrics_layer.h"
 #include "agent/discover/fs.h"
 #include "agent/discover/procfs_parse.h"
 
@@ -83,7 +84,10 @@ void Classify(const Controller& controller, const KernelFacts& facts, Queue& q) 
   const std::string self = controller.name + "q" + std::to_string(q.qid);
   if (q.qid == 0) return set(Ineligibility::kAdminQueue, "admin queue");
   if (!controller.transport.empty() && controller.transport != "pcie") {
-    return set(Ineligibility::kNoInterrupts, "transport " + controller.transport + " has no interrupt vectors");
+    // Its transport reaps completions itself (nvme_tcp's io_work; poll queues only with nr_poll_queues at
+    // connect): nothing per queue to switch.
+    return set(Ineligibility::kNoInterrupts, controller.transport + " host queue: no MSI-X vector (its mode is set by "
+                                             "the poll queue count at connect)");
   }
   if (!q.vector) return set(Ineligibility::kPollQueue, "poll queue (no vector)");
   if (q.vector->kind == VectorKind::kMsi) return set(Ineligibility::kNotMsix, "MSI, not MSI-X");
@@ -216,6 +220,7 @@ Result<std::vector<Controller>> DiscoverKernel(const DiscoveryOptions& options, 
     }
   }
   facts.threaded_reason = ThreadedReason(options);
+  const std::set<std::string> exported = NvmetExportedDisks(options);
 
   for (const auto& [instance, name] : names) {
     const std::string dir = JoinPath(class_dir, name);
@@ -224,6 +229,7 @@ Result<std::vector<Controller>> DiscoverKernel(const DiscoveryOptions& options, 
       if (skipped) skipped->push_back(Skipped{dir, controller.error()});
       continue;
     }
+    controller->layer = std::string(ControllerLayer(*controller, exported));
     controllers.push_back(std::move(*controller));
   }
   return controllers;

@@ -73,6 +73,7 @@ struct Controller {
   std::string transport;     // "pcie", "tcp", ...; "uvnvme" for uvnvme
   std::string address;       // PCI address for pcie
   std::string state;         // "live", "resetting", ... (kernel)
+  std::string layer = "local";  // "local", "host", "backing" (fabrics_layer.h); "target" for nvmet queues
   std::vector<Namespace> namespaces;
   std::vector<Queue> queues;  // by qid
 

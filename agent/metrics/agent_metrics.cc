@@ -110,7 +110,10 @@ QueueId AgentMetrics::AddQueue(const QueueLabels& labels, bool eligible) {
   std::lock_guard lock(state_->mutex);
   auto key = std::make_tuple(source, controller, queue);
   if (auto it = state_->ids_by_labels.find(key); it != state_->ids_by_labels.end()) {
-    state_->queues.at(it->second).eligible = eligible;
+    QueueSeries& known = state_->queues.at(it->second);
+    known.eligible = eligible;
+    known.transport = SanitizeLabelValue(labels.transport);
+    known.layer = SanitizeLabelValue(labels.layer);
     return QueueId{it->second};
   }
   const uint64_t id = state_->next_id++;
@@ -118,6 +121,8 @@ QueueId AgentMetrics::AddQueue(const QueueLabels& labels, bool eligible) {
   series.source = std::move(source);
   series.controller = std::move(controller);
   series.queue = std::move(queue);
+  series.transport = SanitizeLabelValue(labels.transport);
+  series.layer = SanitizeLabelValue(labels.layer);
   series.eligible = eligible;
   series.tracked = state_->agent.tracked < state_->agent.max_tracked;
   ++(series.tracked ? state_->agent.tracked : state_->agent.untracked);

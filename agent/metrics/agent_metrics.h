@@ -32,9 +32,11 @@ namespace nvmeadapt::metrics {
 enum class QueueId : uint64_t {};
 
 struct QueueLabels {
-  std::string source;      // collect::SourceName(): "kernel", "block", "uvnvme", "spdk"
+  std::string source;      // collect::SourceName(): "kernel", "block", "uvnvme", "spdk", "nvmet"
   std::string controller;  // "nvme0", "uvnvme:1234:c0", ...
   uint32_t queue = 0;      // the NVMe queue id
+  std::string transport;   // "pcie", "tcp", "loop", ... (nvme_adapt_queue_info only)
+  std::string layer;       // "local", "host", "target", "backing" (nvme_adapt_queue_info only)
 };
 
 class MetricsState;

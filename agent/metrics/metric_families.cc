@@ -98,6 +98,8 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
   FamilyBuilder eligible("nvme_adapt_queue_eligible",
                          "1 if the agent may switch the queue's mode (I/O queue with its own MSI-X vector).",
                          MetricType::Gauge);
+  FamilyBuilder info("nvme_adapt_queue_info",
+                     "1 per queue, with its transport and its layer in an NVMe over Fabrics stack.", MetricType::Gauge);
   FamilyBuilder average("nvme_adapt_queue_window_average_interval_seconds",
                         "Average interval between completions in the queue's last full window.",
                         MetricType::Gauge);
@@ -115,6 +117,7 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
   for (const QueueSeries& queue : queues) {
     const Labels labels = QueueLabelsOf(queue);
     eligible.Add(labels, queue.eligible ? 1 : 0);
+    info.Add(With(With(labels, "transport", queue.transport), "layer", queue.layer), 1);
     if (queue.mode) {  // counters and mode are known once the daemon has updated the queue
       completions.Add(labels, static_cast<double>(queue.completions));
       bytes.Add(labels, static_cast<double>(queue.bytes));
@@ -137,7 +140,7 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
       if (count) tries.Add(With(labels, "result", std::string(PollTryResultName(result))), static_cast<double>(count));
     }
   }
-  for (FamilyBuilder* family : {&completions, &bytes, &reaped, &mode, &eligible, &average, &threshold,
+  for (FamilyBuilder* family : {&completions, &bytes, &reaped, &mode, &eligible, &info, &average, &threshold,
                                 &intervals, &switches, &tries}) {
     family->MoveTo(out);
   }

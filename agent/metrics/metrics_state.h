@@ -25,6 +25,8 @@ struct QueueSeries {
   std::string source;
   std::string controller;
   std::string queue;
+  std::string transport;
+  std::string layer;
   bool tracked = false;
   bool eligible = false;
   std::optional<engine::ReapMode> mode;  // unknown until the first UpdateQueue

@@ -217,7 +217,65 @@ TEST(OpenCollector, ForcedProcfsSaysSo) {
   EXPECT_NE(log.find("force_procfs"), std::string::npos) << log;
 }
 
+// NVMe over Fabrics: the host program beside the PCIe ones (never without them: the block program would
+// count those requests too), the target program where nvmet is loaded with its BTF.
+FakeFeatureProbe FabricsKernel() {
+  FakeFeatureProbe probe;
+  probe.structs.insert({"nvme_core:nvme_ctrl_ops", "nvmet:nvmet_req"});
+  probe.module_btf.insert({"nvmet", "nvme_fabrics"});
+  probe.tp_btf.insert({"nvme_core:nvme_complete_rq", "nvmet:nvmet_req_complete"});
+  return probe;
+}
+
+TEST(HookPlan, FabricsHostAndTargetProgramsWhereTheirBtfIs) {
+  FakeFeatureProbe probe = FabricsKernel();
+  const HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  EXPECT_TRUE(plan.fabrics_host);
+  EXPECT_TRUE(plan.fabrics_target);
+  EXPECT_TRUE(Contains(plan.KernelHooks(), "tp_btf/nvme_complete_rq"));
+  EXPECT_TRUE(Contains(plan.KernelHooks(), "tp_btf/nvmet_req_complete"));
+  EXPECT_TRUE(Contains(plan.Programs(), "na_fabrics_host_complete_btf"));
+  EXPECT_TRUE(AnyContains(plan.decisions, "fabrics target: tp_btf/nvmet_req_complete"));
+}
+
+TEST(HookPlan, NoNvmetLoadedMeansNoTargetProgramAndSaysWhy) {
+  FakeFeatureProbe probe = FabricsKernel();
+  probe.DropModuleBtf("nvmet");
+  const HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  EXPECT_TRUE(plan.fabrics_host);
+  EXPECT_FALSE(plan.fabrics_target);
+  EXPECT_FALSE(Contains(plan.Programs(), "na_fabrics_target_complete_btf"));
+  EXPECT_TRUE(AnyContains(plan.decisions, "nvmet not loaded or without BTF"));
+}
+
+TEST(HookPlan, WithoutNvmeProgramsTheBlockLayerCountsFabricsHostsOnce) {
+  FakeFeatureProbe probe = FabricsKernel();
+  probe.fentry.clear();  // no fentry on nvme_irq/nvme_poll: no kernel nvme programs
+  const HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  EXPECT_FALSE(plan.fabrics_host);
+  EXPECT_FALSE(Contains(plan.KernelHooks(), "tp_btf/nvme_complete_rq"));
+  EXPECT_TRUE(AnyContains(plan.decisions, "fabrics host: through the block layer"));
+}
+
+// A PCIe-only machine pays nothing for the host program (it would run at every completion to return early).
+TEST(HookPlan, NoNvmeFabricsLoadedMeansNoHostProgram) {
+  FakeFeatureProbe probe = FabricsKernel();
+  probe.module_btf.erase("nvme_fabrics");
+  const HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  EXPECT_FALSE(plan.fabrics_host);
+  EXPECT_TRUE(AnyContains(plan.decisions, "nvme_fabrics not loaded"));
+}
+
+TEST(HookPlan, NoNvmeCoreCtrlOpsTypeMeansNoHostProgram) {
+  FakeFeatureProbe probe = FabricsKernel();
+  probe.structs.erase("nvme_core:nvme_ctrl_ops");
+  const HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  EXPECT_FALSE(plan.fabrics_host);
+  EXPECT_TRUE(plan.fabrics_target);
+}
+
 TEST(HookOfProgram, NamesEveryProgramByItsHook) {
+  EXPECT_EQ(HookOfProgram("na_fabrics_target_complete_btf"), "tp_btf/nvmet_req_complete");
   EXPECT_EQ(HookOfProgram("na_block_rq_complete_btf"), "tp_btf/block_rq_complete");
   EXPECT_EQ(HookOfProgram("na_nvme_sq_tp"), "tracepoint/nvme/nvme_sq");
   EXPECT_EQ(HookOfProgram("na_spdk_process_completions_ret"), "uretprobe/spdk_nvme_qpair_process_completions");

@@ -172,7 +172,9 @@ TEST(DiscoverKernel, FabricsQueuesHaveNoVectors) {
   WriteFile(tmp / "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/transport", "tcp\n");
   const Controller c = OnlyController(DiscoverTree(tmp.path()));
   EXPECT_EQ(QueueOf(c, 1).reason, Ineligibility::kNoInterrupts);
-  EXPECT_EQ(QueueOf(c, 1).reason_text, "transport tcp has no interrupt vectors");
+  EXPECT_EQ(QueueOf(c, 1).reason_text,
+            "tcp host queue: no MSI-X vector (its mode is set by the poll queue count at connect)");
+  EXPECT_EQ(c.layer, "host");
 }
 
 TEST(DiscoverKernel, NoNvmeModuleMeansNoControllers) {

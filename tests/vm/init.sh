@@ -56,6 +56,10 @@ set +a
 
 # shellcheck disable=SC2086  # the parameters are words on purpose
 load_module nvme $NVA_NVME_PARAMS
+# Modules a test asks for by name (the fabrics test bed: nvmet, nvmet_tcp, nvme_tcp, ...), after nvme.
+for m in ${NVA_EXTRA_MODULES:-}; do
+  load_module "$m"
+done
 
 mount_share hostroot /host ro,cache=loose || fatal "cannot mount the host root ($share tag hostroot)"
 # shellcheck disable=SC2015  # any failed mount is fatal

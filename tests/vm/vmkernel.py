@@ -27,7 +27,10 @@ from vmpackages import KERNELS, VmSetupError, kernel_packages, run as _run
 # in: 9p, or virtio-fs on kernels without 9p (the cloud flavours). Their dependencies (nvme-core, virtio_ring,
 # netfs, fscache, ...) come from modules.dep.
 SHARE_MODULES = {"9p": ("9pnet_virtio", "9p"), "virtiofs": ("virtiofs",)}
-GUEST_MODULES = ("nvme", "virtio_pci", *SHARE_MODULES["9p"], *SHARE_MODULES["virtiofs"])
+# NVMe over Fabrics (the fabrics test bed): the target with its TCP transport and the kernel's TCP host. In every
+# initramfs (a few hundred KB); /init loads them only when guest.env names them (NVA_EXTRA_MODULES).
+FABRICS_MODULES = ("configfs", "nvmet", "nvmet_tcp", "nvme_fabrics", "nvme_tcp")
+GUEST_MODULES = ("nvme", "virtio_pci", *SHARE_MODULES["9p"], *SHARE_MODULES["virtiofs"], *FABRICS_MODULES)
 # The modules whose BTF the collectors read (/sys/kernel/btf/<name> when they are modules).
 BTF_MODULES = ("nvme_core", "nvme")
 BUSYBOX = Path("/bin/busybox")
@@ -154,7 +157,7 @@ def _share(moddir, builtin):
 
 
 def _build_initramfs(moddir, version, builtin, share, init_script, target, log):
-    roots = ("nvme", "virtio_pci", *SHARE_MODULES[share])
+    roots = ("nvme", "virtio_pci", *SHARE_MODULES[share], *FABRICS_MODULES)
     modules = _module_closure(moddir, roots, builtin)
     built_in = [m for m in roots if m in builtin]
     log(f"initramfs: {len(modules)} modules: {' '.join(Path(m).name for m in modules)}"

@@ -65,6 +65,7 @@ class VmOptions:
     memory: str = "1G"
     keep_work: bool = False
     kernel: str = "6.1"  # a key of vmpackages.KERNELS
+    kernel_args: str = ""  # appended to the guest kernel's command line
 
 
 @dataclass
@@ -138,6 +139,8 @@ def _qemu_command(opts, kernel, disk, results_dir, sockets=None):
         append += "".join(f" nvme.{p}" for p in opts.nvme_params.split())
     if kernel.share != "9p":
         append += f" nva.share={kernel.share}"
+    if opts.kernel_args:
+        append += " " + opts.kernel_args
     return [
         QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(opts.smp), "-m", opts.memory,
         "-nographic", "-no-reboot", "-nic", "none",
@@ -300,13 +303,15 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before QEMU is killed")
     parser.add_argument("--shell", action="store_true", help="interactive shell in the guest instead of the script")
     parser.add_argument("--nvme-params", default="poll_queues=1", help="parameters of modprobe nvme")
+    parser.add_argument("--kernel-args", default="", help="appended to the guest kernel's command line")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra guest variable")
     parser.add_argument("--keep-work", action="store_true", help="keep the work dir (disk image) for debugging")
     args = parser.parse_args(argv)
     env = dict(kv.split("=", 1) for kv in args.env)
     opts = VmOptions(guest_script=args.guest_script.resolve(), build_dir=args.build_dir,
                      results_dir=args.results_dir, env=env, timeout=args.timeout, shell=args.shell,
-                     nvme_params=args.nvme_params, keep_work=args.keep_work, kernel=args.kernel)
+                     nvme_params=args.nvme_params, keep_work=args.keep_work, kernel=args.kernel,
+                     kernel_args=args.kernel_args)
     raise_on_sigterm()
     try:
         result = run_vm(opts)
