@@ -103,44 +103,28 @@ static __always_inline struct na_queue_slot *na_slot_at(__u32 home, __u32 i)
 	return bpf_map_lookup_elem(&na_queues, &idx);
 }
 
-struct na_slot_claim {
-	__u32 home;
-	__u32 claimed; /* index + 1 of the slot claimed, 0 while none */
-};
-
-/* One step of the claim walk (bpf_loop): the i-th slot from home, taken if its source is 0. */
-static long na_slot_claim_step(__u64 i, struct na_slot_claim *claim)
-{
-	__u32 idx = (claim->home + (__u32)i) & (NA_MAX_QUEUES - 1);
-	struct na_queue_slot *slot = bpf_map_lookup_elem(&na_queues, &idx);
-
-	if (!slot)
-		return 1;
-	if (NA_READ(slot->key.source) != 0 ||
-	    __sync_val_compare_and_swap(&slot->key.source, 0, NA_SOURCE_CLAIMED) != 0)
-		return 0;
-	claim->claimed = idx + 1;
-	return 1;
-}
-
-/* Slow path, once per queue: claim the first free slot from home on, fill it, publish it (see struct
- * na_queue_slot). Two CPUs seeing the same new queue both claim and fill a slot; the loser of the
- * BPF_NOEXIST insert frees its slot and takes the winner's. */
+/* Slow path, once per queue: claim the first free slot among the NA_SLOT_CLAIM_WALK from home on, fill
+ * it, publish it (see struct na_queue_slot). Two CPUs seeing the same new queue both claim and fill a
+ * slot; the loser of the BPF_NOEXIST insert frees its slot and takes the winner's. A plain bounded loop,
+ * not bpf_loop (5.17), so that older kernels load it; the agent walks the whole table. */
 static __noinline struct na_queue_slot *na_slot_create(const struct na_queue_key *key, __u64 now, __u32 home)
 {
-	struct na_slot_claim claim = {.home = home};
-	struct na_queue_slot *slot;
-	__u32 idx, *published;
+	struct na_queue_slot *slot = NULL;
+	__u32 idx = 0, i, *published;
 
-	bpf_loop(NA_MAX_QUEUES, na_slot_claim_step, &claim, 0);
-	if (!claim.claimed) {
+#pragma clang loop unroll(disable)
+	for (i = 0; i < NA_SLOT_CLAIM_WALK; i++) {
+		idx = (home + i) & (NA_MAX_QUEUES - 1);
+		slot = bpf_map_lookup_elem(&na_queues, &idx);
+		if (slot && NA_READ(slot->key.source) == 0 &&
+		    __sync_val_compare_and_swap(&slot->key.source, 0, NA_SOURCE_CLAIMED) == 0)
+			break;
+		slot = NULL;
+	}
+	if (!slot) {
 		__sync_fetch_and_add(&na_stats.slots_exhausted, 1);
 		return NULL;
 	}
-	idx = claim.claimed - 1;
-	slot = bpf_map_lookup_elem(&na_queues, &idx);
-	if (!slot)
-		return NULL;
 	__builtin_memset(&slot->counters, 0, sizeof(slot->counters));
 	slot->counters.window_start_ns = now ? now : bpf_ktime_get_ns();
 	slot->counters.observed_mode = NA_MODE_UNKNOWN;

@@ -145,6 +145,7 @@ struct na_queue_slot {
 
 #define NA_SOURCE_CLAIMED 0xffffffffU /* na_queue_key.source of a slot being filled: matches no key */
 #define NA_SLOT_PROBES 4               /* slots from home on that a completion checks before the hash map */
+#define NA_SLOT_CLAIM_WALK 128         /* slots from home on that BPF may claim for a new queue (the agent: all) */
 
 #ifdef __bpf__
 #define NA_SHARED_INLINE static __always_inline
