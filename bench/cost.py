@@ -15,9 +15,13 @@ How each figure is made (nothing here is measured by this script; every input na
 - kernel_per_completion (the nvme_sq fallback): the completion program runs once per CQE whatever the
   batch, plus the attribution pair (fentry + fexit, each about the bare counter) once per reap:
   completion_ns_per_event + 2 x bare_counter_ns_per_event / n.
-- uvnvme: the complete probe fires once per reaped batch, so a batch costs what one fire costs at QD1,
-  where every batch is one completion: probe_cost.json's qd1_default_probes_added_us_per_io (the uprobe
-  entry and the BPF program), spread over the batch's completions.
+- uvnvme (the per-reap `complete` probe, CollectorOptions::userspace_per_reap): it fires once per reaped
+  batch, so a batch costs what one fire costs at QD1, where every batch is one completion: probe_cost.json's
+  qd1_per_reap_probes_added_us_per_io (the uprobe entry and the BPF program), spread over the batch's
+  completions.
+- uvnvme_tally (the default `tally` probe): one fire per tally of up to 64 completions or 200 us, whatever
+  the batches; the figure is the one measured at QD32, probe_cost.json's qd32_default_probes_added_us_per_io
+  (the fires and the driver's bookkeeping), the same for every batch size.
 Usage: bench/cost.py BUILD_DIR
 """
 import json
@@ -64,18 +68,21 @@ def main():
     probes = load(results, "probe_cost.json")
     completion_ns = number(bpf, "summary", "completion_ns_per_event", source="bpf_cost.json")
     bare_ns = number(bpf, "summary", "bare_counter_ns_per_event", source="bpf_cost.json")
-    fire_ns = 1e3 * number(probes, "summary", "qd1_default_probes_added_us_per_io", source="probe_cost.json")
+    fire_ns = 1e3 * number(probes, "summary", "qd1_per_reap_probes_added_us_per_io", source="probe_cost.json")
+    tally_ns = 1e3 * number(probes, "summary", "qd32_default_probes_added_us_per_io", source="probe_cost.json")
 
     kernel = bill({batch: (completion_ns + bare_ns) / batch for batch in BATCHES})
     fallback = bill({batch: completion_ns + 2 * bare_ns / batch for batch in BATCHES})
     uvnvme = bill({batch: fire_ns / batch for batch in BATCHES})
-    paths = (("kernel", kernel), ("kernel_per_completion", fallback), ("uvnvme", uvnvme))
+    tally = bill({batch: max(tally_ns, 0.0) for batch in BATCHES})
+    paths = (("kernel", kernel), ("kernel_per_completion", fallback), ("uvnvme", uvnvme), ("uvnvme_tally", tally))
     out = {
         "summary": {f"{path}_batch{batch}_{key}": value
                     for path, table in paths for batch, row in table.items() for key, value in row.items()},
         **dict(paths),
         "inputs": {"bpf_cost.completion_ns_per_event": completion_ns, "bpf_cost.bare_counter_ns_per_event": bare_ns,
-                   "probe_cost.qd1_default_probes_added_us_per_io": fire_ns / 1e3},
+                   "probe_cost.qd1_per_reap_probes_added_us_per_io": fire_ns / 1e3,
+                   "probe_cost.qd32_default_probes_added_us_per_io": tally_ns / 1e3},
         "method": __doc__.split("How each figure is made", 1)[1].split("Usage:", 1)[0].strip(),
     }
     path = os.path.join(results, "cost.json")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What observing a userspace driver costs its reaping threads: uvnvme-load in interrupt mode at QD1 and
-QD32, with no collector, with the collector's default USDT probes (complete, mode) and with uvnvme's irq
-probe as well (CollectorOptions::userspace_wakeups); and the same load built with sys/sdt.h's 1-byte nop
+QD32, with no collector, with the collector's default USDT probes (tally, mode), with the per-reap
+complete probe instead of tally (CollectorOptions::userspace_per_reap) and with uvnvme's irq probe as well
+(CollectorOptions::userspace_wakeups); and the same load built with sys/sdt.h's 1-byte nop
 at its probe sites (uvnvme-load-nop1) instead of uvnvme's 5-byte nop, which kernels from 6.18 on turn
 into a call instead of a trap. Every variant runs once per repetition, the order rotating, and the
 medians are kept. Writes BUILD/bench-results/probe_cost.json: host (reaper) CPU
@@ -26,6 +27,7 @@ import rt_budget  # noqa: E402  (the SCHED_FIFO device thread is not throttled w
 
 # variant -> (load binary, collector arguments or None for no collector)
 VARIANTS = {"none": ("uvnvme-load", None), "default_probes": ("uvnvme-load", []),
+            "per_reap_probes": ("uvnvme-load", ["--per-reap"]),
             "with_irq_probe": ("uvnvme-load", ["--wakeups"]), "nop1_none": ("uvnvme-load-nop1", None),
             "nop1_default_probes": ("uvnvme-load-nop1", [])}
 BASELINE = {"nop1_default_probes": "nop1_none"}  # every other variant is compared with "none"
@@ -42,7 +44,7 @@ def start_collector(build, load, extra, cpus):
     collector = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, preexec_fn=device_cpu.on_cpus(cpus) if cpus else None)
     for line in collector.stdout:  # the hooks are printed once the probes are attached
-        if line.startswith("hook usdt/uvnvme:complete"):
+        if line.startswith(("hook usdt/uvnvme:tally", "hook usdt/uvnvme:complete")):
             return collector
     collector.wait()
     sys.exit(f"probe_cost: na-collect did not attach: {collector.stderr.read().strip()}")

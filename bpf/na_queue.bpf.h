@@ -39,7 +39,6 @@ static __always_inline __u64 na_completion_stamp(void)
 }
 
 struct na_global_stats na_stats;
-__u32 na_next_slot; /* slots never used so far start here; the agent allocates from it too */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -55,13 +54,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct na_queue_slot);
 } na_queues SEC(".maps");
-
-/* Slots the agent released (ForgetQueue); taken before fresh ones. */
-struct {
-	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, NA_MAX_QUEUES);
-	__uint(value_size, sizeof(__u32));
-} na_free_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -97,53 +89,6 @@ static __always_inline __u32 na_log2(__u64 v)
 	return r < NA_HIST_BUCKETS ? r : NA_HIST_BUCKETS - 1;
 }
 
-/* Slow path, once per queue: take a released slot or a fresh one, fill it, then publish it. Two CPUs
- * seeing the same new queue both fill a slot; the loser of the BPF_NOEXIST insert gives its slot back. */
-static __noinline struct na_queue_slot *na_slot_create(const struct na_queue_key *key, __u64 now)
-{
-	struct na_queue_slot *slot;
-	__u32 idx, *published;
-
-	if (bpf_map_pop_elem(&na_free_slots, &idx) != 0) {
-		idx = __sync_fetch_and_add(&na_next_slot, 1);
-		if (idx >= NA_MAX_QUEUES) {
-			__sync_fetch_and_add(&na_stats.slots_exhausted, 1);
-			return NULL;
-		}
-	}
-	slot = bpf_map_lookup_elem(&na_queues, &idx);
-	if (!slot)
-		return NULL;
-	__builtin_memset(&slot->counters, 0, sizeof(slot->counters));
-	slot->counters.window_start_ns = now ? now : bpf_ktime_get_ns();
-	slot->counters.observed_mode = NA_MODE_UNKNOWN;
-	slot->key = *key;
-	__builtin_memset(&slot->control, 0, sizeof(slot->control));
-	/* The default window goes into the slot so that completions read it from the slot's first line. */
-	slot->control.window_completions = na_default_window;
-	if (bpf_map_update_elem(&na_queue_index, key, &idx, BPF_NOEXIST) == 0)
-		return slot;
-	bpf_map_push_elem(&na_free_slots, &idx, 0);
-	published = bpf_map_lookup_elem(&na_queue_index, key);
-	if (!published)
-		return NULL;
-	return bpf_map_lookup_elem(&na_queues, published);
-}
-
-/* The key -> slot hash lookup costs about 44 ns per completion here (16-byte jhash, bucket walk), as much
- * as the rest of the accounting. A direct-mapped cache of (hash tag, slot index) in .bss answers most
- * lookups with a multiply and two loads. An entry is a hint only: the slot's own key is compared before
- * use, so a stale or racing entry (64-bit stores, never torn) costs a slow lookup, never a wrong slot. */
-__u64 na_slot_cache[NA_SLOT_CACHE_ENTRIES];
-
-static __always_inline __u64 na_key_hash(const struct na_queue_key *key)
-{
-	__u64 h = (((__u64)key->ctrl << 32) | key->qid) * 0x9e3779b97f4a7c15ULL;
-
-	h ^= (((__u64)key->pid << 32) | key->source) * 0xc2b2ae3d27d4eb4fULL;
-	return h ^ (h >> 29);
-}
-
 static __always_inline bool na_key_equal(const struct na_queue_key *a, const struct na_queue_key *b)
 {
 	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
@@ -151,33 +96,86 @@ static __always_inline bool na_key_equal(const struct na_queue_key *a, const str
 	return x[0] == y[0] && x[1] == y[1];
 }
 
-static __noinline struct na_queue_slot *na_slot_lookup(const struct na_queue_key *key, __u64 now, __u64 hash)
+static __always_inline struct na_queue_slot *na_slot_at(__u32 home, __u32 i)
 {
-	struct na_queue_slot *slot;
-	__u32 *idx = bpf_map_lookup_elem(&na_queue_index, key), found;
+	__u32 idx = (home + i) & (NA_MAX_QUEUES - 1);
 
-	if (!idx)
-		return na_slot_create(key, now);
-	found = *idx;
-	slot = bpf_map_lookup_elem(&na_queues, &found);
-	if (slot)
-		NA_WRITE(na_slot_cache[hash & (NA_SLOT_CACHE_ENTRIES - 1)], (hash & ~0xffffffffULL) | (found + 1));
-	return slot;
+	return bpf_map_lookup_elem(&na_queues, &idx);
 }
 
-static __always_inline struct na_queue_slot *na_slot_of(const struct na_queue_key *key, __u64 now)
+/* Slow path, once per queue: claim the first free slot among the NA_SLOT_CLAIM_WALK from home on, fill
+ * it, publish it (see struct na_queue_slot). Two CPUs seeing the same new queue both claim and fill a
+ * slot; the loser of the BPF_NOEXIST insert frees its slot and takes the winner's. A plain bounded loop,
+ * not bpf_loop (5.17), so that older kernels load it; the agent walks the whole table. */
+static __noinline struct na_queue_slot *na_slot_create(const struct na_queue_key *key, __u64 now, __u32 home)
 {
-	__u64 hash = na_key_hash(key), entry = NA_READ(na_slot_cache[hash & (NA_SLOT_CACHE_ENTRIES - 1)]);
-	struct na_queue_slot *slot;
-	__u32 idx;
+	struct na_queue_slot *slot = NULL;
+	__u32 idx = 0, i, *published;
 
-	if ((entry >> 32) == (hash >> 32) && (__u32)entry) {
-		idx = (__u32)entry - 1;
+#pragma clang loop unroll(disable)
+	for (i = 0; i < NA_SLOT_CLAIM_WALK; i++) {
+		idx = (home + i) & (NA_MAX_QUEUES - 1);
 		slot = bpf_map_lookup_elem(&na_queues, &idx);
+		if (slot && NA_READ(slot->key.source) == 0 &&
+		    __sync_val_compare_and_swap(&slot->key.source, 0, NA_SOURCE_CLAIMED) == 0)
+			break;
+		slot = NULL;
+	}
+	if (!slot) {
+		__sync_fetch_and_add(&na_stats.slots_exhausted, 1);
+		return NULL;
+	}
+	__builtin_memset(&slot->counters, 0, sizeof(slot->counters));
+	slot->counters.window_start_ns = now ? now : bpf_ktime_get_ns();
+	slot->counters.observed_mode = NA_MODE_UNKNOWN;
+	slot->key.ctrl = key->ctrl;
+	slot->key.qid = key->qid;
+	slot->key.pid = key->pid;
+	__builtin_memset(&slot->control, 0, sizeof(slot->control));
+	/* The default window goes into the slot so that completions read it from the slot's first line. */
+	slot->control.window_completions = na_default_window;
+	if (bpf_map_update_elem(&na_queue_index, key, &idx, BPF_NOEXIST) == 0) {
+		na_barrier();
+		NA_WRITE(slot->key.source, key->source);
+		return slot;
+	}
+	NA_WRITE(slot->key.source, 0);
+	published = bpf_map_lookup_elem(&na_queue_index, key);
+	if (!published)
+		return NULL;
+	return bpf_map_lookup_elem(&na_queues, published);
+}
+
+/* A queue whose home slot was taken: the next few slots, then the hash map (the key -> slot hash lookup
+ * costs about 44 ns here: 16-byte jhash, bucket walk), then a new slot. */
+static __noinline struct na_queue_slot *na_slot_lookup(const struct na_queue_key *key, __u64 now, __u32 home)
+{
+	struct na_queue_slot *slot;
+	__u32 *idx, found;
+
+	for (__u32 i = 1; i < NA_SLOT_PROBES; i++) {
+		slot = na_slot_at(home, i);
 		if (slot && na_key_equal(&slot->key, key))
 			return slot;
 	}
-	return na_slot_lookup(key, now, hash);
+	idx = bpf_map_lookup_elem(&na_queue_index, key);
+	if (!idx)
+		return na_slot_create(key, now, home);
+	found = *idx;
+	return bpf_map_lookup_elem(&na_queues, &found);
+}
+
+/* Most completions find their queue at its home slot: a hash, one address, one compare on the line the
+ * accounting reads anyway. The slot's own key is compared before use, so a slot taken by another queue
+ * or being filled (source NA_SOURCE_CLAIMED) costs the slow path, never a wrong slot. */
+static __always_inline struct na_queue_slot *na_slot_of(const struct na_queue_key *key, __u64 now)
+{
+	__u32 home = na_home_slot(key);
+	struct na_queue_slot *slot = na_slot_at(home, 0);
+
+	if (slot && na_key_equal(&slot->key, key))
+		return slot;
+	return na_slot_lookup(key, now, home);
 }
 
 /* The mode a window ran in: a managed queue's window carries the mode its generation switched to; an
@@ -316,14 +314,17 @@ static __noinline void na_check_pace(struct na_queue_slot *slot, __u64 now, __u3
 }
 
 /*
- * Accounts `n` completions (a kernel CQE is 1; a userspace driver or a per-batch hook reaps batches) of
- * `bytes` reaped at `now`, in `mode` as far as the hook can tell. now 0: the hook did not read the clock
- * (na_completion_stamp); it is read here only where a rule needs it, and such completions count in no
- * interval. Three atomics on the slot's hot line and histogram: xchg of the last completion time, the
- * histogram bucket, and one fetch_add on the window word.
+ * Accounts `n` completions (a kernel CQE is 1; a userspace driver or a per-batch hook reaps batches; a
+ * driver's tally sums many reaps) of `bytes` reaped at `now`, in `mode` as far as the hook can tell. now 0:
+ * the hook did not read the clock (na_completion_stamp); it is read here only where a rule needs it, and
+ * such completions count in no interval. `last_reap` is the size of the reap that brought them to `now`
+ * (n, but for a tally: its last reap), which the pace check and the records' batch take; `first` the time
+ * of their first reap (a tally's; 0: `now`), which a window they open takes as its first completion.
+ * Three atomics on the slot's hot line and histogram: xchg of the last completion time, the histogram
+ * bucket, and one fetch_add on the window word.
  */
-static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __u32 n, __u64 bytes,
-				       __u32 mode)
+static __always_inline void na_account_reaps(struct na_queue_slot *slot, __u64 now, __u64 first, __u32 n,
+					     __u32 last_reap, __u64 bytes, __u32 mode)
 {
 	__u32 generation, seen, window, seq, old, k;
 	bool settled = true; /* this completion saw no switch in progress: it may close windows and check pace */
@@ -383,7 +384,7 @@ static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __
 	if (old == 0) {
 		if (!now)
 			now = bpf_ktime_get_ns();
-		NA_WRITE(slot->counters.window_first_ns, now);
+		NA_WRITE(slot->counters.window_first_ns, first && first <= now ? first : now);
 	}
 	if (!settled)
 		return;
@@ -393,7 +394,7 @@ static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __
 		 * All of them claim window_seq as it was before their add: one wins, and a claim based on a
 		 * window that has since closed or restarted fails. The record carries the generation this
 		 * completion found the window in, not the control's. */
-		struct na_emit_args rec = {.kind = NA_RECORD_WINDOW, .generation = seen, .batch = n};
+		struct na_emit_args rec = {.kind = NA_RECORD_WINDOW, .generation = seen, .batch = last_reap};
 
 		if (__sync_val_compare_and_swap(&slot->counters.window_seq, seq, seq + 1) != seq)
 			return;
@@ -411,8 +412,13 @@ static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __
 	if (seen && NA_READ(slot->counters.window_mode) == NA_MODE_POLL && NA_READ(slot->control.baseline_completions)) {
 		if (!now)
 			now = bpf_ktime_get_ns();
-		na_check_pace(slot, now, k, n, seen);
+		na_check_pace(slot, now, k, last_reap, seen);
 	}
+}
+
+static __always_inline void na_account(struct na_queue_slot *slot, __u64 now, __u32 n, __u64 bytes, __u32 mode)
+{
+	na_account_reaps(slot, now, 0, n, n, bytes, mode);
 }
 
 static __always_inline void na_account_key(const struct na_queue_key *key, __u64 now, __u32 n, __u64 bytes,

@@ -410,6 +410,33 @@ int BPF_USDT(na_uvnvme_complete, __u32 ctrl, __u32 qid, __u32 n, __u32 mode)
 	return 0;
 }
 
+/* uvnvme:tally(ctrl, qid, n, reaps, mode, last_reap, first_ns, last_ns): n > 0 completions the driver
+ * reaped in `reaps` reaps in one mode since its previous tally, the last reap of last_reap at last_ns
+ * (CLOCK_MONOTONIC, bpf_ktime_get_ns()'s clock). They count as one reap of n at last_ns, held to the pace
+ * of the last reap (docs/probes.md). A time the driver did not give (0, or after now) is taken as now. */
+SEC("usdt")
+int BPF_USDT(na_uvnvme_tally, __u32 ctrl, __u32 qid, __u32 n, __u32 reaps, __u32 mode, __u32 last_reap,
+	     __u64 first_ns, __u64 last_ns)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct na_queue_slot *slot;
+
+	if (n == 0)
+		return 0;
+	if (last_ns == 0 || last_ns > now)
+		last_ns = now;
+	if (first_ns > last_ns)
+		first_ns = last_ns;
+	if (last_reap == 0 || last_reap > n)
+		last_reap = n;
+	slot = na_uvnvme_slot(ctrl, qid, last_ns);
+	if (!slot)
+		return 0;
+	__sync_fetch_and_add(&slot->counters.batches, reaps ? reaps : 1);
+	na_account_reaps(slot, last_ns, first_ns, n, last_reap, 0, mode ? NA_MODE_POLL : NA_MODE_INTERRUPT);
+	return 0;
+}
+
 /* uvnvme:irq(ctrl, qid): an interrupt-mode reaper woke up. */
 SEC("usdt")
 int BPF_USDT(na_uvnvme_irq, __u32 ctrl, __u32 qid)
@@ -480,6 +507,19 @@ int na_test_account(__u64 *args)
 	struct na_queue_key key = {.source = args[0], .ctrl = args[1], .qid = args[2], .pid = args[3]};
 
 	na_account_key(&key, args[4], args[5], args[6], args[7]);
+	return 0;
+}
+
+/* A driver's tally with a caller-chosen clock: args = {source, ctrl, qid, pid, last_ns, n, last_reap,
+ * first_ns, mode}. */
+SEC("raw_tp")
+int na_test_tally(__u64 *args)
+{
+	struct na_queue_key key = {.source = args[0], .ctrl = args[1], .qid = args[2], .pid = args[3]};
+	struct na_queue_slot *slot = na_slot_of(&key, args[4]);
+
+	if (slot)
+		na_account_reaps(slot, args[4], args[7], args[5], args[6], 0, args[8]);
 	return 0;
 }
 

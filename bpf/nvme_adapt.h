@@ -131,9 +131,12 @@ struct na_queue_counters {
  * One element of the na_queues array map (BPF_F_MMAPABLE). The agent maps the array into its memory: it
  * reads counters in place and writes `control` in place (generation last), so a completion reads its
  * control from a line it needs anyway instead of looking up a second map. The slot index of a key is in
- * the na_queue_index hash map (and cached in na_slot_cache); whoever allocates a slot (BPF on a queue's
- * first completion, or the agent on SetQueueControl) fills it completely before publishing the index.
- * A released slot gets source 0 in its key, so no cached index can match it.
+ * the na_queue_index hash map, the source of truth; a queue's slot is, where it was free, its home slot
+ * (na_home_slot), so a completion finds it there with no lookup, else one of the next ones. Allocation,
+ * the same in BPF (a queue's first completion) and in the agent (SetQueueControl): claim the first free
+ * slot from home on by a compare-and-swap of its key's source 0 -> NA_SOURCE_CLAIMED, fill it, publish the
+ * index (BPF_NOEXIST), then write the real source last, which makes the slot match its key; the loser of
+ * a publish race sets source 0 again. A released slot gets source 0: free, and no key matches it.
  */
 struct na_queue_slot {
 	struct na_queue_key key;          /* line 0: read by every completion (cache check, control) */
@@ -141,7 +144,25 @@ struct na_queue_slot {
 	struct na_queue_counters counters __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
-#define NA_SLOT_CACHE_ENTRIES 1024 /* direct-mapped key hash -> slot cache in front of na_queue_index */
+#define NA_SOURCE_CLAIMED 0xffffffffU /* na_queue_key.source of a slot being filled: matches no key */
+#define NA_SLOT_PROBES 4               /* slots from home on that a completion checks before the hash map */
+#define NA_SLOT_CLAIM_WALK 128         /* slots from home on that BPF may claim for a new queue (the agent: all) */
+
+#ifdef __bpf__
+#define NA_SHARED_INLINE static __always_inline
+#else
+#define NA_SHARED_INLINE static inline
+#endif
+
+/* The slot a queue takes if it is free (NA_MAX_QUEUES is a power of two). BPF and the agent must agree. */
+NA_SHARED_INLINE __u32 na_home_slot(const struct na_queue_key *key)
+{
+	__u64 h = (((__u64)key->ctrl << 32) | key->qid) * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (((__u64)key->pid << 32) | key->source) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= h >> 29;
+	return (__u32)(h >> 32) & (NA_MAX_QUEUES - 1);
+}
 
 /* Collector-wide counters (one instance in the object's .bss). */
 struct na_global_stats {

@@ -94,13 +94,48 @@ void HostQueue::RingDoorbell(int64_t now_ns) {
 }
 
 void HostQueue::ReportReaped() {
+  FireTally();
   if (unreported_ == 0) return;
   probes::Complete(ctrl_, qid_, unreported_, static_cast<uint32_t>(unreported_mode_));
   unreported_ = 0;
 }
 
+void HostQueue::FireTally() {
+  if (tally_.completions > 0) {
+    probes::Tally(ctrl_, qid_, tally_.completions, tally_.reaps, static_cast<uint32_t>(tally_.mode), tally_.last_reap,
+                  static_cast<uint64_t>(tally_.first_ns), static_cast<uint64_t>(tally_.last_ns));
+  }
+  tally_ = Tally{};
+}
+
+// A tally holds one mode: a switch fires it first (ApplyModeRequest), so `mode` is the mode of every reap.
+void HostQueue::AddToTally(uint32_t reaped, int64_t now) {
+  if (!probes::TallyAttached()) return;
+  if (tally_.completions == 0) {
+    tally_.first_ns = now;
+    tally_.mode = mode();
+  }
+  tally_.completions += reaped;
+  ++tally_.reaps;
+  tally_.last_reap = reaped;
+  tally_.last_ns = now;
+  tally_.due = tally_.completions >= kTallyCompletions || now - tally_.first_ns >= kTallyNanos;
+}
+
+void HostQueue::CheckTallyAge() {
+  constexpr uint32_t kEmptyPollsPerCheck = 32;  // a clock read costs several empty polls
+  if (tally_.completions == 0 || tally_.due || ++tally_.empty_polls < kEmptyPollsPerCheck) return;
+  tally_.empty_polls = 0;
+  tally_.due = MonotonicNanos() - tally_.first_ns >= kTallyNanos;
+}
+
 size_t HostQueue::Reap(std::span<Completion> out) {
-  ReportReaped();  // the previous batch was handled: its completions' next commands are on their way
+  // The previous batch was handled: its completions' next commands are on their way.
+  if (tally_.due) FireTally();
+  if (unreported_ != 0) {
+    probes::Complete(ctrl_, qid_, unreported_, static_cast<uint32_t>(unreported_mode_));
+    unreported_ = 0;
+  }
   if (out.size() < Capacity()) {  // a cut-short drain could strand completions whose interrupt was consumed
     protocol_errors_.fetch_add(1, std::memory_order_relaxed);
     return 0;
@@ -124,6 +159,7 @@ size_t HostQueue::Reap(std::span<Completion> out) {
 void HostQueue::ApplyModeRequest(uint32_t request) {
   const ReapMode want = static_cast<ReapMode>(request - 1);
   if (want != mode()) {
+    FireTally();  // reaped in the old mode: reported before the switch, so no tally spans one
     // The fence orders the mask store before the drain's loads; it pairs with the controller's fence
     // between posting completions and reading the mask.
     memory_->registers().irq_masked.store(want == ReapMode::kPoll ? 1 : 0, std::memory_order_seq_cst);
@@ -162,15 +198,20 @@ size_t HostQueue::Drain(std::span<Completion> out) {
     cq_head_ = cq_head_ + 1 == entries ? 0 : cq_head_ + 1;
     if (cq_head_ == 0) expected_phase_ ^= kPhaseBit;
   }
-  if (consumed == 0) return 0;
+  if (consumed == 0) {
+    if (mode() == ReapMode::kPoll) CheckTallyAge();
+    return 0;
+  }
   memory_->registers().cq_head.store(cq_head_, std::memory_order_release);
   completed_.store(completed_.load(std::memory_order_relaxed) + reaped, std::memory_order_relaxed);
   if (mode() == ReapMode::kPoll) {
     poll_completed_.store(poll_completed_.load(std::memory_order_relaxed) + reaped, std::memory_order_relaxed);
   }
   if (reaped > 0) {
+    reaps_.store(reaps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     unreported_ = static_cast<uint32_t>(reaped);
     unreported_mode_ = mode();
+    AddToTally(static_cast<uint32_t>(reaped), now);
   }
   return reaped;
 }
@@ -200,7 +241,7 @@ void HostQueue::Kick() {
 
 QueueCounters HostQueue::Counters() const {
   return QueueCounters{submitted_.load(std::memory_order_relaxed), completed_.load(std::memory_order_relaxed),
-                       poll_completed_.load(std::memory_order_relaxed), wakeups_.load(std::memory_order_relaxed), mode_switches_.load(std::memory_order_relaxed),
+                       poll_completed_.load(std::memory_order_relaxed), reaps_.load(std::memory_order_relaxed), wakeups_.load(std::memory_order_relaxed), mode_switches_.load(std::memory_order_relaxed),
                        protocol_errors_.load(std::memory_order_relaxed)};
 }
 

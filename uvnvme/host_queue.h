@@ -51,6 +51,7 @@ struct QueueCounters {
   uint64_t submitted = 0;
   uint64_t completed = 0;
   uint64_t poll_completed = 0;   // of `completed`, those reaped while the queue was in poll mode
+  uint64_t reaps = 0;            // drains that reaped at least one completion (the `complete` probe's fires)
   uint64_t wakeups = 0;          // interrupt-mode reaper wakeups (eventfd reads that carried an interrupt)
   uint64_t mode_switches = 0;
   uint64_t protocol_errors = 0;  // completions of a cid not in flight or with the wrong tag: must stay 0
@@ -80,8 +81,16 @@ class HostQueue {
   // else), so after it handled the batch (resubmitted): observing it costs the reaper CPU but adds nothing
   // to the I/O round trip that the batch's completions start.
   size_t Reap(std::span<Completion> out);
-  // Fires the `complete` probe of the last batch Reap returned, if not yet: for a reaper that stops.
+  // Fires the `complete` probe of the last batch Reap returned, if not yet, and the `tally` probe of every
+  // completion not yet tallied: for a reaper that stops.
   void ReportReaped();
+
+  // A tally (the `tally` probe) closes at this many completions, or at the first reap or empty poll that
+  // finds its first reap this old: windows and pace checks see a queue's completions that late at most
+  // while its reaper runs (docs/probes.md). An interrupt-mode reaper blocked with a tally open reports
+  // it at its next wakeup, switch or stop.
+  static constexpr uint32_t kTallyCompletions = 64;
+  static constexpr int64_t kTallyNanos = 200'000;
 
   // Any thread.
   ReapMode mode() const { return mode_.load(std::memory_order_acquire); }
@@ -102,6 +111,21 @@ class HostQueue {
             ReapMode initial);
   void ApplyModeRequest(uint32_t request);
   size_t Drain(std::span<Completion> out);
+  void AddToTally(uint32_t reaped, int64_t now);
+  void CheckTallyAge();  // poll mode, an empty poll: closes an open tally grown old
+  void FireTally();      // fires the open tally, if any, and starts the next one
+
+  // The tally in progress (reaper thread; kept only while the `tally` probe is attached).
+  struct Tally {
+    uint32_t completions = 0;
+    uint32_t reaps = 0;
+    uint32_t last_reap = 0;
+    ReapMode mode = ReapMode::kInterrupt;
+    int64_t first_ns = 0;
+    int64_t last_ns = 0;
+    bool due = false;           // closed: fires when the reaper comes back for more
+    uint32_t empty_polls = 0;   // since the last age check
+  };
 
   const uint32_t ctrl_;
   const uint32_t qid_;
@@ -120,10 +144,11 @@ class HostQueue {
   uint64_t unrung_ = 0;  // submitted since the last doorbell
   uint32_t unreported_ = 0;  // completions of the last batch whose `complete` probe has not fired yet
   ReapMode unreported_mode_ = ReapMode::kInterrupt;  // the mode that batch was reaped in
+  Tally tally_;
 
   std::atomic<ReapMode> mode_{ReapMode::kInterrupt};
   std::atomic<uint32_t> mode_request_{0};  // 0 none, else ReapMode + 1
-  std::atomic<uint64_t> submitted_{0}, completed_{0}, poll_completed_{0}, wakeups_{0}, mode_switches_{0},
+  std::atomic<uint64_t> submitted_{0}, completed_{0}, poll_completed_{0}, reaps_{0}, wakeups_{0}, mode_switches_{0},
       protocol_errors_{0};
 
   std::mutex set_mode_mutex_;  // one SetMode at a time

@@ -28,6 +28,7 @@ extern "C" {
 extern volatile unsigned short uvnvme_complete_semaphore;
 extern volatile unsigned short uvnvme_irq_semaphore;
 extern volatile unsigned short uvnvme_mode_semaphore;
+extern volatile unsigned short uvnvme_tally_semaphore;
 }
 
 namespace nvmeadapt::uvnvme::probes {
@@ -35,6 +36,16 @@ namespace nvmeadapt::uvnvme::probes {
 // complete(ctrl, qid, n, mode): one reaped batch of n > 0 completions; mode 0 interrupt, 1 poll.
 inline void Complete(uint32_t ctrl, uint32_t qid, uint32_t n, uint32_t mode) {
   if (__builtin_expect(uvnvme_complete_semaphore != 0, 0)) STAP_PROBE4(uvnvme, complete, ctrl, qid, n, mode);
+}
+
+// tally(ctrl, qid, completions, reaps, mode, last_reap, first_ns, last_ns): the queue's completions since
+// the previous tally, reaped in `reaps` reaps in one mode; the last reap had last_reap completions; first_ns
+// and last_ns are CLOCK_MONOTONIC times of the tally's first and last reap. The default probe: it fires once
+// per many completions (docs/probes.md), where `complete` fires per reap.
+inline bool TallyAttached() { return __builtin_expect(uvnvme_tally_semaphore != 0, 0); }
+inline void Tally(uint32_t ctrl, uint32_t qid, uint32_t completions, uint32_t reaps, uint32_t mode, uint32_t last_reap,
+                  uint64_t first_ns, uint64_t last_ns) {
+  if (TallyAttached()) STAP_PROBE8(uvnvme, tally, ctrl, qid, completions, reaps, mode, last_reap, first_ns, last_ns);
 }
 
 // irq(ctrl, qid): one wakeup of an interrupt-mode reaper (an eventfd read that returned an interrupt).

@@ -46,6 +46,7 @@ Result<std::unique_ptr<BpfCollector>> BpfCollector::Open(const CollectorOptions&
   std::unique_ptr<BpfCollector> collector(new BpfCollector());
   collector->probe_ = std::move(probe);
   collector->userspace_wakeups_ = options.userspace_wakeups;
+  collector->userspace_per_reap_ = options.userspace_per_reap;
   const std::vector<NvmeDisk> disks = ListNvmeDisks(options.root);
   if (Status loaded = collector->Load(options, plan, extra, disks); !loaded.ok()) return std::move(loaded).take_error();
   collector->TellNvmeDisks(disks);
@@ -79,6 +80,7 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
   if (extra.test_entry) {
     programs.emplace_back("na_test_account");
     programs.emplace_back("na_test_mode");
+    programs.emplace_back("na_test_tally");
   }
   const std::set<std::string> wanted(programs.begin(), programs.end());
   bpf_program* program = nullptr;
@@ -90,8 +92,7 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
   }
   if (int err = nvme_adapt_bpf__load(skel_); err != 0) return LibbpfError("load BPF object", "nvme_adapt", err);
 
-  auto table = QueueTable::Map(bpf_map__fd(skel_->maps.na_queue_index), bpf_map__fd(skel_->maps.na_queues),
-                               bpf_map__fd(skel_->maps.na_free_slots), &skel_->bss->na_next_slot);
+  auto table = QueueTable::Map(bpf_map__fd(skel_->maps.na_queue_index), bpf_map__fd(skel_->maps.na_queues));
   if (!table.ok()) return std::move(table).take_error();
   queues_ = std::move(*table);
   ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.na_windows), &BpfCollector::OnRecord, this, nullptr);
@@ -205,10 +206,14 @@ Status BpfCollector::AttachProcess(pid_t pid, const std::string& binary_path) {
     return LibbpfError("attach " + std::string(hook) + " to", binary, err);
   };
   if (offered->uvnvme_usdt) {
-    // mode last: a test fixture starts firing once complete's and mode's semaphores are set.
-    const std::pair<bpf_program*, const char*> probes[] = {{skel_->progs.na_uvnvme_complete, "complete"},
-                                                           {skel_->progs.na_uvnvme_irq, "irq"},
-                                                           {skel_->progs.na_uvnvme_mode, "mode"}};
+    // Completions through tally where the driver has it, else (or when asked) through complete, never
+    // both. mode last: a test fixture starts firing once the completion probe's and mode's semaphores are set.
+    const bool per_reap = userspace_per_reap_ || !offered->uvnvme_tally;
+    const std::pair<bpf_program*, const char*> probes[] = {
+        per_reap ? std::pair{skel_->progs.na_uvnvme_complete, "complete"}
+                 : std::pair{skel_->progs.na_uvnvme_tally, "tally"},
+        {skel_->progs.na_uvnvme_irq, "irq"},
+        {skel_->progs.na_uvnvme_mode, "mode"}};
     for (const auto& [program, name] : probes) {
       if (program == skel_->progs.na_uvnvme_irq && !userspace_wakeups_) continue;
       bpf_link* link = bpf_program__attach_usdt(program, target, binary.c_str(), "uvnvme", name, nullptr);
@@ -290,6 +295,19 @@ Status BpfCollector::TestDriverSwitched(const QueueKey& key, uint64_t now_ns, en
   LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof args);
   if (bpf_prog_test_run_opts(bpf_program__fd(program), &opts) != 0)
     return SysError("BPF_PROG_TEST_RUN", "na_test_mode", errno);
+  return OkStatus();
+}
+
+Status BpfCollector::TestTally(const QueueKey& key, uint64_t now_ns, uint64_t first_ns, uint32_t n,
+                               uint32_t last_reap, uint32_t mode) {
+  const bpf_program* program = skel_->progs.na_test_tally;
+  if (bpf_program__fd(program) < 0)
+    return MakeError(ErrorCode::kFailedPrecondition, "test entry not loaded (BpfOpenOptions::test_entry)");
+  uint64_t args[9] = {static_cast<uint64_t>(key.source), key.ctrl, key.qid, key.pid, now_ns, n, last_reap,
+                      first_ns, mode};
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof args);
+  if (bpf_prog_test_run_opts(bpf_program__fd(program), &opts) != 0)
+    return SysError("BPF_PROG_TEST_RUN", "na_test_tally", errno);
   return OkStatus();
 }
 

@@ -49,6 +49,10 @@ class BpfCollector final : public Collector {
   Status TestAccount(const QueueKey& key, uint64_t now_ns, uint32_t n, uint64_t bytes, uint32_t mode);
   // The test entry na_test_mode: a driver's mode probe (uvnvme:mode) for `key` at `now_ns`.
   Status TestDriverSwitched(const QueueKey& key, uint64_t now_ns, engine::ReapMode mode);
+  // The test entry na_test_tally: a driver's tally (uvnvme:tally) of n completions, the last reap of
+  // last_reap at now_ns, the first at first_ns.
+  Status TestTally(const QueueKey& key, uint64_t now_ns, uint64_t first_ns, uint32_t n, uint32_t last_reap,
+                   uint32_t mode);
   // Per-interrupt-line count and time in handler (irq_handler_entry/exit).
   struct IrqStats {
     uint64_t count = 0;
@@ -76,6 +80,7 @@ class BpfCollector final : public Collector {
   std::unique_ptr<QueueTable> queues_;
   std::shared_ptr<FeatureProbe> probe_;
   bool userspace_wakeups_ = false;
+  bool userspace_per_reap_ = false;
   std::vector<bpf_link*> kernel_links_;
   std::vector<std::string> kernel_hooks_;
   std::vector<std::string> loaded_programs_;

@@ -142,6 +142,11 @@ struct CollectorOptions {
   // or exports reads it, and it is one more uprobe trap per interrupt on the driver's reaping path
   // (bench/probe_cost.py).
   bool userspace_wakeups = false;
+  // uvnvme drivers: count every reap through the `complete` probe (one uprobe trap per reap) instead of
+  // the `tally` probe (one per tally of up to 64 completions or 200 us, docs/probes.md). Off by default:
+  // the per-reap trap costs the driver ~+50 % CPU per I/O at QD32 (bench/probe_cost.py). A driver
+  // without the tally probe is observed through `complete` either way.
+  bool userspace_per_reap = false;
   bool force_procfs = false;       // skip BPF altogether
   std::string root = "/";          // the procfs collector reads <root>/proc and <root>/sys (tests: a captured tree)
   int procfs_interval_ms = 1000;   // the procfs collector samples at most this often

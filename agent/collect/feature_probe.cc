@@ -224,7 +224,11 @@ Result<BinaryHooks> SystemFeatureProbe::ProbeBinary(const std::string& path) {
         const size_t addresses = 3 * (gelf_getclass(elf) == ELFCLASS32 ? 4 : 8);
         if (note.n_type != 3 || note.n_descsz <= addresses) continue;
         const char* provider = static_cast<const char*>(data->d_buf) + desc_offset + addresses;
-        if (std::strncmp(provider, "uvnvme", note.n_descsz - addresses) == 0) hooks.uvnvme_usdt = true;
+        const size_t strings = note.n_descsz - addresses;
+        if (strnlen(provider, strings) != 6 || std::strncmp(provider, "uvnvme", strings) != 0) continue;
+        hooks.uvnvme_usdt = true;
+        const char* probe_name = provider + 7;
+        if (strings > 7 && std::strncmp(probe_name, "tally", strings - 7) == 0) hooks.uvnvme_tally = true;
       }
     } else if (header.sh_type == SHT_SYMTAB || header.sh_type == SHT_DYNSYM) {
       const size_t count = header.sh_entsize ? header.sh_size / header.sh_entsize : 0;

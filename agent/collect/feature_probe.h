@@ -21,6 +21,7 @@ struct TracepointLayout {
 // What a binary (an executable or a shared library) offers to userspace-driver hooks.
 struct BinaryHooks {
   bool uvnvme_usdt = false;  // .note.stapsdt has provider "uvnvme"
+  bool uvnvme_tally = false; // ... and its `tally` probe (docs/probes.md; drivers before it fire `complete` only)
   bool spdk_symbol = false;  // defines spdk_nvme_qpair_process_completions
 };
 

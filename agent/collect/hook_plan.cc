@@ -31,6 +31,7 @@ constexpr std::array kProgramHooks = {
     ProgramHook{"na_irq_handler_entry_raw", "raw_tp/irq_handler_entry"},
     ProgramHook{"na_irq_handler_exit_raw", "raw_tp/irq_handler_exit"},
     ProgramHook{"na_uvnvme_complete", "usdt/uvnvme:complete"},
+    ProgramHook{"na_uvnvme_tally", "usdt/uvnvme:tally"},
     ProgramHook{"na_uvnvme_irq", "usdt/uvnvme:irq"},
     ProgramHook{"na_uvnvme_mode", "usdt/uvnvme:mode"},
     ProgramHook{"na_spdk_process_completions", "uprobe/spdk_nvme_qpair_process_completions"},
@@ -40,8 +41,8 @@ constexpr std::array kProgramHooks = {
     ProgramHook{"na_test_account", "test/na_test_account"},
 };
 
-constexpr std::array<std::string_view, 5> kUserspacePrograms = {
-    "na_uvnvme_complete", "na_uvnvme_irq", "na_uvnvme_mode", "na_spdk_process_completions",
+constexpr std::array<std::string_view, 6> kUserspacePrograms = {
+    "na_uvnvme_complete", "na_uvnvme_tally", "na_uvnvme_irq", "na_uvnvme_mode", "na_spdk_process_completions",
     "na_spdk_process_completions_ret"};
 
 std::string_view TwinProgram(Attach attach, std::string_view btf, std::string_view raw, std::string_view tp = {}) {

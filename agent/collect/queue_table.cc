@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "agent/collect/records.h"
 #include "agent/common/clock.h"
@@ -13,27 +14,31 @@
 namespace nvmeadapt::collect {
 namespace {
 
-// What BPF's na_slot_create does, so a slot made here is indistinguishable from one made there.
-void FillNewSlot(na_queue_slot& slot, const na_queue_key& key) {
-  std::memset(&slot, 0, sizeof slot);
+// What BPF's na_slot_create does to a claimed slot, so a slot made here is indistinguishable from one
+// made there: everything but the key's source, which stays NA_SOURCE_CLAIMED until the index is published.
+void FillClaimedSlot(na_queue_slot& slot, const na_queue_key& key) {
+  std::memset(&slot.control, 0, sizeof slot.control);
+  std::memset(&slot.counters, 0, sizeof slot.counters);
   slot.counters.window_start_ns = static_cast<__u64>(MonotonicNanos());
   slot.counters.observed_mode = NA_MODE_UNKNOWN;
-  slot.key = key;
+  slot.key.ctrl = key.ctrl;
+  slot.key.qid = key.qid;
+  slot.key.pid = key.pid;
 }
 
 }  // namespace
 
-Result<std::unique_ptr<QueueTable>> QueueTable::Map(int index_fd, int slots_fd, int free_fd, uint32_t* next_slot) {
+Result<std::unique_ptr<QueueTable>> QueueTable::Map(int index_fd, int slots_fd) {
   const long page = sysconf(_SC_PAGESIZE);
   const size_t bytes = (sizeof(na_queue_slot) * NA_MAX_QUEUES + page - 1) / page * page;
   void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, slots_fd, 0);
   if (mapped == MAP_FAILED) return SysError("mmap", "BPF map na_queues", errno);
   return std::unique_ptr<QueueTable>(
-      new QueueTable(index_fd, free_fd, static_cast<na_queue_slot*>(mapped), bytes, next_slot));
+      new QueueTable(index_fd, static_cast<na_queue_slot*>(mapped), bytes));
 }
 
-QueueTable::QueueTable(int index_fd, int free_fd, na_queue_slot* slots, size_t mapped_bytes, uint32_t* next_slot)
-    : index_fd_(index_fd), free_fd_(free_fd), slots_(slots), mapped_bytes_(mapped_bytes), next_slot_(next_slot) {}
+QueueTable::QueueTable(int index_fd, na_queue_slot* slots, size_t mapped_bytes)
+    : index_fd_(index_fd), slots_(slots), mapped_bytes_(mapped_bytes) {}
 
 QueueTable::~QueueTable() {
   if (slots_ != nullptr) munmap(slots_, mapped_bytes_);
@@ -50,24 +55,36 @@ Result<uint32_t> QueueTable::Lookup(const QueueKey& key) const {
   return index;
 }
 
-// Same protocol as BPF's na_slot_create: fill the slot, then publish it with BPF_NOEXIST; the loser of a
-// race returns its slot to the free queue and takes the winner's.
+// Same protocol as BPF's na_slot_create (bpf/nvme_adapt.h, struct na_queue_slot): claim the first free
+// slot from the key's home slot on, fill it, publish it with BPF_NOEXIST, then write the key's source; the
+// loser of a race frees its slot and takes the winner's.
 Result<uint32_t> QueueTable::LookupOrCreate(const QueueKey& key) {
   if (auto found = Lookup(key); found.ok() || found.error().code != ErrorCode::kNotFound) return found;
-  uint32_t index = 0;
-  if (bpf_map_lookup_and_delete_elem(free_fd_, nullptr, &index) != 0) {
-    index = __atomic_fetch_add(next_slot_, 1, __ATOMIC_SEQ_CST);
-    if (index >= NA_MAX_QUEUES) {
-      return MakeError(ErrorCode::kUnavailable,
-                       "queue " + key.ToString() + ": queue table full (" + std::to_string(NA_MAX_QUEUES) + ")");
+  const na_queue_key bpf_key = ToBpfKey(key);
+  const uint32_t home = na_home_slot(&bpf_key);
+  std::optional<uint32_t> claimed;
+  for (uint32_t i = 0; i < NA_MAX_QUEUES && !claimed; ++i) {
+    const uint32_t index = (home + i) & (NA_MAX_QUEUES - 1);
+    uint32_t free_source = 0;
+    if (__atomic_load_n(&slots_[index].key.source, __ATOMIC_RELAXED) == 0 &&
+        __atomic_compare_exchange_n(&slots_[index].key.source, &free_source, NA_SOURCE_CLAIMED, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+      claimed = index;
     }
   }
-  const na_queue_key bpf_key = ToBpfKey(key);
-  FillNewSlot(slots_[index], bpf_key);
+  if (!claimed) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "queue " + key.ToString() + ": queue table full (" + std::to_string(NA_MAX_QUEUES) + ")");
+  }
+  const uint32_t index = *claimed;
+  FillClaimedSlot(slots_[index], bpf_key);
   __atomic_thread_fence(__ATOMIC_RELEASE);
-  if (bpf_map_update_elem(index_fd_, &bpf_key, &index, BPF_NOEXIST) == 0) return index;
+  if (bpf_map_update_elem(index_fd_, &bpf_key, &index, BPF_NOEXIST) == 0) {
+    __atomic_store_n(&slots_[index].key.source, bpf_key.source, __ATOMIC_RELEASE);
+    return index;
+  }
   const int err = errno;
-  bpf_map_update_elem(free_fd_, nullptr, &index, BPF_ANY);
+  __atomic_store_n(&slots_[index].key.source, 0u, __ATOMIC_RELEASE);
   if (err == EEXIST) return Lookup(key);
   return SysError("insert into BPF map na_queue_index, queue", key.ToString(), err);
 }
@@ -100,12 +117,10 @@ Status QueueTable::Forget(const QueueKey& key) {
   const na_queue_key bpf_key = ToBpfKey(key);
   if (bpf_map_delete_elem(index_fd_, &bpf_key) != 0)
     return SysError("delete from BPF map na_queue_index, queue", key.ToString(), errno);
-  // No cached index (na_slot_cache) may match a released slot: its key gets source 0.
+  // Source 0: the slot is free, and no completion's key matches it. A completion that looked the slot up
+  // just before may still write to it; whoever claims it next refills it first, so at worst that
+  // straggler lands in the new queue's first window.
   __atomic_store_n(&slots_[*index].key.source, 0u, __ATOMIC_RELEASE);
-  // A completion that looked the slot up just before the delete may still write to it; whoever takes
-  // the slot next refills it first, so at worst that straggler lands in the new queue's first window.
-  if (bpf_map_update_elem(free_fd_, nullptr, &*index, BPF_ANY) != 0)
-    return SysError("push to BPF map na_free_slots, queue", key.ToString(), errno);
   return OkStatus();
 }
 

@@ -1,6 +1,6 @@
-// The agent's side of the per-queue state shared with BPF: the na_queue_index hash (key -> slot), the
-// na_queues array mapped into this process, and the na_free_slots queue. See bpf/nvme_adapt.h
-// (struct na_queue_slot) for who writes what.
+// The agent's side of the per-queue state shared with BPF: the na_queue_index hash (key -> slot) and the
+// na_queues array mapped into this process. See bpf/nvme_adapt.h (struct na_queue_slot) for who writes
+// what and how a slot is allocated.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +15,8 @@ namespace nvmeadapt::collect {
 
 class QueueTable {
  public:
-  // index_fd, slots_fd, free_fd: the three maps; next_slot: the object's na_next_slot in mapped .bss.
-  static Result<std::unique_ptr<QueueTable>> Map(int index_fd, int slots_fd, int free_fd, uint32_t* next_slot);
+  // index_fd, slots_fd: the two maps.
+  static Result<std::unique_ptr<QueueTable>> Map(int index_fd, int slots_fd);
   QueueTable(const QueueTable&) = delete;
   QueueTable& operator=(const QueueTable&) = delete;
   ~QueueTable();
@@ -27,15 +27,13 @@ class QueueTable {
   std::vector<QueueKey> Keys() const;
 
  private:
-  QueueTable(int index_fd, int free_fd, na_queue_slot* slots, size_t mapped_bytes, uint32_t* next_slot);
+  QueueTable(int index_fd, na_queue_slot* slots, size_t mapped_bytes);
   Result<uint32_t> Lookup(const QueueKey& key) const;
   Result<uint32_t> LookupOrCreate(const QueueKey& key);
 
   int index_fd_;
-  int free_fd_;
   na_queue_slot* slots_;
   size_t mapped_bytes_;
-  uint32_t* next_slot_;
   std::mutex mutex_;  // agent-side slot allocation and control writes
 };
 

@@ -1,11 +1,13 @@
 // na-collect: opens the collector the way the daemon will (OpenCollector) and reports what it sees.
 // Used by tests (the unprivileged fallback run) and by hand:
 //   na-collect [--seconds N | --until-eof] [--window N] [--interval-ms N] [--root DIR] [--procfs]
-//              [--userspace-only] [--attach-binary PATH] [--wakeups] [--nvme-per-completion] [--completion-intervals]
+//              [--userspace-only] [--attach-binary PATH] [--wakeups] [--per-reap] [--nvme-per-completion]
+//              [--completion-intervals]
 //              [--counters]
 // --until-eof: run until standard input is closed (tests end the run when their load is done).
 // --attach-binary: attach the userspace probes to every process of PATH, now and later (pid 0);
-// --wakeups: with them uvnvme's irq probe; --userspace-only: no kernel hooks.
+// --wakeups: with them uvnvme's irq probe; --per-reap: uvnvme's complete probe instead of its tally;
+// --userspace-only: no kernel hooks.
 // --nvme-per-completion: the kernel nvme tracepoint per completion even where the per-batch hooks load;
 // --completion-intervals: the per-completion hooks stamp every completion (CollectorOptions).
 // Prints "collector NAME observe_only=0|1", the hooks, one line per event, with --counters one
@@ -57,6 +59,8 @@ int main(int argc, char** argv) {
       attach_binary = next();
     } else if (arg == "--wakeups") {
       options.userspace_wakeups = true;
+    } else if (arg == "--per-reap") {
+      options.userspace_per_reap = true;
     } else if (arg == "--completion-intervals") {
       options.completion_intervals = true;
     } else if (arg == "--nvme-per-completion") {

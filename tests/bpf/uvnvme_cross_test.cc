@@ -1,7 +1,9 @@
 // The BPF collector attached to the real uvnvme driver (uvnvme-load): per queue it counts exactly the
-// completions the driver itself reports, in both reaping modes, and its windows cover them.
+// completions and reaps the driver itself reports, in both reaping modes, through the default `tally`
+// probe and through the per-reap `complete` probe, and its windows cover them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -14,7 +16,12 @@ namespace {
 
 constexpr uint32_t kWindow = 256;
 
-class UvnvmeCross : public ::testing::TestWithParam<const char*> {};
+struct CrossCase {
+  const char* mode;
+  bool per_reap;
+};
+
+class UvnvmeCross : public ::testing::TestWithParam<CrossCase> {};
 
 TEST_P(UvnvmeCross, CountsEqualTheDriversOwnReportPerQueue) {
   if (std::string missing = testing::MissingForBpfTests(); !missing.empty()) FAIL() << missing;
@@ -22,17 +29,21 @@ TEST_P(UvnvmeCross, CountsEqualTheDriversOwnReportPerQueue) {
   options.default_window = kWindow;
   options.block = options.irqs = options.kernel_nvme = false;
   options.userspace_wakeups = true;
+  options.userspace_per_reap = GetParam().per_reap;
   auto collector = OpenCollector(options);
   ASSERT_TRUE(collector.ok()) << collector.error().message;
   ASSERT_EQ((*collector)->Name(), "bpf");
   // The idle first phase leaves time to attach: the probes' semaphores are 0 until then and fire nothing.
-  auto load = testing::Spawn({NA_UVNVME_LOAD, "--queues", "2", "--jobs", "2", "--qd", "8", "--mode", GetParam(),
+  auto load = testing::Spawn({NA_UVNVME_LOAD, "--queues", "2", "--jobs", "2", "--qd", "8", "--mode", GetParam().mode,
                               "--phases", "1500ms:idle,2s:qd8", "--no-socket", "--json"});
   ASSERT_TRUE(load.ok()) << load.error().message;
   const pid_t pid = load->pid;  // Wait forgets it
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   Status attached = (*collector)->AttachProcess(pid, NA_UVNVME_LOAD);
   ASSERT_TRUE(attached.ok()) << attached.error().message;
+  const std::string probe = GetParam().per_reap ? "usdt/uvnvme:complete" : "usdt/uvnvme:tally";
+  const auto hooks = (*collector)->Hooks();
+  EXPECT_NE(std::find(hooks.begin(), hooks.end(), probe + " pid=" + std::to_string(pid)), hooks.end()) << probe;
   std::map<QueueKey, uint64_t> windowed;
   std::string out, err;
   std::atomic<bool> done{false};
@@ -58,7 +69,8 @@ TEST_P(UvnvmeCross, CountsEqualTheDriversOwnReportPerQueue) {
     EXPECT_GT(reported, 10u * kWindow) << key.ToString();
     EXPECT_EQ(counters->completions, reported) << key.ToString();
     EXPECT_EQ(windowed[key] + counters->progress.completions, reported) << key.ToString();
-    if (std::string(GetParam()) == "poll") {
+    EXPECT_EQ(counters->batches, queue["reaps"].get<uint64_t>()) << key.ToString();
+    if (std::string(GetParam().mode) == "poll") {
       EXPECT_EQ(counters->poll_completions, reported) << key.ToString();
     } else {
       EXPECT_EQ(counters->irq_completions, reported) << key.ToString();
@@ -67,7 +79,12 @@ TEST_P(UvnvmeCross, CountsEqualTheDriversOwnReportPerQueue) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, UvnvmeCross, ::testing::Values("interrupt", "poll"));
+INSTANTIATE_TEST_SUITE_P(Modes, UvnvmeCross,
+                         ::testing::Values(CrossCase{"interrupt", false}, CrossCase{"poll", false},
+                                           CrossCase{"interrupt", true}, CrossCase{"poll", true}),
+                         [](const auto& info) {
+                           return std::string(info.param.mode) + (info.param.per_reap ? "PerReap" : "Tally");
+                         });
 
 }  // namespace
 }  // namespace nvmeadapt::collect

@@ -34,6 +34,13 @@ class WindowLogicTest : public ::testing::Test {
     ASSERT_TRUE(run.ok()) << run.error().message;
   }
 
+  // A driver's tally (uvnvme:tally): n completions, the last reap of last_reap at now, the first at first.
+  void Tally(const QueueKey& key, uint64_t now, uint64_t first, uint32_t n, uint32_t last_reap,
+             uint32_t mode = NA_MODE_POLL) {
+    Status run = collector_->TestTally(key, now, first, n, last_reap, mode);
+    ASSERT_TRUE(run.ok()) << run.error().message;
+  }
+
   std::vector<WindowEvent> Drain() {
     std::vector<WindowEvent> events;
     auto polled = collector_->Poll(0, [&](const WindowEvent& e) { events.push_back(e); });

@@ -1,6 +1,7 @@
 // The per-queue accounting of bpf/na_queue.bpf.h run through BPF_PROG_TEST_RUN with a chosen clock
 // (na_test_account): windows, restarts at a control generation change, the pace check at its exact
-// boundary, batches, the histogram and slot reuse. Root only; nothing is attached.
+// boundary, batches, driver tallies, the histogram, home slots and slot reuse. Root only; nothing is attached.
+#include "agent/collect/records.h"
 #include "tests/bpf/window_fixture.h"
 
 namespace nvmeadapt::collect {
@@ -147,6 +148,74 @@ TEST_F(WindowLogicTest, ForgottenSlotsAreReusedClean) {
   const auto keys = collector_->ObservedQueues();
   EXPECT_EQ(std::count(keys.begin(), keys.end(), key_), 0);
   EXPECT_EQ(std::count(keys.begin(), keys.end(), other), 1);
+}
+
+// A tally is one reap of n at its last time: a window closes at the tally that reaches its size, with the
+// whole tally in it, and takes the tally's first reap as its first completion.
+TEST_F(WindowLogicTest, TalliesCloseWindowsWholeAndOpenThemAtTheirFirstReap) {
+  Tally(key_, 10'000, 2'000, 40, 3);
+  Tally(key_, 20'000, 12'000, 40, 5);
+  Tally(key_, 30'000, 22'000, 10, 10);
+  const auto events = Drain();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].completions, 80u);
+  EXPECT_EQ(events[0].first, 2'000);
+  EXPECT_EQ(events[0].end, 20'000);
+  const QueueCounters counters = Counters(key_);
+  EXPECT_EQ(counters.completions, 90u);
+  EXPECT_EQ(counters.poll_completions, 90u);
+  EXPECT_EQ(counters.progress.completions, 10u);
+  EXPECT_EQ(counters.window_first, 22'000) << "the window the third tally opened";
+}
+
+// The pace check of a tally is the per-reap check of its last reap: index k + last_reap - 1, not k + n - 1.
+TEST_F(WindowLogicTest, ATallyIsHeldToThePaceOfItsLastReap) {
+  QueueControl control;
+  control.generation = 1;
+  control.mode = engine::ReapMode::kPoll;
+  control.mode_since = 100'000;
+  control.baseline_span = 100'000;
+  control.baseline_completions = 100;  // 1000 ns per completion
+  control.pace_slack = 0;
+  control.window_completions = 1000;
+  ASSERT_TRUE(collector_->SetQueueControl(key_, control).ok());
+  // k = 20 after a last reap of 1: limit 20,000 ns. A batch allowance of the whole tally would be 39,000.
+  Tally(key_, control.mode_since + 25'000, control.mode_since + 1'000, 20, 1);
+  const auto events = Drain();
+  ASSERT_EQ(events.size(), 1u);
+  ASSERT_TRUE(events[0].pace_miss.has_value());
+  EXPECT_EQ(events[0].pace_miss->completion_index, 20u);
+  EXPECT_EQ(events[0].pace_miss->batch, 1u);
+}
+
+// Slots live at their key's home slot where it is free (bpf/nvme_adapt.h): a second queue of the same
+// home takes the next one, a forgotten home slot is claimed again, and every queue keeps its own counts,
+// whichever side (agent or BPF) allocated it.
+TEST_F(WindowLogicTest, QueuesOfOneHomeSlotShareNothing) {
+  std::vector<QueueKey> same_home;
+  const na_queue_key own = ToBpfKey(key_);
+  const uint32_t home = na_home_slot(&own);
+  for (uint32_t qid = 1; same_home.size() < 2 && qid < 1'000'000; ++qid) {
+    const QueueKey candidate{Source::kUvnvme, 7, qid, 5151};
+    const na_queue_key bpf_key = ToBpfKey(candidate);
+    if (na_home_slot(&bpf_key) == home) same_home.push_back(candidate);
+  }
+  ASSERT_EQ(same_home.size(), 2u) << "no keys of the same home slot found";
+  QueueControl control;
+  control.generation = 1;
+  control.mode_since = 1;
+  ASSERT_TRUE(collector_->SetQueueControl(key_, control).ok());  // the agent allocates: home
+  for (uint32_t i = 0; i < 5; ++i) Complete(same_home[0], 1'000 + i);  // BPF allocates: next
+  for (uint32_t i = 0; i < 3; ++i) Complete(key_, 2'000 + i);
+  EXPECT_EQ(Counters(key_).completions, 3u);
+  EXPECT_EQ(Counters(same_home[0]).completions, 5u);
+  ASSERT_TRUE(collector_->ForgetQueue(key_).ok());
+  for (uint32_t i = 0; i < 7; ++i) Complete(same_home[1], 3'000 + i);  // reclaims home
+  Complete(same_home[0], 4'000);
+  EXPECT_EQ(Counters(same_home[1]).completions, 7u);
+  EXPECT_EQ(Counters(same_home[1]).progress.start, 3'000);
+  EXPECT_EQ(Counters(same_home[0]).completions, 6u);
+  EXPECT_FALSE(collector_->ReadCounters(key_).ok());
 }
 
 }  // namespace

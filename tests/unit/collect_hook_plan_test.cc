@@ -36,7 +36,7 @@ TEST(HookPlan, KernelWithNvmeModuleBtfGetsTpBtfAndFentryAttribution) {
   const std::vector<std::string> expected = {
       "na_block_rq_complete_btf", "na_nvme_sq_btf", "na_nvme_irq_entry", "na_nvme_irq_exit", "na_nvme_poll_entry",
       "na_nvme_poll_exit", "na_irq_handler_entry_btf", "na_irq_handler_exit_btf", "na_uvnvme_complete",
-      "na_uvnvme_irq", "na_uvnvme_mode", "na_spdk_process_completions", "na_spdk_process_completions_ret"};
+      "na_uvnvme_tally", "na_uvnvme_irq", "na_uvnvme_mode", "na_spdk_process_completions", "na_spdk_process_completions_ret"};
   EXPECT_EQ(plan.Programs(), expected);
   EXPECT_TRUE(Contains(plan.KernelHooks(), "tp_btf/nvme_sq"));
   EXPECT_TRUE(Contains(plan.KernelHooks(), "fexit/nvme_poll"));

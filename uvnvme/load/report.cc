@@ -67,6 +67,7 @@ json ReportJson(const LoadOptions& options, const LoadResult& result) {
               {"submitted", queue.counters.submitted},
               {"completed", queue.counters.completed},
               {"poll_completed", queue.counters.poll_completed},
+              {"reaps", queue.counters.reaps},
               {"iops", Rate(queue.counters.completed, result.seconds)},
               {"wakeups", queue.counters.wakeups},
               {"interrupts", queue.interrupts},

@@ -32,9 +32,10 @@ def section(path, name):
 
 
 class UsdtNotes(unittest.TestCase):
-    EXPECTED = {"complete": 4, "irq": 2, "mode": 3}
+    EXPECTED = {"complete": 4, "tally": 8, "irq": 2, "mode": 3}
+    WIDE = {"tally": {6, 7}}  # arguments of 8 bytes (first_ns, last_ns); every other one is 4 bytes
 
-    def test_uvnvme_load_has_the_three_probes_with_semaphores(self):
+    def test_uvnvme_load_has_the_four_probes_with_semaphores(self):
         notes = stapsdt_notes(LOAD)
         # A probe inlined at several sites has several notes, all with the probe's one semaphore.
         self.assertEqual({n["name"] for n in notes}, set(self.EXPECTED), notes)
@@ -42,12 +43,13 @@ class UsdtNotes(unittest.TestCase):
         for note in notes:
             self.assertEqual(note["provider"], "uvnvme")
             self.assertEqual(len(note["arguments"]), self.EXPECTED[note["name"]], note)
-            for argument in note["arguments"]:  # 4@: four bytes, unsigned
-                self.assertTrue(argument.startswith("4@"), note)
+            for index, argument in enumerate(note["arguments"]):  # 4@ / 8@: four or eight bytes, unsigned
+                width = "8@" if index in self.WIDE.get(note["name"], ()) else "4@"
+                self.assertTrue(argument.startswith(width), note)
             self.assertTrue(start <= note["semaphore"] < start + size, f"{note['name']} semaphore not in .probes")
         semaphores = {(n["name"], n["semaphore"]) for n in notes}
-        self.assertEqual(len(semaphores), 3, semaphores)
-        self.assertEqual(len({semaphore for _, semaphore in semaphores}), 3, semaphores)
+        self.assertEqual(len(semaphores), 4, semaphores)
+        self.assertEqual(len({semaphore for _, semaphore in semaphores}), 4, semaphores)
 
     def test_the_library_carries_the_probes_too(self):
         out = subprocess.run([READELF, "-n", LIB], capture_output=True, text=True, check=True).stdout
@@ -61,17 +63,18 @@ X86_REGISTERS.update({f"r{n}{suffix}": f"r{n}" for n in range(8, 16) for suffix 
 
 
 def fetcharg(spec):
-    """A sys/sdt.h argument ("4@8(%rsp)", "4@%edx") as a uprobe_events fetch argument."""
+    """A sys/sdt.h argument ("4@8(%rsp)", "4@%edx", "8@%rax") as a uprobe_events fetch argument."""
     size, _, location = spec.partition("@")
-    if size != "4":
-        raise AssertionError(f"argument {spec} is not a 4-byte unsigned integer")
+    if size not in ("4", "8"):
+        raise AssertionError(f"argument {spec} is not a 4- or 8-byte unsigned integer")
+    kind = f"u{int(size) * 8}"
     memory = re.fullmatch(r"(-?\d*)\(%(\w+)\)", location)
     if memory:
         offset = memory.group(1) or "0"
-        return f"{'+' if not offset.startswith('-') else ''}{offset}(%{X86_REGISTERS[memory.group(2)]}):u32"
+        return f"{'+' if not offset.startswith('-') else ''}{offset}(%{X86_REGISTERS[memory.group(2)]}):{kind}"
     register = re.fullmatch(r"%(\w+)", location)
     if register:
-        return f"%{X86_REGISTERS[register.group(1)]}:u32"
+        return f"%{X86_REGISTERS[register.group(1)]}:{kind}"
     raise AssertionError(f"argument location {location} not handled by this test")
 
 
@@ -104,7 +107,8 @@ class UsdtFiring(unittest.TestCase):
             self.fail(f"needs root and tracefs at {tracing} (mount -t tracefs nodev {tracing})")
         group = f"uvnvme_test_{os.getpid()}"
         instance = f"{tracing}/instances/{group}"
-        names = {"complete": ["ctrl", "qid", "n", "mode"], "irq": ["ctrl", "qid"], "mode": ["ctrl", "qid", "mode"]}
+        names = {"complete": ["ctrl", "qid", "n", "mode"], "irq": ["ctrl", "qid"], "mode": ["ctrl", "qid", "mode"],
+                 "tally": ["ctrl", "qid", "n", "reaps", "mode", "last_reap", "first_ns", "last_ns"]}
         defined = []
         try:
             for index, note in enumerate(stapsdt_notes(LOAD)):  # one uprobe event per probe site
@@ -133,7 +137,7 @@ class UsdtFiring(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         report = json.loads(result.stdout)
         fired = {name: [] for name in names}
-        for event, fields in re.findall(r" (complete|irq|mode)_\d+: \(0x[0-9a-f]+\) ([^\n]*)", trace):
+        for event, fields in re.findall(r" (complete|tally|irq|mode)_\d+: \(0x[0-9a-f]+\) ([^\n]*)", trace):
             fired[event].append(dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", fields)))
         for q in report["queues"]:
             key = (q["ctrl"], q["qid"])
@@ -143,6 +147,18 @@ class UsdtFiring(unittest.TestCase):
             self.assertEqual(len(mine["irq"]), q["wakeups"], key)
             self.assertEqual([e["mode"] for e in mine["mode"]], [1, 0], key)
             self.assertTrue(any(e["mode"] == 1 for e in mine["complete"]), "no batch reaped in poll mode")
+            # Tallies: the same completions and reaps, in order, never across a switch, closed at 64.
+            tallies = mine["tally"]
+            self.assertEqual(sum(e["n"] for e in tallies), q["completed"], key)
+            self.assertEqual(sum(e["reaps"] for e in tallies), q["reaps"], key)
+            self.assertEqual(len(mine["complete"]), q["reaps"], key)
+            self.assertLess(len(tallies), len(mine["complete"]), key)
+            for e in tallies:
+                self.assertTrue(0 < e["last_reap"] <= e["n"] < 64 + e["last_reap"], e)
+                self.assertTrue(0 < e["first_ns"] <= e["last_ns"], e)
+                self.assertIn(e["mode"], (0, 1), e)
+            self.assertTrue(all(a["last_ns"] <= b["first_ns"] for a, b in zip(tallies, tallies[1:])), key)
+            self.assertIn(1, [e["mode"] for e in tallies], "no tally reaped in poll mode")
 
 
 if __name__ == "__main__":
