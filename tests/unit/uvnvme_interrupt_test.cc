@@ -93,11 +93,13 @@ bool WaitFor(Done done) {
 }
 
 // Four completions falling due 200 us apart while the host does not reap: the faithful clock spins between
-// them (closer than kFaithfulSleepAheadNs) and, watching the CQ head doorbell, raises one interrupt (the
-// host reaps everything pending per interrupt); the host consuming two of four ends that interrupt and the
-// two left raise the next; consuming the rest raises none.
-// (A controller that signals every pass raises four, or fewer on a loaded machine that posts several on
-// one late pass; it never raises one at a partial head write.)
+// them (closer than kFaithfulSleepAheadNs) and, watching the CQ head doorbell, raises one interrupt for
+// them (the host reaps everything pending per interrupt), and at most one more when it stops watching to
+// sleep (asleep it cannot see the head doorbell, so it raises for what it held back rather than strand it).
+// Entries posted after the signal that a head write leaves unconsumed raise the next; a fully consumed
+// queue raises nothing. (A controller that signals every pass raises four.) What a loaded machine may
+// change is which pass posts what: a late pass can post all four before the first signal, and then the
+// signal covered them all, so a partial head write rightly raises nothing: the test reads the passes.
 TEST(UvnvmeInterrupts, OneIsOutstandingUntilTheCqHeadDoorbellThenWhatIsLeftRaisesTheNext) {
   BareQueue queue(DeviceClock::kFaithful, 1'000'000);
   static_assert(200'000 < kFaithfulSleepAheadNs);
@@ -105,12 +107,20 @@ TEST(UvnvmeInterrupts, OneIsOutstandingUntilTheCqHeadDoorbellThenWhatIsLeftRaise
   for (int i = 0; i < 4; ++i) queue.Submit(now + i * 200'000);
   ASSERT_TRUE(WaitFor([&] { return queue.Posted() == 4; })) << "posted " << queue.Posted() << " of 4";
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  EXPECT_EQ(queue.Interrupts(), 1u) << "completions posted while an interrupt was outstanding raised more";
-  queue.WriteHeadDoorbell(2);
-  EXPECT_TRUE(WaitFor([&] { return queue.Interrupts() == 2; })) << "interrupts: " << queue.Interrupts();
+  const uint64_t raised = queue.Interrupts();
+  EXPECT_GE(raised, 1u);
+  EXPECT_LE(raised, 2u) << "completions posted while an interrupt was outstanding raised more";
+  const uint64_t passes = queue.PostingPasses();
+  if (raised == 1 && passes >= 2) {
+    // The signal covered the first pass only: the two entries a head write of 2 leaves were posted after
+    // it, so they must raise the next (at once if the controller watches the head, or as it stops watching).
+    queue.WriteHeadDoorbell(2);
+    EXPECT_TRUE(WaitFor([&] { return queue.Interrupts() == 2; })) << "interrupts: " << queue.Interrupts();
+  }
+  const uint64_t before_full_head = queue.Interrupts();
   queue.WriteHeadDoorbell(4);
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  EXPECT_EQ(queue.Interrupts(), 2u) << "a fully consumed queue raised another interrupt";
+  EXPECT_EQ(queue.Interrupts(), before_full_head) << "a fully consumed queue raised another interrupt";
 }
 
 // The sleeping clock cannot watch the head doorbell while it sleeps, so it does not hold completions back
