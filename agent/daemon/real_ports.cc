@@ -6,6 +6,7 @@
 
 #include "agent/common/log.h"
 #include "agent/daemon/device_identity.h"
+#include "agent/discover/diff.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -42,7 +43,9 @@ const discover::Queue* FindQueue(const discover::Controller& controller, uint32_
 }  // namespace
 
 Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
-  snapshot_ = discover::Discover(options_);
+  // A controller in reset (the poll_queues lever's own, or the kernel's after a timeout) keeps its last view:
+  // its queues without vectors for a moment are not queues that changed (their counters would restart).
+  snapshot_ = discover::SettleSnapshot(snapshot_, discover::Discover(options_));
   // Only this scan's skips are remembered: a source is logged again when its reason changes, and what is
   // kept is bounded by one scan (discovery bounds the sockets asked and the text kept of each).
   std::map<std::string, std::string> skips;
