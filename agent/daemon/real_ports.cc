@@ -6,6 +6,7 @@
 
 #include "agent/common/log.h"
 #include "agent/daemon/device_identity.h"
+#include "agent/discover/diff.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -48,7 +49,12 @@ std::shared_ptr<const discover::Snapshot> RealDiscovery::snapshot() const {
 }
 
 Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
-  auto scanned = std::make_shared<const discover::Snapshot>(discover::Discover(options_));
+  // A controller in reset (the poll_queues lever's own, or the kernel's after a timeout) keeps its last view:
+  // its queues without vectors for a moment are not queues that changed (their counters would restart).
+  // Scans run one at a time (the loop waits for one before it starts the next), so the previous view read
+  // here is the one this scan follows.
+  auto scanned = std::make_shared<const discover::Snapshot>(
+      discover::SettleSnapshot(*snapshot(), discover::Discover(options_)));
   {
     std::lock_guard lock(mutex_);
     snapshot_ = scanned;

@@ -59,4 +59,23 @@ SnapshotDiff DiffSnapshots(const Snapshot& before, const Snapshot& after) {
   return diff;
 }
 
+Snapshot SettleSnapshot(const Snapshot& before, Snapshot now) {
+  for (auto it = now.controllers.begin(); it != now.controllers.end();) {
+    if (it->settled) {
+      ++it;
+      continue;
+    }
+    const Controller* prior = before.Find(it->name);
+    if (prior != nullptr && prior->Identity() == it->Identity()) {
+      *it = *prior;
+      ++it;
+      continue;
+    }
+    now.skipped.push_back(Skipped{it->name, MakeError(ErrorCode::kUnavailable,
+                                                      "controller " + it->state + ": read again once it is live")});
+    it = now.controllers.erase(it);
+  }
+  return now;
+}
+
 }  // namespace nvmeadapt::discover

@@ -40,4 +40,10 @@ struct SnapshotDiff {
 
 SnapshotDiff DiffSnapshots(const Snapshot& before, const Snapshot& after);
 
+// `now` with every unsettled controller (Controller::settled) replaced by its view in `before` (the same
+// device), so that a reset under way does not show as queues changed or gone; one that `before` does not have
+// is left out and listed in `skipped` (kUnavailable) until it is settled. A reset that changed the queues (the
+// poll_queues lever) shows in the first settled scan after it.
+Snapshot SettleSnapshot(const Snapshot& before, Snapshot now);
+
 }  // namespace nvmeadapt::discover

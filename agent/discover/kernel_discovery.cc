@@ -102,8 +102,16 @@ void Classify(const Controller& controller, const KernelFacts& facts, Queue& q) 
   if (!facts.threaded_reason.empty()) return set(Ineligibility::kThreaded, facts.threaded_reason);
 }
 
+// The states nvme_reset_work and the fabrics' reconnect pass through before live (drivers/nvme/host/core.c
+// nvme_ctrl_state_show): the vectors are freed and re-requested meanwhile.
+bool IsPassingState(const std::string& state) {
+  return state == "new" || state == "resetting" || state == "connecting";
+}
+
+// `state_before`: the controller's state read before /proc/interrupts was, so that a reset that began or ended
+// while the controller was read shows as a state that changed.
 Result<Controller> ReadController(const DiscoveryOptions& options, const std::string& dir, const std::string& name,
-                                  uint32_t instance, const KernelFacts& facts) {
+                                  uint32_t instance, const KernelFacts& facts, const std::string& state_before) {
   if (!IsDirectory(dir)) return MakeError(ErrorCode::kNotFound, dir + ": not a directory");
   Controller c;
   c.name = name;
@@ -114,7 +122,6 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   c.firmware = OptionalAttribute(dir, "firmware_rev");
   c.transport = OptionalAttribute(dir, "transport");
   c.address = OptionalAttribute(dir, "address");
-  c.state = OptionalAttribute(dir, "state");
 
   auto entries = ListDir(dir);
   if (!entries) return entries.error();
@@ -187,6 +194,8 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
     Classify(c, facts, q);
     c.queues.push_back(std::move(q));
   }
+  c.state = OptionalAttribute(dir, "state");
+  c.settled = !IsPassingState(state_before) && state_before == c.state;
   return c;
 }
 
@@ -206,6 +215,8 @@ Result<std::vector<Controller>> DiscoverKernel(const DiscoveryOptions& options, 
   if (names.empty()) return controllers;
   std::sort(names.begin(), names.end());
 
+  std::map<std::string, std::string> states_before;
+  for (const auto& [instance, name] : names) states_before[name] = OptionalAttribute(JoinPath(class_dir, name), "state");
   const std::string interrupts_path = JoinPath(options.procfs_root, "interrupts");
   auto interrupts = ReadText(interrupts_path);
   if (!interrupts) return interrupts.error();
@@ -224,7 +235,7 @@ Result<std::vector<Controller>> DiscoverKernel(const DiscoveryOptions& options, 
 
   for (const auto& [instance, name] : names) {
     const std::string dir = JoinPath(class_dir, name);
-    auto controller = ReadController(options, dir, name, instance, facts);
+    auto controller = ReadController(options, dir, name, instance, facts, states_before[name]);
     if (!controller) {
       if (skipped) skipped->push_back(Skipped{dir, controller.error()});
       continue;

@@ -72,8 +72,12 @@ struct Controller {
   std::string firmware;
   std::string transport;     // "pcie", "tcp", ...; "uvnvme" for uvnvme
   std::string address;       // PCI address for pcie
-  std::string state;         // "live", "resetting", ... (kernel)
+  std::string state;         // "live", "resetting", ... (kernel), as read after its queues
   std::string layer = "local";  // "local", "host", "backing" (fabrics_layer.h); "target" for nvmet queues
+  // False while a reset or reconnect is under way (state new, resetting or connecting, or a state that changed
+  // while the controller was read): its vectors are freed and re-requested then, so its queues look like poll
+  // queues for a moment. SettleSnapshot (diff.h) keeps the previous view of such a controller.
+  bool settled = true;
   std::vector<Namespace> namespaces;
   std::vector<Queue> queues;  // by qid
 

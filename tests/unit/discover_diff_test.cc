@@ -90,5 +90,49 @@ TEST(SnapshotDiff, SameNameOtherDeviceIsRemoveAndAdd) {
   EXPECT_TRUE(diff.queues_changed.empty());
 }
 
+// A reset frees the vectors before it re-requests them: read then, q1 and q2 look like poll queues.
+Snapshot MidReset(const Snapshot& live) {
+  Snapshot caught = live;
+  caught.controllers[0].state = "resetting";
+  caught.controllers[0].settled = false;
+  for (auto& q : caught.controllers[0].queues) {
+    if (q.qid != 0) q.vector.reset();
+  }
+  return caught;
+}
+
+TEST(SettleSnapshot, ControllerInResetKeepsItsLastView) {
+  const Snapshot live = Tree("qemu-poll");
+  const Snapshot settled = SettleSnapshot(live, MidReset(live));
+  ASSERT_EQ(settled.controllers.size(), 1u);
+  EXPECT_EQ(settled.controllers[0], live.controllers[0]);
+  EXPECT_TRUE(settled.skipped.empty());
+  EXPECT_TRUE(DiffSnapshots(live, settled).empty());
+}
+
+TEST(SettleSnapshot, ControllerFirstSeenInResetWaitsUntilLive) {
+  const Snapshot settled = SettleSnapshot(Snapshot{}, MidReset(Tree("qemu-poll")));
+  EXPECT_TRUE(settled.controllers.empty());
+  ASSERT_EQ(settled.skipped.size(), 1u);
+  EXPECT_EQ(settled.skipped[0].object, "nvme0");
+  EXPECT_EQ(settled.skipped[0].error.code, ErrorCode::kUnavailable);
+  EXPECT_NE(settled.skipped[0].error.message.find("resetting"), std::string::npos) << settled.skipped[0].error.message;
+}
+
+TEST(SettleSnapshot, OtherDeviceUnderTheNameIsNotTheLastView) {
+  const Snapshot live = Tree("qemu-poll");
+  Snapshot caught = MidReset(live);
+  caught.controllers[0].serial = "cafef00d";
+  EXPECT_TRUE(SettleSnapshot(live, caught).controllers.empty());
+}
+
+TEST(SettleSnapshot, SettledChangesPassThrough) {
+  const Snapshot live = Tree("qemu-poll");
+  Snapshot after = live;
+  after.controllers[0].queues.pop_back();  // the poll_queues lever's reset, over: q3 is gone
+  const SnapshotDiff diff = DiffSnapshots(live, SettleSnapshot(live, after));
+  EXPECT_EQ(Qids(diff.queues_removed), std::vector<uint32_t>{3});
+}
+
 }  // namespace
 }  // namespace nvmeadapt::discover

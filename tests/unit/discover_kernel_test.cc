@@ -46,6 +46,7 @@ TEST(DiscoverKernel, QemuWithAPollQueue) {
   EXPECT_EQ(c.transport, "pcie");
   EXPECT_EQ(c.address, "0000:00:05.0");
   EXPECT_EQ(c.state, "live");
+  EXPECT_TRUE(c.settled);
   ASSERT_EQ(c.namespaces.size(), 1u);
   EXPECT_EQ(c.namespaces[0].name, "nvme0n1");
   EXPECT_EQ(c.namespaces[0].nsid, 1u);
@@ -122,6 +123,22 @@ TEST(DiscoverKernel, ThreadedInterruptsFromTheBootOption) {
   const Controller c = OnlyController(DiscoverTree(tmp.path()));
   EXPECT_EQ(QueueOf(c, 1).reason, Ineligibility::kThreaded);
   EXPECT_EQ(QueueOf(c, 1).reason_text, "threaded interrupts (threadirqs boot option)");
+}
+
+// A reset under way (nvme_reset_work, or a fabrics reconnect) is not a layout to act on; a dead controller's is.
+TEST(DiscoverKernel, ControllerInResetIsNotSettled) {
+  for (const char* state : {"resetting", "connecting", "new"}) {
+    TempDir tmp;
+    CopyTree(SysfsCase("qemu-poll"), tmp.path());
+    WriteFile(tmp / "sys/class/nvme/nvme0/state", std::string(state) + "\n");
+    const Controller c = OnlyController(DiscoverTree(tmp.path()));
+    EXPECT_EQ(c.state, state);
+    EXPECT_FALSE(c.settled) << state;
+  }
+  TempDir tmp;
+  CopyTree(SysfsCase("qemu-poll"), tmp.path());
+  WriteFile(tmp / "sys/class/nvme/nvme0/state", "dead\n");
+  EXPECT_TRUE(OnlyController(DiscoverTree(tmp.path())).settled);
 }
 
 TEST(DiscoverKernel, PreemptRtThreadsEveryHandler) {

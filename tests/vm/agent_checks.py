@@ -105,7 +105,8 @@ def _counts(checks, results, a, run, before, after, expect_on, summary):
     summary["agent_counts"][run] = {"agent_delta_by_qid": delta, "hist_by_qid": hist}
     checks.check(f"{run}: agent's completions per queue match the tracefs hist within 1 %",
                  qids and all(_within(delta.get(q, 0), hist.get(q, 0)) for q in qids),
-                 ", ".join(f"q{q}: agent {delta.get(q, 0)} hist {hist.get(q, 0)}" for q in qids))
+                 ", ".join(f"q{q}: agent {delta.get(q, 0)} hist {hist.get(q, 0)}" for q in qids)
+                 + facts.timeout_note(results / "io" / run))
     on = sum(delta.get(q, 0) for q in expect_on)
     total = sum(delta.values())
     checks.check(f"{run}: agent counts them on qids {sorted(expect_on)}", total > 0 and _within(on, total),

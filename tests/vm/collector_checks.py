@@ -39,4 +39,5 @@ def check_collector_counts(checks, results, summary):
         checks.check(f"collector {path}: its nvme hooks attached", hooks_ok, f"hooks {hooks}")
         checks.check(f"collector {path}: completions per I/O queue equal the tracefs hist",
                      len(qids) >= 2 and all(io.get(q, 0) == hist.get(q, 0) for q in qids),
-                     ", ".join(f"q{q}: collector {io.get(q, 0)} hist {hist.get(q, 0)}" for q in qids) or "no I/O")
+                     (", ".join(f"q{q}: collector {io.get(q, 0)} hist {hist.get(q, 0)}" for q in qids) or "no I/O")
+                     + facts.timeout_note(results / "io" / f"collector-{path}"))

@@ -8,6 +8,9 @@ HIST_ENTRY = re.compile(r"^\{\s*qid:\s*(\d+)\s*\}\s*hitcount:\s*(\d+)", re.M)
 NVME_VECTOR = re.compile(r"^nvme(\d+)q(\d+)$")
 QUEUE_SPLIT = re.compile(r"(\d+)/(\d+)/(\d+) default/read/poll queues")
 INIT_READY = re.compile(r"\[init \+([\d.]+)s\] nvme0n1 ready")
+# drivers/nvme/host/pci.c nvme_timeout(): "I/O tag 576 (4240) opcode 0x2 (I/O Cmd) QID 2 timeout, aborting ..."
+# (6.12; 6.1 says "I/O 576 QID 2 timeout, aborting"), then "..., reset controller" when the abort did not help.
+COMMAND_TIMEOUT = re.compile(r"QID (\d+) timeout, (.*)")
 
 
 def hist_by_qid(path):
@@ -51,6 +54,43 @@ def last_queue_split(path):
     """(default, read, poll) from the last 'N/N/N default/read/poll queues' kernel message, or None."""
     found = QUEUE_SPLIT.findall(Path(path).read_text())
     return tuple(int(n) for n in found[-1]) if found else None
+
+
+def nvme_timeouts(path):
+    """{"by_qid": {qid: commands timed out}, "resets": controller resets they caused, "first": the first such
+    kernel line} from an io_run's dmesg-during.txt."""
+    by_qid, resets, first = {}, 0, None
+    for line in Path(path).read_text().splitlines():
+        match = COMMAND_TIMEOUT.search(line)
+        if not match:
+            continue
+        first = first or line.strip()
+        if match.group(2).startswith("reset controller"):
+            resets += 1
+        else:
+            qid = int(match.group(1))
+            by_qid[qid] = by_qid.get(qid, 0) + 1
+    return {"by_qid": by_qid, "resets": resets, "first": first}
+
+
+def describe_timeouts(timeouts):
+    """One phrase for nvme_timeouts(), empty when nothing timed out."""
+    if not timeouts["by_qid"] and not timeouts["resets"]:
+        return ""
+    qids = ", ".join(f"{n} on QID {q}" for q, n in sorted(timeouts["by_qid"].items()))
+    return (f"commands timed out in the guest ({qids or 'none aborted'}; {timeouts['resets']} controller "
+            f"resets after them; first: {timeouts['first']})")
+
+
+def timeout_note(io_dir):
+    """'; <describe_timeouts>' for the checks of counts of an io_run, empty when its commands all completed:
+    a command the emulated device lost is completed by the reset's cancel, never by a CQE, and a reset makes the
+    queues pass through a layout without vectors."""
+    path = Path(io_dir) / "dmesg-during.txt"
+    if not path.exists():
+        return ""
+    text = describe_timeouts(nvme_timeouts(path))
+    return f"; {text}" if text else ""
 
 
 def fio_reads(path):

@@ -141,6 +141,9 @@ def _qemu_command(opts, kernel, disk, results_dir, sockets=None):
         append += f" nva.share={kernel.share}"
     if opts.kernel_args:
         append += " " + opts.kernel_args
+    # Multi-threaded TCG, never thread=single with Debian 12's QEMU 7.2: single-threaded TCG there drops the
+    # guest's memory barriers (QEMU 8.1 keeps them), and the NVMe shadow doorbell handshake between the vCPU and
+    # QEMU's main loop then loses commands (tests/vm/README, Lost commands).
     return [
         QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(opts.smp), "-m", opts.memory,
         "-nographic", "-no-reboot", "-nic", "none",

@@ -69,13 +69,15 @@ snapshot_queues() {
 
 # io_run NAME FIO_ARGS...: 4 KiB random reads on /dev/nvme0n1 (global options; FIO_ARGS add --name=... jobs
 # and engines) with the per-qid nvme_complete_rq histogram around them. Results in io/NAME/: fio.json,
-# hist-qid.txt, interrupts.before, interrupts.after, fio.status (fio's exit status). fio failing fails the
-# step unless io_may_fail=1 (the host then judges fio's errors).
+# hist-qid.txt, interrupts.before, interrupts.after, fio.status (fio's exit status), dmesg-during.txt (the
+# kernel's nvme messages of the run: a command timing out, its abort, the reset after it). fio failing fails
+# the step unless io_may_fail=1 (the host then judges fio's errors).
 io_may_fail=0
 io_run() {
-  local name=$1 dir status=0
+  local name=$1 dir status=0 logged
   shift
   dir=$(results_subdir "io/$name")
+  logged=$(dmesg | wc -l)
   cp /proc/interrupts "$dir/interrupts.before"
   hist_start nvme/nvme_complete_rq qid
   "${io_wrapper[@]}" fio --filename="/dev/$NVME_NS" --rw=randread --bs=4k --direct=1 --size=64M \
@@ -83,6 +85,7 @@ io_run() {
     "$@" || status=$?
   echo "$status" > "$dir/fio.status"
   hist_stop nvme/nvme_complete_rq qid "$dir/hist-qid.txt"
+  dmesg | tail -n "+$((logged + 1))" | { grep nvme || true; } > "$dir/dmesg-during.txt"
   ((status == 0 || io_may_fail)) || { say "$name: fio failed with status $status"; return "$status"; }
   cp /proc/interrupts "$dir/interrupts.after"
   say "$name: completions per qid: $(hist_summary "$dir/hist-qid.txt")"
