@@ -19,7 +19,7 @@ TEST_F(EngineCredit, TheDefaultsGiveCreditAndDoubleBackoffs) {
   const Policy p;
   EXPECT_EQ(p.pace_credit, 1'000'000);
   EXPECT_EQ(p.max_backoff_windows, 1024u);
-  EXPECT_EQ(p.backoff_load_change_percent, 25u);
+  EXPECT_EQ(p.backoff_load_change_percent, 0u);
 }
 
 // Baseline 5 us per completion; the kept window took 3 us per completion: 2 us x 8192 ahead of its limit.
