@@ -24,14 +24,13 @@ Nanos Scaled(Nanos span, uint32_t n, uint32_t of) {
   return static_cast<Nanos>(static_cast<Wide>(span) * n / of);
 }
 
-uint32_t BackoffLength(const Policy& p, uint32_t level) {
-  if (p.max_backoff_windows == 0 || p.backoff_windows == 0) return p.backoff_windows;
-  const uint64_t doubled = static_cast<uint64_t>(p.backoff_windows) << std::min<uint32_t>(level, 32);
-  return static_cast<uint32_t>(std::min<uint64_t>(doubled, p.max_backoff_windows));
-}
-
 uint32_t LongestBackoff(const Policy& p) {
   return p.max_backoff_windows == 0 || p.backoff_windows == 0 ? p.backoff_windows : p.max_backoff_windows;
+}
+
+uint32_t BackoffLength(const Policy& p, uint32_t level) {
+  const uint64_t doubled = static_cast<uint64_t>(p.backoff_windows) << std::min<uint32_t>(level, 32);
+  return static_cast<uint32_t>(std::min<uint64_t>(doubled, LongestBackoff(p)));
 }
 
 bool RateMoved(Nanos span_a, uint32_t n_a, Nanos span_b, uint32_t n_b, uint32_t percent) {
