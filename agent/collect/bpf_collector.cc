@@ -2,6 +2,8 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdarg>
@@ -97,6 +99,27 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
   queues_ = std::move(*table);
   ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.na_windows), &BpfCollector::OnRecord, this, nullptr);
   if (ring_ == nullptr) return LibbpfError("open ring buffer", "na_windows", errno);
+  return OpenWait();
+}
+
+Status BpfCollector::OpenWait() {
+  auto waker = LoopWaker::Open();
+  if (!waker) return std::move(waker).take_error();
+  waker_.emplace(std::move(*waker));
+  wait_epoll_ = epoll_create1(EPOLL_CLOEXEC);
+  if (wait_epoll_ < 0) return SysError("create", "the collector's epoll", errno);
+  epoll_event ring{};
+  ring.events = EPOLLIN;
+  ring.data.u32 = kRingReady;
+  if (epoll_ctl(wait_epoll_, EPOLL_CTL_ADD, ring_buffer__epoll_fd(ring_), &ring) != 0) {
+    return SysError("watch", "the na_windows ring buffer's epoll", errno);
+  }
+  epoll_event wake{};
+  wake.events = EPOLLIN;
+  wake.data.u32 = kWoken;
+  if (epoll_ctl(wait_epoll_, EPOLL_CTL_ADD, waker_->fd(), &wake) != 0) {
+    return SysError("watch", "the agent loop's eventfd", errno);
+  }
   return OkStatus();
 }
 
@@ -138,6 +161,7 @@ BpfCollector::~BpfCollector() {
     for (bpf_link* link : process.links) bpf_link__destroy(link);
   }
   for (bpf_link* link : kernel_links_) bpf_link__destroy(link);
+  if (wait_epoll_ >= 0) close(wait_epoll_);
   ring_buffer__free(ring_);
   queues_.reset();  // unmaps before the maps go away
   nvme_adapt_bpf__destroy(skel_);
@@ -171,12 +195,23 @@ int BpfCollector::OnRecord(void* context, void* data, size_t size) {
 }
 
 Result<int> BpfCollector::Poll(int timeout_ms, const std::function<void(const WindowEvent&)>& sink) {
+  epoll_event ready[2];
+  const int count = epoll_wait(wait_epoll_, ready, 2, timeout_ms);
+  if (count < 0 && errno != EINTR) return SysError("wait on", "the na_windows ring buffer", errno);
+  for (int i = 0; i < count; ++i) {
+    if (ready[i].data.u32 == kWoken) waker_->Drain();
+  }
+  // Consumed whatever woke the wait: a record may have come in while the loop was woken for other work.
   sink_ = &sink;
   handed_ = 0;
-  const int polled = ring_buffer__poll(ring_, timeout_ms);
+  const int consumed = ring_buffer__consume(ring_);
   sink_ = nullptr;
-  if (polled < 0 && polled != -EINTR) return LibbpfError("poll ring buffer", "na_windows", polled);
+  if (consumed < 0) return LibbpfError("consume ring buffer", "na_windows", consumed);
   return handed_;
+}
+
+void BpfCollector::Wake() {
+  if (waker_) waker_->Signal();
 }
 
 Status BpfCollector::SetQueueControl(const QueueKey& key, const QueueControl& control) {

@@ -5,12 +5,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/collect/collector.h"
 #include "agent/collect/feature_probe.h"
 #include "agent/collect/hook_plan.h"
+#include "agent/collect/loop_waker.h"
 #include "agent/collect/nvme_disks.h"
 #include "agent/collect/queue_table.h"
 
@@ -36,6 +38,7 @@ class BpfCollector final : public Collector {
   std::vector<std::string> Hooks() const override;
   // Call from one thread at a time.
   Result<int> Poll(int timeout_ms, const std::function<void(const WindowEvent&)>& sink) override;
+  void Wake() override;
   Status SetQueueControl(const QueueKey& key, const QueueControl& control) override;
   Status ForgetQueue(const QueueKey& key) override;
   Result<QueueCounters> ReadCounters(const QueueKey& key) const override;
@@ -74,9 +77,17 @@ class BpfCollector final : public Collector {
   // Fills the block program's table of nvme disks (bpf/nvme_adapt.bpf.c, na_nvme_disks).
   void TellNvmeDisks(const std::vector<NvmeDisk>& disks);
   static int OnRecord(void* context, void* data, size_t size);
+  // The epoll Poll waits on: the ring buffer and the waker.
+  Status OpenWait();
+  static constexpr uint32_t kRingReady = 0;
+  static constexpr uint32_t kWoken = 1;
 
   nvme_adapt_bpf* skel_ = nullptr;
   ring_buffer* ring_ = nullptr;
+  // Poll waits on this epoll: the ring buffer's own epoll and the waker (libbpf's epoll tags its events with
+  // ring indexes, so another fd cannot join it).
+  int wait_epoll_ = -1;
+  std::optional<LoopWaker> waker_;
   std::unique_ptr<QueueTable> queues_;
   std::shared_ptr<FeatureProbe> probe_;
   bool userspace_wakeups_ = false;

@@ -109,6 +109,9 @@ class Collector {
 
   // Waits at most timeout_ms for records and hands each to `sink`. Returns how many were handed over.
   virtual Result<int> Poll(int timeout_ms, const std::function<void(const WindowEvent&)>& sink) = 0;
+  // Ends the Poll under way, or the next one, at once. Any thread may call it: this is how work handed to
+  // the agent's loop (a lever's answer, an RPC) is taken without the loop waking to look for it.
+  virtual void Wake() = 0;
 
   virtual Status SetQueueControl(const QueueKey& key, const QueueControl& control) = 0;
   virtual Status ForgetQueue(const QueueKey& key) = 0;

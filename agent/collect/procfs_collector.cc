@@ -100,13 +100,23 @@ Result<ProcfsCollector::Snapshot> ProcfsCollector::Read() const {
   return snapshot;
 }
 
+void ProcfsCollector::Wake() {
+  std::lock_guard lock(wake_mutex_);
+  woken_ = true;
+  wake_cv_.notify_one();
+}
+
 Result<int> ProcfsCollector::Poll(int timeout_ms, const std::function<void(const WindowEvent&)>& sink) {
   engine::Nanos now = MonotonicNanos();
   if (have_last_) {
     const engine::Nanos due = last_at_ + static_cast<engine::Nanos>(interval_ms_) * 1'000'000;
     if (now < due) {
       const engine::Nanos wait = std::min<engine::Nanos>(due - now, static_cast<engine::Nanos>(timeout_ms) * 1'000'000);
-      if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+      if (wait > 0) {
+        std::unique_lock lock(wake_mutex_);
+        wake_cv_.wait_for(lock, std::chrono::nanoseconds(wait), [&] { return woken_; });
+        woken_ = false;
+      }
       now = MonotonicNanos();
       if (now < due) return 0;
     }

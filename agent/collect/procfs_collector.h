@@ -2,7 +2,9 @@
 // and /sys/block/*/stat, sampled at most every interval. Too coarse to decide on: observe only.
 #pragma once
 
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "agent/collect/collector.h"
@@ -19,6 +21,7 @@ class ProcfsCollector final : public Collector {
   std::vector<std::string> Hooks() const override;
   // The first call takes the baseline; later calls hand over one event per queue whose counters moved.
   Result<int> Poll(int timeout_ms, const std::function<void(const WindowEvent&)>& sink) override;
+  void Wake() override;
   Status SetQueueControl(const QueueKey& key, const QueueControl& control) override;
   Status ForgetQueue(const QueueKey& key) override;
   Result<QueueCounters> ReadCounters(const QueueKey& key) const override;
@@ -43,6 +46,9 @@ class ProcfsCollector final : public Collector {
   engine::Nanos last_at_ = 0;
   bool have_last_ = false;
   uint64_t records_ = 0;
+  std::mutex wake_mutex_;
+  std::condition_variable wake_cv_;
+  bool woken_ = false;
 };
 
 }  // namespace nvmeadapt::collect

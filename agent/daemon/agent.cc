@@ -50,6 +50,8 @@ void Agent::ToLoop(std::function<void()> step) {
       return;
     case LoopState::kRunning:
       commands_.push_back(std::move(step));
+      lock.unlock();
+      deps_.collector->Wake();
       return;
     case LoopState::kStopped:
       return;
@@ -125,7 +127,10 @@ void Agent::Run() {
   for (auto& command : left) command();  // calls that were already waiting get their answer
 }
 
-void Agent::Stop() { stop_.store(true); }
+void Agent::Stop() {
+  stop_.store(true);
+  deps_.collector->Wake();
+}
 
 void Agent::RunOnce() {
   RunCommands();
@@ -153,8 +158,6 @@ int Agent::NextWaitMs(engine::Nanos now) {
     std::lock_guard lock(commands_mutex_);
     if (!commands_.empty()) return 0;
   }
-  // A switch's next step is taken at once: the collector's wait cannot be woken by a worker.
-  if (switcher_.Busy()) due = std::min(due, now + 1'000'000);
   due = std::min(due, next_discovery_);
   for (ManagedQueue* q : queues_.All()) {
     if (q->switches_in_flight > 0) continue;  // neither its timer nor its retry runs before the switch ends

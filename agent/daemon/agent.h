@@ -251,6 +251,7 @@ auto Agent::OnLoop(Fn fn, Unanswered unanswered) -> decltype(fn()) {
       call->done_cv.notify_all();
     });
   }
+  deps_.collector->Wake();  // the loop takes the call now, not when its wait ends
   std::unique_lock lock(call->mutex);
   if (!call->done_cv.wait_for(lock, std::chrono::nanoseconds(options_.rpc_wait), [&] { return call->result.has_value(); })) {
     if (!call->started) {

@@ -226,14 +226,6 @@ void ModeSwitcher::ExpireHung(engine::Nanos now) {
   for (auto& [sw, outcome] : ended) sw->steps.done(outcome);
 }
 
-bool ModeSwitcher::Busy() const {
-  std::lock_guard lock(mutex_);
-  for (const auto& [id, sw] : in_flight_) {
-    if (!sw->timed_out) return true;
-  }
-  return false;
-}
-
 std::vector<std::string> ModeSwitcher::Slow(engine::Nanos now, engine::Nanos at_least) const {
   std::vector<std::string> lines;
   std::lock_guard lock(mutex_);

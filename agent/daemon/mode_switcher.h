@@ -74,8 +74,6 @@ class ModeSwitcher {
   // On the loop: ends the switches whose lever runs longer than lever_timeout, and those of the same
   // controller queued behind them.
   void ExpireHung(engine::Nanos now);
-  // A switch is on its way that has not ended: the loop then waits briefly, to take its steps at once.
-  bool Busy() const;
   // One line per switch in flight for at least `at_least` (GetStatus).
   std::vector<std::string> Slow(engine::Nanos now, engine::Nanos at_least) const;
   // Forgets reset times that no longer hold a change back (a controller's time outlives its vanishing).

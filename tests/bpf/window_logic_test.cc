@@ -1,6 +1,9 @@
 // The per-queue accounting of bpf/na_queue.bpf.h run through BPF_PROG_TEST_RUN with a chosen clock
 // (na_test_account): windows, restarts at a control generation change, the pace check at its exact
 // boundary, batches, driver tallies, the histogram, home slots and slot reuse. Root only; nothing is attached.
+#include <chrono>
+#include <thread>
+
 #include "agent/collect/records.h"
 #include "tests/bpf/window_fixture.h"
 
@@ -216,6 +219,31 @@ TEST_F(WindowLogicTest, QueuesOfOneHomeSlotShareNothing) {
   EXPECT_EQ(Counters(same_home[1]).progress.start, 3'000);
   EXPECT_EQ(Counters(same_home[0]).completions, 6u);
   EXPECT_FALSE(collector_->ReadCounters(key_).ok());
+}
+
+// The agent's loop waits in Poll; work handed to it from another thread (a lever's answer, an RPC) ends that
+// wait through Wake, and a window that closed meanwhile is handed over by the same Poll.
+TEST_F(WindowLogicTest, AWakeEndsTheWaitAndTheWindowsWaitingAreHandedOver) {
+  std::thread waker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    collector_->Wake();
+  });
+  auto before = std::chrono::steady_clock::now();
+  int handed = -1;
+  auto polled = collector_->Poll(30'000, [&](const WindowEvent&) { ++handed; });
+  waker.join();
+  ASSERT_TRUE(polled.ok()) << polled.error().message;
+  EXPECT_EQ(*polled, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(10)) << "the wake did not end a 30 s wait";
+
+  for (uint32_t i = 0; i < kWindow; ++i) Complete(key_, 1'000 + i);
+  collector_->Wake();
+  before = std::chrono::steady_clock::now();
+  std::vector<WindowEvent> events;
+  polled = collector_->Poll(30'000, [&](const WindowEvent& e) { events.push_back(e); });
+  ASSERT_TRUE(polled.ok()) << polled.error().message;
+  EXPECT_EQ(events.size(), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(10));
 }
 
 }  // namespace

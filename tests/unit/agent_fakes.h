@@ -42,6 +42,10 @@ class FakeCollector : public collect::Collector {
     if (n == 0 && timeout_ms > 0 && waits) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return n;
   }
+  void Wake() override {
+    std::lock_guard lock(mutex);
+    ++wakes;
+  }
   // A window for the loop to take, from a test thread while the loop runs.
   void Push(const collect::WindowEvent& event, engine::Nanos next_window_start) {
     std::lock_guard lock(mutex);
@@ -85,6 +89,7 @@ class FakeCollector : public collect::Collector {
   bool observe_only = false;
   bool refuse_control = false;
   bool waits = true;                // Poll with nothing to hand waits 1 ms
+  int wakes = 0;                    // Wake calls: work handed to the loop from another thread
   std::function<void()> on_poll;    // runs at each Poll, on the loop thread
   std::deque<collect::WindowEvent> pending;
   std::map<std::string, collect::QueueControl> controls;

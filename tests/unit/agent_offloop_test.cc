@@ -241,5 +241,29 @@ TEST_F(AgentOffLoop, AHungScanHoldsNoDecision) {
   discovery_.on_scan = nullptr;
 }
 
+// Work handed to the loop from another thread wakes its wait: the collector no longer needs short waits
+// while a switch is in flight (the loop woke every 1 ms for it before).
+TEST_F(AgentOffLoop, WorkHandedToTheLoopWakesItsWait) {
+  levers_.hang_controller.clear();
+  Start();
+  std::atomic<bool> polling{false};
+  collector_.on_poll = [&] { polling = true; };
+  RunLoop();
+  WaitUntil([&] { return polling.load(); }, "the loop runs");  // before it, a call runs inline
+  auto wakes = [&] {
+    std::lock_guard lock(collector_.mutex);
+    return collector_.wakes;
+  };
+  const int at_start = wakes();
+  (void)agent_->GetStatus();  // an RPC: posted to the loop
+  EXPECT_GT(wakes(), at_start) << "an RPC posted to the loop did not wake it";
+  const int before_switch = wakes();
+  FastWindow(hung_q1_, 1);
+  WaitUntil([&] { return Of(hung_q1_).mode() == v1::REAP_MODE_POLL; }, "uvnvme:7:0:q1 switched");
+  // The lever's worker hands its steps back (published, applied): each wakes the loop. Of() is an RPC too,
+  // so count at least the switch's own two beyond the RPCs made.
+  EXPECT_GE(wakes() - before_switch, 2) << "the switch's steps did not wake the loop";
+}
+
 }  // namespace
 }  // namespace nvmeadapt::daemon::testing

@@ -1,9 +1,11 @@
 // The procfs fallback on a captured /proc + /sys tree (two snapshots), and on this machine's own tree.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "agent/collect/procfs_collector.h"
 
@@ -116,6 +118,36 @@ TEST(ProcfsCollector, ObserveOnlyAndUnsupportedControls) {
   EXPECT_TRUE(collector.ObserveOnly());
   EXPECT_EQ(collector.SetQueueControl(QueueKey{}, QueueControl{}).error().code, ErrorCode::kUnsupported);
   EXPECT_EQ(collector.AttachProcess(1, "").error().code, ErrorCode::kUnsupported);
+}
+
+TEST(ProcfsCollector, AWakeEndsTheWaitForTheNextSample) {
+  CapturedTree tree;
+  tree.Interrupts(1, 1, 1, 1);
+  ProcfsCollector collector(tree.root(), 60'000);  // the next sample is a minute away
+  auto baseline = collector.Poll(0, [](const WindowEvent&) {});
+  ASSERT_TRUE(baseline.ok()) << baseline.error().message;
+  std::thread waker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    collector.Wake();
+  });
+  const auto before = std::chrono::steady_clock::now();
+  auto polled = collector.Poll(30'000, [](const WindowEvent&) {});
+  const auto waited = std::chrono::steady_clock::now() - before;
+  waker.join();
+  ASSERT_TRUE(polled.ok()) << polled.error().message;
+  EXPECT_EQ(*polled, 0);
+  EXPECT_LT(waited, std::chrono::seconds(10)) << "the wake did not end a 30 s wait";
+}
+
+TEST(ProcfsCollector, AWakeBeforeTheWaitEndsItToo) {
+  CapturedTree tree;
+  tree.Interrupts(1, 1, 1, 1);
+  ProcfsCollector collector(tree.root(), 60'000);
+  ASSERT_TRUE(collector.Poll(0, [](const WindowEvent&) {}).ok());
+  collector.Wake();  // handed over while the loop was busy elsewhere
+  const auto before = std::chrono::steady_clock::now();
+  ASSERT_TRUE(collector.Poll(30'000, [](const WindowEvent&) {}).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(10));
 }
 
 TEST(ProcfsCollector, ReadsThisMachinesTree) {
