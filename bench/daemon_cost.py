@@ -8,7 +8,7 @@ daemon on the others. Reports the daemon's CPU seconds (utime+stime
 from /proc/PID/stat over the load's run) per million completions, its peak RSS (VmHWM), the load's own CPU
 seconds from its report, and the BPF programs' run time (kernel.bpf_stats_enabled=1 for the run; that time
 is spent in the load's process, at its probes). Writes BUILD/bench-results/daemon_cost.json.
-Usage: bench/daemon_cost.py BUILD_DIR [RUNTIME_S]
+Usage: bench/daemon_cost.py BUILD_DIR [RUNTIME_S, default 20: the daemon CPU is read in 10 ms ticks]
 """
 import contextlib
 import json
@@ -44,6 +44,38 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_snapshot(pid):
+    """{tid: (name, cpu seconds, context switches)} of the daemon's live threads: where its CPU goes."""
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                head, rest = f.read().rsplit(")", 1)
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                status = f.read()
+        except FileNotFoundError:
+            continue  # the thread ended between the listing and the read
+        fields = rest.split()
+        switches = sum(int(n) for n in re.findall(r"(?:non)?voluntary_ctxt_switches:\s+(\d+)", status))
+        threads[tid] = (head.split("(", 1)[1], (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), switches)
+    return threads
+
+
+def threads_by_name(before, after, total_cpu):
+    """CPU seconds and wakeups over the run per thread name; threads that ended in between show in 'ended'."""
+    rows = {}
+    for tid, (name, cpu, switches) in after.items():
+        cpu0, switches0 = before.get(tid, (name, 0.0, 0))[1:]
+        row = rows.setdefault(name, {"threads": 0, "cpu_seconds": 0.0, "context_switches": 0})
+        row["threads"] += 1
+        row["cpu_seconds"] += cpu - cpu0
+        row["context_switches"] += switches - switches0
+    ended = total_cpu - sum(r["cpu_seconds"] for r in rows.values())
+    rows["(threads that ended during the run)"] = {"threads": len(set(before) - set(after)),
+                                                   "cpu_seconds": max(ended, 0.0), "context_switches": None}
+    return dict(sorted(rows.items(), key=lambda kv: -kv[1]["cpu_seconds"]))
+
+
 def peak_rss_bytes(pid):
     with open(f"/proc/{pid}/status") as f:
         return int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1)) * 1024
@@ -60,7 +92,7 @@ def bpf_run_seconds(port):
 
 def main():
     build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-    runtime = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
+    runtime = float(sys.argv[2]) if len(sys.argv) > 2 else 20.0
     if os.geteuid() != 0:
         sys.exit("daemon_cost: needs root (BPF, USDT)")
     work = tempfile.mkdtemp(prefix="nvme-adapt-daemon-cost-")
@@ -98,7 +130,9 @@ def main():
             stdout=subprocess.PIPE, text=True)
         time.sleep(2.2)  # the daemon finds the process (discovery every 2 s) during the idle phase
         cpu_start, bpf_start = cpu_seconds(daemon.pid), bpf_run_seconds(port)
+        threads_start = thread_snapshot(daemon.pid)
         report = json.loads(load.communicate(timeout=runtime + 60)[0])
+        threads_end = thread_snapshot(daemon.pid)
         cpu_end, bpf_end = cpu_seconds(daemon.pid), bpf_run_seconds(port)
         rss = peak_rss_bytes(daemon.pid)
         with open(os.path.join(work, "daemon.log")) as f:
@@ -131,6 +165,7 @@ def main():
         },
         "note": "daemon CPU from /proc/PID/stat over the load's run; load CPU is uvnvme-load's own (host reapers "
                 "and the emulated controller); BPF run time is spent inside the load process at its probes",
+        "daemon_threads": threads_by_name(threads_start, threads_end, daemon_cpu),
         "load_average": os.getloadavg(),
         "rt_budget": rt,
         "device_cpu": exclusive,
@@ -144,6 +179,8 @@ def main():
     print(f"daemon_cost: {completed} completions at {s['iops']:.0f} IOPS; daemon {daemon_cpu:.3f} CPU s "
           f"({s['daemon_cpu_seconds_per_million_completions']:.4f} s per million, {s['daemon_cpu_vs_load_percent']:.2f} % "
           f"of the load's {load_cpu:.2f} s), peak RSS {rss / 2**20:.1f} MiB, BPF {s['bpf_run_seconds']:.3f} s")
+    for name, row in out["daemon_threads"].items():
+        print(f"  thread {name}: {row['threads']} x, {row['cpu_seconds']:.3f} CPU s, {row['context_switches']} switches")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 #include "agent/api/event_bus.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -78,7 +80,11 @@ std::shared_ptr<Subscription> EventBus::Subscribe(const v1::WatchEventsRequest& 
   return subscription;
 }
 
-EventBus::EventBus() : waker_([this] { WakeReaders(); }) {}
+EventBus::EventBus()
+    : waker_([this] {
+        pthread_setname_np(pthread_self(), "na-event-waker");
+        WakeReaders();
+      }) {}
 
 EventBus::~EventBus() {
   {

@@ -1,5 +1,6 @@
 #include "agent/daemon/config_watch.h"
 
+#include <pthread.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
@@ -109,7 +110,10 @@ ConfigWatch::ConfigWatch(std::string path, std::function<void()> on_change, int 
       inotify_fd_(inotify_fd),
       stop_fd_(stop_fd),
       last_(IdentityOf(path_)) {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "na-config-watch");
+    Loop();
+  });
 }
 
 ConfigWatch::~ConfigWatch() {

@@ -1,4 +1,5 @@
 // nvme-adaptd: the node agent. Exceptions stop here; everything below returns typed results.
+#include <pthread.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -180,6 +181,7 @@ int Run(const DaemonFlags& flags) {
   if (!config_watch) NA_WARN("config watch: " << config_watch.error().message << "; only SIGHUP reloads");
 
   std::thread watcher([&] {
+    pthread_setname_np(pthread_self(), "na-signals");
     for (;;) {
       signalfd_siginfo info{};
       const ssize_t n = read(signal_fd, &info, sizeof info);
