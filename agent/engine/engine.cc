@@ -100,8 +100,18 @@ Decision Engine::Reset(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
   q.settle_left = 0;
   q.pace_credit = 0;
   q.backoff_level = 0;
+  q.poll_run_level = 0;
+  q.remeasuring = false;
   if (from == ReapMode::kPoll && q.state == QueueState::kMeasuring) LeavePolling(q);
   return Make(q, handle, at, from, reason);
+}
+
+void Engine::Remeasure(Queue& q) {
+  q.state = QueueState::kMeasuring;
+  q.mode = ReapMode::kInterrupt;
+  q.poll_windows = 0;
+  q.remeasuring = true;
+  LeavePolling(q);
 }
 
 void Engine::LeavePolling(Queue& q) {
@@ -114,6 +124,8 @@ Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
   q.mode = ReapMode::kInterrupt;
   q.poll_windows = 0;
   q.pace_credit = 0;
+  q.poll_run_level = 0;
+  q.remeasuring = false;
   if (from == ReapMode::kPoll) LeavePolling(q);
   ++q.failures;
   bool backoff_started = false;
@@ -155,6 +167,11 @@ Decision Engine::OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& re
   }
   q.baseline_span = span;
   q.baseline_completions = record.completions;
+  if (q.remeasuring) {
+    q.remeasuring = false;
+    if (!fast) q.poll_run_level = 0;
+    else if (q.poll_run_level < 32) ++q.poll_run_level;
+  }
   if (fast) {
     q.state = QueueState::kPolling;
     q.mode = ReapMode::kPoll;
@@ -182,11 +199,8 @@ Decision Engine::OnPolled(Queue& q, QueueHandle handle, const WindowRecord& reco
   ++q.poll_windows;
   q.pace_credit = std::min(q.policy.pace_credit, std::max<Nanos>(0, limit - span));
   Reason reason = Reason::kPollWindowFaster;
-  if (q.poll_windows >= q.policy.max_poll_windows) {
-    q.state = QueueState::kMeasuring;
-    q.mode = ReapMode::kInterrupt;
-    q.poll_windows = 0;
-    LeavePolling(q);
+  if (q.poll_windows >= PollRunLength(q.policy, q.poll_run_level)) {
+    Remeasure(q);
     reason = Reason::kMaxPollWindows;
   }
   Decision d = Make(q, handle, record.end, from, reason);
@@ -313,12 +327,7 @@ std::optional<Decision> Engine::SetPolicy(QueueHandle queue, const Policy& polic
     q->backoff_left = longest_backoff;
     if (q->backoff_left == 0) q->state = QueueState::kMeasuring;
   }
-  if (q->state == QueueState::kPolling && q->poll_windows >= policy.max_poll_windows) {
-    q->state = QueueState::kMeasuring;
-    q->mode = ReapMode::kInterrupt;
-    q->poll_windows = 0;
-    LeavePolling(*q);
-  }
+  if (q->state == QueueState::kPolling && q->poll_windows >= PollRunLength(policy, q->poll_run_level)) Remeasure(*q);
   return Make(*q, queue, now, from, Reason::kPolicyChanged);
 }
 
@@ -372,6 +381,8 @@ QueueView Engine::View(QueueHandle queue) const {
   view.settle_left = q->settle_left;
   view.pace_credit = q->pace_credit;
   view.backoff_level = q->backoff_level;
+  view.poll_run_level = q->poll_run_level;
+  view.remeasuring = q->remeasuring;
   view.windows = q->windows;
   view.ignored_windows = q->ignored_windows;
   view.rejected_pace_misses = q->rejected_pace_misses;

@@ -43,6 +43,8 @@ struct QueueView {
   uint32_t settle_left = 0;         // interrupt-mode windows after polling still to pass before measuring
   Nanos pace_credit = 0;            // added to pace_slack for the polling window in flight
   uint32_t backoff_level = 0;       // backoffs in a row without a kept polling window
+  uint32_t poll_run_level = 0;      // re-measures in a row that kept polling: the run is PollRunLength long
+  bool remeasuring = false;         // in interrupt mode to re-measure after a run that kept polling
   uint64_t windows = 0;             // accepted windows
   uint64_t ignored_windows = 0;     // partial, stale (other mode) or for a queue not managed now
   uint64_t rejected_pace_misses = 0;  // BPF pace misses the engine's rule did not confirm
@@ -103,6 +105,8 @@ class Engine {
     uint32_t settle_left = 0;
     Nanos pace_credit = 0;
     uint32_t backoff_level = 0;
+    uint32_t poll_run_level = 0;
+    bool remeasuring = false;
     uint64_t windows = 0;
     uint64_t ignored_windows = 0;
     uint64_t rejected_pace_misses = 0;
@@ -115,6 +119,8 @@ class Engine {
   // Puts the queue where its policy mode (or override) says, from scratch; returns the decision.
   Decision Reset(Queue& q, QueueHandle handle, Nanos at, Reason reason);
   Decision Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason);
+  // Ends a polling run that kept polling to measure interrupt mode again.
+  static void Remeasure(Queue& q);
   // The queue leaves polling for interrupt mode: the next settle_windows windows are not a baseline.
   static void LeavePolling(Queue& q);
   Decision OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record);

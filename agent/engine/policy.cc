@@ -38,6 +38,12 @@ Status ValidatePolicy(const Policy& p, std::string_view prefix) {
                "must be 0 (no doubling) or in [backoff_windows, " + std::to_string(kMaxBackoffWindows) + "]",
                p.max_backoff_windows);
   }
+  if (p.max_poll_run_windows != 0 &&
+      (p.max_poll_run_windows < p.max_poll_windows || p.max_poll_run_windows > kMaxPollRunWindows)) {
+    return Bad(prefix, "max_poll_run_windows",
+               "must be 0 (no growth) or in [max_poll_windows, " + std::to_string(kMaxPollRunWindows) + "]",
+               p.max_poll_run_windows);
+  }
   if (p.backoff_load_change_percent > kMaxLoadChangePercent) {
     return Bad(prefix, "backoff_load_change_percent", "must be in [0, " + std::to_string(kMaxLoadChangePercent) + "]",
                p.backoff_load_change_percent);

@@ -41,6 +41,13 @@ struct Policy {
   // when a neighbour on its CPU tries polling: with 25 % the evaluation's four controllers on one host CPU
   // ended 113-137 backoffs per run that way, every try of one queue ending the backoffs of the others.
   uint32_t backoff_load_change_percent = 0;
+  // Runs of polling between re-measures grow: a run is max_poll_windows long, and each re-measure that
+  // finds polling still pays doubles the next one, up to this many windows. A failed try or a re-measure
+  // that keeps interrupts starts again at max_poll_windows. Each re-measure costs a settling and a measuring
+  // window in interrupt mode (the evaluation's QD8: about 94 ms of every 1.4 s at 0.46 x poll's rate); a load
+  // that no longer wants polling is still caught by every polling window's own judgement against its
+  // baseline. 0: every run is max_poll_windows long (the patch's rule).
+  uint32_t max_poll_run_windows = 1024;
   ControllerMode mode = ControllerMode::kOff;
 
   bool operator==(const Policy&) const = default;
@@ -57,6 +64,7 @@ inline constexpr uint32_t kMaxSettleWindows = 64;
 inline constexpr Nanos kMaxPaceCredit = 10'000'000'000;
 inline constexpr uint32_t kMaxBackoffWindows = 1u << 24;
 inline constexpr uint32_t kMaxLoadChangePercent = 1000;
+inline constexpr uint32_t kMaxPollRunWindows = 1u << 24;
 
 // Checks every field; the error names the first bad one, prefixed by `field_prefix` ("policy.").
 Status ValidatePolicy(const Policy& policy, std::string_view field_prefix = "policy.");

@@ -33,6 +33,12 @@ uint32_t BackoffLength(const Policy& p, uint32_t level) {
   return static_cast<uint32_t>(std::min<uint64_t>(doubled, LongestBackoff(p)));
 }
 
+uint32_t PollRunLength(const Policy& p, uint32_t level) {
+  if (p.max_poll_run_windows == 0) return p.max_poll_windows;
+  const uint64_t doubled = static_cast<uint64_t>(p.max_poll_windows) << std::min<uint32_t>(level, 32);
+  return static_cast<uint32_t>(std::min<uint64_t>(doubled, std::max(p.max_poll_run_windows, p.max_poll_windows)));
+}
+
 bool RateMoved(Nanos span_a, uint32_t n_a, Nanos span_b, uint32_t n_b, uint32_t percent) {
   const Wide a = static_cast<Wide>(n_a) * span_b, b = static_cast<Wide>(n_b) * span_a;  // rate_a : rate_b
   const Wide factor = 100 + static_cast<Wide>(percent);

@@ -20,6 +20,9 @@ Nanos Scaled(Nanos span, uint32_t n, uint32_t of);
 uint32_t BackoffLength(const Policy& p, uint32_t level);
 // The longest backoff the policy allows.
 uint32_t LongestBackoff(const Policy& p);
+// The length of a polling run that follows `level` re-measures which each kept polling: max_poll_windows,
+// doubled per level up to max_poll_run_windows (0: never doubled).
+uint32_t PollRunLength(const Policy& p, uint32_t level);
 // The rate of (span_a, n_a) differs from the rate of (span_b, n_b) by a factor of at least 1 + percent/100,
 // either way.
 bool RateMoved(Nanos span_a, uint32_t n_a, Nanos span_b, uint32_t n_b, uint32_t percent);

@@ -69,6 +69,7 @@ Result<std::vector<std::pair<std::string_view, std::string_view>>> ApplyPolicyWo
     else if (key == "credit") status = ns(policy.pace_credit);
     else if (key == "backoff_max") status = u32(policy.max_backoff_windows);
     else if (key == "load_change") status = u32(policy.backoff_load_change_percent);
+    else if (key == "poll_run_max") status = u32(policy.max_poll_run_windows);
     else if (key == "batch") {
       if (value != "0" && value != "1") return BadLine("batch: expected 0 or 1, got '" + std::string(value) + "'");
       policy.batch_pace_allowance = value == "1";
@@ -92,7 +93,7 @@ std::string FormatPolicy(const Policy& p) {
       << " failures=" << p.max_failures << " backoff=" << p.backoff_windows << " max_poll=" << p.max_poll_windows
       << " timer=" << p.timer_granularity << " batch=" << (p.batch_pace_allowance ? 1 : 0)
       << " settle=" << p.settle_windows << " credit=" << p.pace_credit << " backoff_max=" << p.max_backoff_windows
-      << " load_change=" << p.backoff_load_change_percent
+      << " load_change=" << p.backoff_load_change_percent << " poll_run_max=" << p.max_poll_run_windows
       << " mode=" << ControllerModeName(p.mode);
   return out.str();
 }
@@ -187,12 +188,13 @@ Status TraceReplayer::Apply(std::string_view line) {
     NA_TRY(need(2, "queue NAME [eligible=0|1] [reap=MODE] [safe=MODE] [POLICY...]"));
     if (handles_.count(std::string(w[1]))) return BadLine("queue '" + std::string(w[1]) + "' exists");
     QueueSetup setup;
-    // A trace without settle=, credit=, backoff_max= or load_change= was recorded by an engine that had
-    // none of them (the patch's rules there): replay it the way it ran.
+    // A trace without settle=, credit=, backoff_max=, load_change= or poll_run_max= was recorded by an
+    // engine that had none of them (the patch's rules there): replay it the way it ran.
     setup.policy.settle_windows = 0;
     setup.policy.pace_credit = 0;
     setup.policy.max_backoff_windows = 0;
     setup.policy.backoff_load_change_percent = 0;
+    setup.policy.max_poll_run_windows = 0;
     auto rest = ApplyPolicyWords(std::span(w).subspan(2), setup.policy);
     if (!rest) return rest.error();
     for (auto [key, value] : *rest) {
