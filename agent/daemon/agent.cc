@@ -1,7 +1,6 @@
 #include "agent/daemon/agent.h"
 
 #include <algorithm>
-#include <set>
 
 #include "agent/common/clock.h"
 #include "agent/common/log.h"
@@ -29,6 +28,13 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
       deps_(WithClocks(std::move(deps))),
       store_(options_.state_dir),
       journal_(store_),
+      policy_(engine_, *deps_.levers, deps_.metrics,
+              PolicyApplier::Effects{[this](const std::string& line) { Record(line); },
+                                     [this](ManagedQueue& q, const engine::Decision& d) { HandleDecision(q, d); },
+                                     [this](ManagedQueue& q) { PushControl(q); }}),
+      roster_(queues_, *deps_.collector,
+              QueueRoster::Hands{[this](const DiscoveredQueue& found, engine::Nanos now) { AddQueue(found, now); },
+                                 [this](ManagedQueue& q, const char* why) { RemoveQueue(q, why); }}),
       switcher_(*deps_.levers, journal_,
                 SwitchOptions{options_.min_disruptive_interval, options_.lever_timeout, options_.restore_rules.boot_id,
                               deps_.monotonic, deps_.wall},
@@ -91,7 +97,7 @@ Status Agent::Start() {
     if (!from_config) return from_config.error();
     book = std::move(*from_config);
   }
-  policy_ = std::move(book);
+  policy_.Install(std::move(*book));
   if (!options_.record_windows_path.empty()) {
     trace_.open(options_.record_windows_path, std::ios::trunc);
     decision_log_.open(options_.record_windows_path + ".decisions", std::ios::trunc);
@@ -242,42 +248,10 @@ void Agent::Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::
     NA_WARN("discovery: " << scan.error().message);
     return;
   }
-  std::set<std::string> present;
-  for (const DiscoveredQueue& found : *scan) {
-    const std::string name = QueueName(found.controller, found.qid);
-    present.insert(name);
-    ManagedQueue* known = queues_.ByName(name);
-    if (known != nullptr && (known->desc.key != found.key || known->desc.irq != found.irq ||
-                             known->desc.ineligible_reason != found.ineligible_reason)) {
-      RemoveQueue(*known, "changed");  // e.g. a controller reset moved it to another vector
-      known = nullptr;
-    }
-    if (known == nullptr) AddQueue(found, now);
-    if (found.pid != 0 && !attached_processes_.count(found.pid)) {
-      Status attached = deps_.collector->AttachProcess(found.pid, found.binary);
-      if (!attached) NA_WARN("collector: cannot attach to pid " << found.pid << ": " << attached.error().message);
-      attached_processes_[found.pid] = found.binary;  // tried once per process
-    }
-  }
-  const std::vector<ManagedQueue*> known = queues_.All();  // a copy: removing changes the table
-  for (ManagedQueue* q : known) {
-    if (!present.count(q->name)) RemoveQueue(*q, "vanished");
-  }
-  // Per-controller state lives as long as the controller: a driver restarting under new pids must not grow it.
-  std::set<std::string> controllers;
-  for (const DiscoveredQueue& found : *scan) controllers.insert(found.controller);
-  std::erase_if(controller_modes_, [&](const auto& item) { return !controllers.count(item.first); });
+  // A controller's pinned mode lives as long as the controller.
+  policy_.KeepPinsOf(roster_.Reconcile(*scan, now));
   // A reset makes its controller vanish for a moment: its time is kept until it no longer matters.
   switcher_.ForgetOldResets(now);
-  for (auto it = attached_processes_.begin(); it != attached_processes_.end();) {
-    const bool alive = std::any_of(scan->begin(), scan->end(), [&](const auto& f) { return f.pid == it->first; });
-    if (alive) {
-      ++it;
-      continue;
-    }
-    (void)deps_.collector->DetachProcess(it->first);
-    it = attached_processes_.erase(it);
-  }
 }
 
 void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
@@ -285,7 +259,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
     if (queues_over_cap_++ == 0) NA_WARN("more than " << options_.max_queues << " queues: the rest are not tracked");
     return;
   }
-  controller_modes_.try_emplace(found.controller, policy_->EffectiveGlobal().mode);
+  policy_.Pin(found.controller);
   ManagedQueue q;
   q.desc = found;
   q.serial = next_queue_serial_++;
@@ -301,7 +275,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   q.mode = found.mode;
   q.mode_since = now;
   q.generation = 1;  // 0 is the collector's "not managed": windows from before the agent took the queue
-  const engine::QueueSetup setup{q.desc.eligible, PolicyFor(found), found.mode, found.mode};
+  const engine::QueueSetup setup{q.desc.eligible, policy_.For(found), found.mode, found.mode};
   engine::AddedQueue added = engine_.AddQueue(setup, now);
   q.handle = added.handle;
   if (deps_.metrics) {

@@ -1,6 +1,6 @@
 // The closed loop: collectors' windows into the engine, the engine's decisions out through the levers,
 // with discovery, timers, the journal and the persisted policy around it. One loop thread owns the engine,
-// the queue table and the BPF controls; gRPC threads reach it through AgentControl, whose calls run as
+// the managed queues and the BPF controls; gRPC threads reach it through AgentControl, whose calls run as
 // commands on the loop thread. What may block runs off the loop and posts its result back as a command:
 // a switch's plan, journal write and lever on its controller's worker (mode_switcher.h), discovery's scans
 // on the scan worker.
@@ -23,10 +23,12 @@
 #include "agent/api/agent_control.h"
 #include "agent/collect/collector.h"
 #include "agent/daemon/journal.h"
+#include "agent/daemon/managed_queues.h"
 #include "agent/daemon/mode_switcher.h"
+#include "agent/daemon/policy_applier.h"
 #include "agent/daemon/policy_book.h"
 #include "agent/daemon/ports.h"
-#include "agent/daemon/queue_table.h"
+#include "agent/daemon/queue_roster.h"
 #include "agent/daemon/serial_workers.h"
 #include "agent/daemon/state_store.h"
 #include "agent/engine/engine.h"
@@ -116,7 +118,8 @@ class Agent : public api::AgentControl {
   void PollWindows(int timeout_ms);
   void OnWindowEvent(const collect::WindowEvent& event);
   void RunTimers(engine::Nanos now);
-  // Starts a scan on the scan worker (unless one still runs); Reconcile takes its snapshot on the loop.
+  // Starts a scan on the scan worker (unless one still runs); Reconcile hands its snapshot to the roster
+  // on the loop.
   void Rediscover(engine::Nanos now);
   void Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::Nanos now);
   // Runs `step` on the loop thread: queued as a command while the loop runs, inline before it runs, dropped
@@ -161,8 +164,6 @@ class Agent : public api::AgentControl {
   void PushControl(ManagedQueue& queue);  // the control of the queue as it is now
   // Marks the queue degraded (and says so once) when the collector refuses the control.
   void SendControl(ManagedQueue& queue, const collect::QueueControl& control);
-  engine::Policy PolicyFor(const DiscoveredQueue& queue) const;
-  Status ApplyPolicyBook(PolicyBook book, engine::Nanos now);
   v1::Event QueueEvent(v1::EventKind kind, const ManagedQueue* queue, std::string message) const;
   void Publish(v1::EventKind kind, const ManagedQueue* queue, std::string message,
                const v1::Decision* decision = nullptr);
@@ -178,12 +179,11 @@ class Agent : public api::AgentControl {
   AgentDeps deps_;
   StateStore store_;
   Journal journal_;
-  std::optional<PolicyBook> policy_;
-  std::map<std::string, engine::ControllerMode> controller_modes_;  // pinned at discovery, while present
   engine::Engine engine_;
-  QueueTable queues_;
+  ManagedQueues queues_;
+  PolicyApplier policy_;
+  QueueRoster roster_;
   api::EventBus bus_;
-  std::map<pid_t, std::string> attached_processes_;
   std::ofstream trace_;
   std::ofstream decision_log_;
   engine::Nanos started_at_ = 0;

@@ -143,8 +143,8 @@ Result<v1::ListQueuesResponse> Agent::ListQueues(const v1::ListQueuesRequest& re
 v1::GetPolicyResponse Agent::GetPolicy() {
   return OnLoop([&] {
     v1::GetPolicyResponse response;
-    *response.mutable_policy() = policy_->policies();
-    *response.mutable_effective_global() = config::ToProto(policy_->EffectiveGlobal());
+    *response.mutable_policy() = policy_.book().policies();
+    *response.mutable_effective_global() = config::ToProto(policy_.book().EffectiveGlobal());
     return response;
   }, [](const Error&) { return v1::GetPolicyResponse(); });
 }
@@ -172,16 +172,17 @@ Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& reque
     if (request.queue() != 0 && queues_.ByName(QueueName(request.controller(), request.queue())) == nullptr) {
       return NotFound("queue " + QueueName(request.controller(), request.queue()) + ": no such queue");
     }
-    auto next = policy_->With(request);
+    auto next = policy_.book().With(request);
     if (!next) return next.error();
-    if (Status applied = ApplyPolicyBook(std::move(*next), deps_.monotonic()); !applied) return applied.error();
+    if (Status saved = store_.SavePolicy(next->policies()); !saved) return saved.error();
+    policy_.Apply(std::move(*next), queues_, deps_.monotonic());
     const std::string scope = request.controller().empty() ? "global"
                               : request.queue() == 0       ? request.controller()
                                                            : QueueName(request.controller(), request.queue());
     NA_INFO("policy: " << scope << " set to " << request.policy().ShortDebugString());
     Publish(v1::EVENT_KIND_POLICY, nullptr, "policy " + scope + ": " + request.policy().ShortDebugString());
     v1::SetPolicyResponse response;
-    *response.mutable_policy() = policy_->policies();
+    *response.mutable_policy() = policy_.book().policies();
     switching = WaitForSwitches(waiter);
     return response;
   });
@@ -255,15 +256,7 @@ Result<Agent::ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& po
     }
     auto book = PolicyBook::Create(policies);
     if (!book) return book.error();
-    policy_ = std::move(*book);
-    const engine::Nanos now = deps_.monotonic();
-    for (ManagedQueue* q : queues_.All()) {
-      const engine::Policy policy = PolicyFor(q->desc);
-      if (engine_.View(q->handle).policy == policy) continue;
-      Record(engine::FormatPolicyLine(q->name, now, policy));
-      if (auto decision = engine_.SetPolicy(q->handle, policy, now)) HandleDecision(*q, *decision);
-      PushControl(*q);
-    }
+    policy_.Apply(std::move(*book), queues_, deps_.monotonic());
     return ReloadOutcome{true, ""};
   });
 }

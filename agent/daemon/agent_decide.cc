@@ -179,35 +179,6 @@ void Agent::SendControl(ManagedQueue& queue, const collect::QueueControl& contro
   queue.degraded_reason = reason;
 }
 
-engine::Policy Agent::PolicyFor(const DiscoveredQueue& queue) const {
-  engine::Policy policy = policy_->Effective(queue.controller, queue.qid);
-  if (!policy_->ModeSetBelowGlobal(queue.controller, queue.qid)) {
-    if (auto pinned = controller_modes_.find(queue.controller); pinned != controller_modes_.end()) {
-      policy.mode = pinned->second;
-    }
-  }
-  policy.mode = deps_.levers->ModeFor(queue, policy.mode);
-  return policy;
-}
-
-Status Agent::ApplyPolicyBook(PolicyBook book, engine::Nanos now) {
-  if (Status saved = store_.SavePolicy(book.policies()); !saved) return saved;
-  policy_ = std::move(book);
-  for (ManagedQueue* q : queues_.All()) {
-    const engine::Policy policy = PolicyFor(q->desc);
-    if (engine_.View(q->handle).policy == policy) continue;
-    Record(engine::FormatPolicyLine(q->name, now, policy));
-    if (deps_.metrics && q->metrics_id) deps_.metrics->SetPollThreshold(*q->metrics_id, policy.poll_threshold);
-    auto decision = engine_.SetPolicy(q->handle, policy, now);
-    if (decision) {
-      HandleDecision(*q, *decision);
-    } else {
-      PushControl(*q);
-    }
-  }
-  return OkStatus();
-}
-
 v1::Event Agent::QueueEvent(v1::EventKind kind, const ManagedQueue* queue, std::string message) const {
   v1::Event event;
   event.set_time_unix_ns(deps_.wall());

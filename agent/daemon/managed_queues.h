@@ -64,7 +64,8 @@ struct ManagedQueue {
   engine::Nanos retry_delay = 0;
 };
 
-class QueueTable {
+// The agent's managed queues, found by operator name, collector key or engine handle.
+class ManagedQueues {
  public:
   ManagedQueue& Insert(ManagedQueue queue);
   void Erase(const std::string& name);
