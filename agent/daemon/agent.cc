@@ -4,7 +4,6 @@
 
 #include "agent/common/clock.h"
 #include "agent/common/log.h"
-#include "agent/engine/trace.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -28,9 +27,9 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
       deps_(WithClocks(std::move(deps))),
       store_(options_.state_dir),
       journal_(store_),
-      policy_(engine_, *deps_.levers, deps_.metrics,
-              PolicyApplier::Effects{[this](const std::string& line) { Record(line); },
-                                     [this](ManagedQueue& q, const engine::Decision& d) { HandleDecision(q, d); },
+      event_listener_(bus_, deps_.monotonic, deps_.wall),
+      policy_(engine_, *deps_.levers, listeners_,
+              PolicyApplier::Effects{[this](ManagedQueue& q, const engine::Decision& d) { HandleDecision(q, d); },
                                      [this](ManagedQueue& q) { PushControl(q); }}),
       roster_(queues_, *deps_.collector,
               QueueRoster::Hands{[this](const DiscoveredQueue& found, engine::Nanos now) { AddQueue(found, now); },
@@ -38,7 +37,11 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
       switcher_(*deps_.levers, journal_,
                 SwitchOptions{options_.min_disruptive_interval, options_.lever_timeout, options_.restore_rules.boot_id,
                               deps_.monotonic, deps_.wall},
-                [this](std::function<void()> step) { ToLoop(std::move(step)); }) {}
+                [this](std::function<void()> step) { ToLoop(std::move(step)); }) {
+  listeners_.Add(trace_);
+  if (deps_.metrics) listeners_.Add(metrics_listener_.emplace(*deps_.metrics));
+  listeners_.Add(event_listener_);
+}
 
 Agent::~Agent() {
   switcher_.Quiesce();
@@ -99,11 +102,7 @@ Status Agent::Start() {
   }
   policy_.Install(std::move(*book));
   if (!options_.record_windows_path.empty()) {
-    trace_.open(options_.record_windows_path, std::ios::trunc);
-    decision_log_.open(options_.record_windows_path + ".decisions", std::ios::trunc);
-    if (!trace_ || !decision_log_) {
-      return MakeError(ErrorCode::kIo, "cannot write window trace " + options_.record_windows_path);
-    }
+    if (Status opened = trace_.Open(options_.record_windows_path); !opened) return opened;
   }
   Rediscover(now);
   return OkStatus();
@@ -192,12 +191,9 @@ void Agent::OnWindowEvent(const collect::WindowEvent& event) {
   if (q->open_switch && q->open_switch->first_completion == 0) q->open_switch->first_completion = event.first;
   ++q->windows;
   q->last_window = event;
-  if (deps_.metrics && q->metrics_id && event.completions > 0) {
-    deps_.metrics->OnWindow(*q->metrics_id, (event.end - event.start) / event.completions);
-  }
   q->last_window_unix_ns = deps_.wall() - (deps_.monotonic() - event.end);
   engine::WindowRecord record{q->handle, event.mode, event.completions, event.start, event.end, event.pace_miss};
-  Record(engine::FormatWindowLine(q->name, record));
+  listeners_.Window(*q, record);
   if (auto decision = engine_.OnWindow(record)) HandleDecision(*q, *decision);
 }
 
@@ -223,7 +219,7 @@ void Agent::RunTimers(engine::Nanos now) {
                         << progress.completions << " counters " << q->counters.progress.start << "/"
                         << q->counters.progress.completions << " gen " << q->counters.generation << " vs "
                         << q->generation << " total " << q->counters.completions);
-      Record(engine::FormatTimerLine(q->name, now, progress));
+      listeners_.Timer(*q, now, progress);
       HandleDecision(*q, *decision);
     }
   }
@@ -278,35 +274,25 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   const engine::QueueSetup setup{q.desc.eligible, policy_.For(found), found.mode, found.mode};
   engine::AddedQueue added = engine_.AddQueue(setup, now);
   q.handle = added.handle;
-  if (deps_.metrics) {
-    q.metrics_id = deps_.metrics->AddQueue(
-        metrics::QueueLabels{std::string(collect::SourceName(found.key.source)), found.controller, found.qid,
-                             found.transport, found.layer},
-        q.desc.eligible);
-    deps_.metrics->SetPollThreshold(*q.metrics_id, setup.policy.poll_threshold);
-  }
   ManagedQueue& inserted = queues_.Insert(std::move(q));
-  Record(engine::FormatQueueLine(inserted.name, setup));
   NA_INFO("queue " << inserted.name << " found: "
                    << (inserted.desc.eligible ? "eligible, lever " + inserted.lever
                                               : "not eligible (" + inserted.desc.ineligible_reason + ")")
                    << ", " << engine::ReapModeName(inserted.mode) << ", mode "
                    << engine::ControllerModeName(setup.policy.mode));
-  Publish(v1::EVENT_KIND_QUEUE_ADDED, &inserted, "queue " + inserted.name + " added");
+  listeners_.QueueAdded(inserted, setup);
   PushControl(inserted);
   if (added.decision) HandleDecision(inserted, *added.decision);
 }
 
 void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
   NA_INFO("queue " << queue.name << " " << why << ": dropped");
-  Publish(v1::EVENT_KIND_QUEUE_REMOVED, &queue, "queue " + queue.name + " " + why);
+  listeners_.QueueRemoved(queue, why);
   CloseSwitch(queue, std::nullopt);
   queue.switches_in_flight = 0;  // their ends find no queue: whoever waits for them is told now
   Settled(queue);
-  Record("remove " + queue.name);
   engine_.RemoveQueue(queue.handle);
   (void)deps_.collector->ForgetQueue(queue.desc.key);
-  if (deps_.metrics && queue.metrics_id) deps_.metrics->RemoveQueue(*queue.metrics_id);
   queues_.Erase(queue.name);
 }
 
@@ -314,13 +300,8 @@ void Agent::RefreshCounters() {
   next_counters_ = deps_.monotonic() + options_.counters_interval;
   for (ManagedQueue* q : queues_.All()) {
     if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) q->counters = *counters;
-    if (deps_.metrics && q->metrics_id) deps_.metrics->UpdateQueue(*q->metrics_id, q->counters, q->mode);
+    listeners_.Counters(*q);
   }
-  if (deps_.metrics) deps_.metrics->SetCollector(deps_.collector->Name(), deps_.collector->Stats());
+  listeners_.CollectorStats(deps_.collector->Name(), deps_.collector->Stats());
 }
-
-void Agent::Record(const std::string& line) {
-  if (trace_.is_open()) trace_ << line << '\n' << std::flush;
-}
-
 }  // namespace nvmeadapt::daemon

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <future>
 #include <map>
@@ -22,6 +21,7 @@
 
 #include "agent/api/agent_control.h"
 #include "agent/collect/collector.h"
+#include "agent/daemon/agent_listeners.h"
 #include "agent/daemon/journal.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/mode_switcher.h"
@@ -92,6 +92,9 @@ class Agent : public api::AgentControl {
     std::string why_not;  // when not applied: what stays in force instead and how to change that
   };
   Result<ReloadOutcome> ReloadConfigPolicies(const v1::PolicySet& policies);
+
+  // Hears what the loop does, after the metrics, the event stream and the trace. Before Start().
+  void AddListener(AgentListener& listener) { listeners_.Add(listener); }
 
   api::EventBus& events() { return bus_; }
   const engine::Engine& engine() const { return engine_; }
@@ -164,11 +167,7 @@ class Agent : public api::AgentControl {
   void PushControl(ManagedQueue& queue);  // the control of the queue as it is now
   // Marks the queue degraded (and says so once) when the collector refuses the control.
   void SendControl(ManagedQueue& queue, const collect::QueueControl& control);
-  v1::Event QueueEvent(v1::EventKind kind, const ManagedQueue* queue, std::string message) const;
-  void Publish(v1::EventKind kind, const ManagedQueue* queue, std::string message,
-               const v1::Decision* decision = nullptr);
   v1::Decision ToProto(const engine::Decision& decision) const;
-  void Record(const std::string& line);
 
   // agent_control.cc: proto views.
   v1::QueueInfo Describe(ManagedQueue& queue) const;
@@ -181,11 +180,14 @@ class Agent : public api::AgentControl {
   Journal journal_;
   engine::Engine engine_;
   ManagedQueues queues_;
+  api::EventBus bus_;
+  // Who hears of the loop: the trace, the metrics (when there are any), the event stream, then any added.
+  TraceListener trace_;
+  std::optional<MetricsListener> metrics_listener_;
+  EventListener event_listener_;
+  AgentListeners listeners_;
   PolicyApplier policy_;
   QueueRoster roster_;
-  api::EventBus bus_;
-  std::ofstream trace_;
-  std::ofstream decision_log_;
   engine::Nanos started_at_ = 0;
   engine::Nanos next_discovery_ = 0;
   engine::Nanos next_counters_ = 0;

@@ -7,7 +7,6 @@
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/proto_views.h"
-#include "agent/engine/trace.h"
 
 namespace nvmeadapt::daemon {
 
@@ -180,7 +179,7 @@ Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& reque
                               : request.queue() == 0       ? request.controller()
                                                            : QueueName(request.controller(), request.queue());
     NA_INFO("policy: " << scope << " set to " << request.policy().ShortDebugString());
-    Publish(v1::EVENT_KIND_POLICY, nullptr, "policy " + scope + ": " + request.policy().ShortDebugString());
+    listeners_.PolicySet("policy " + scope + ": " + request.policy().ShortDebugString());
     v1::SetPolicyResponse response;
     *response.mutable_policy() = policy_.book().policies();
     switching = WaitForSwitches(waiter);
@@ -212,12 +211,11 @@ Result<v1::SetQueueModeResponse> Agent::SetQueueMode(const v1::SetQueueModeReque
     } else if (request.mode() != v1::REAP_MODE_UNSPECIFIED) {
       return MakeError(ErrorCode::kInvalidArgument, "mode: unknown reaping mode " + std::to_string(request.mode()));
     }
-    Record(engine::FormatOverrideLine(name, now, override_mode));
     const std::string what = override_mode ? std::string(engine::ReapModeName(override_mode->mode)) : "cleared";
     NA_INFO("override: " << name << " " << what
                          << (request.duration_ns() > 0 ? " for " + std::to_string(request.duration_ns() / 1'000'000) + " ms"
                                                        : ""));
-    Publish(v1::EVENT_KIND_OVERRIDE, q, "override " + name + " " + what);
+    listeners_.OverrideSet(*q, now, override_mode, "override " + name + " " + what);
     if (auto decision = engine_.SetOverride(q->handle, override_mode, now)) HandleDecision(*q, *decision);
     v1::SetQueueModeResponse response;
     *response.mutable_queue() = Describe(*q);

@@ -7,7 +7,6 @@
 #include "agent/common/log.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/failpoint.h"
-#include "agent/engine/trace.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -114,11 +113,7 @@ void Agent::EndSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   queue.degraded_reason.clear();
   queue.retry_mode.reset();
   queue.retry_delay = 0;
-  if (deps_.metrics && queue.metrics_id) {
-    deps_.metrics->OnSwitch(*queue.metrics_id, sw.why);
-    deps_.metrics->OnSwitchLatency(queue.lever, timeline.Latency());
-    deps_.metrics->UpdateQueue(*queue.metrics_id, queue.counters, queue.mode);
-  }
+  listeners_.SwitchApplied(queue, sw.why, timeline);
   queue.open_switch = std::move(timeline);
   Settled(queue);
   sw.then(queue, true);
@@ -140,15 +135,14 @@ void Agent::LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   const std::string message = queue->lever + ": returned after its timeout (" + after + " after the decision): " +
                               queue->name + " is in " + std::string(engine::ReapModeName(sw.mode)) + " after all";
   NA_WARN("lever " << message);
-  Publish(v1::EVENT_KIND_LEVER_ERROR, queue, message);
+  listeners_.QueueTrouble(*queue, message);
   queue->mode = sw.mode;
   ++queue->generation;
   queue->mode_since = outcome.acknowledged;
   queue->next_timer = queue->mode_since + engine_.View(queue->handle).policy.timer_granularity;
   PushControl(*queue);
   if (auto followed = engine_.OnLeverResult(queue->handle, sw.mode, now)) {
-    Record(engine::FormatLeverLine(queue->name, now, sw.mode));
-    if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(queue->name, *followed) << '\n';
+    listeners_.LeverFollowed(*queue, now, sw.mode, *followed);
   }
   if (auto wanted = ModeWantedByAgent(*queue); wanted && *wanted != queue->mode) {
     queue->retry_mode = wanted;
@@ -171,13 +165,11 @@ void Agent::FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reaso
   NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << engine::ReapModeName(mode) << " ("
                    << engine::ReasonName(why) << "): " << error.message
                    << (transient ? "" : " (not retried: it will not change by itself)"));
-  if (deps_.metrics) deps_.metrics->OnLeverError(queue.lever.empty() ? "none" : queue.lever, error.code);
-  Publish(v1::EVENT_KIND_LEVER_ERROR, &queue, queue.degraded_reason);
+  listeners_.LeverFailed(queue, error, queue.degraded_reason);
   // The engine follows the real mode: adaptive states decide again on the next window, and clearing an
   // override or changing the mode later starts from where the queue really is.
   if (auto followed = engine_.OnLeverResult(queue.handle, queue.mode, now)) {
-    Record(engine::FormatLeverLine(queue.name, now, queue.mode));
-    if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(queue.name, *followed) << '\n';
+    listeners_.LeverFollowed(queue, now, queue.mode, *followed);
   }
   queue.retry_delay = std::min(queue.retry_delay ? queue.retry_delay * 2 : kFirstRetryDelay, kMaxRetryDelay);
   // While the engine, following the real mode, believes a try is still polling, the timer would fail it

@@ -1,12 +1,9 @@
 #include "agent/daemon/policy_applier.h"
 
-#include "agent/engine/trace.h"
-
 namespace nvmeadapt::daemon {
 
-PolicyApplier::PolicyApplier(engine::Engine& engine, const Levers& levers, metrics::AgentMetrics* metrics,
-                             Effects effects)
-    : engine_(engine), levers_(levers), metrics_(metrics), effects_(std::move(effects)) {}
+PolicyApplier::PolicyApplier(engine::Engine& engine, const Levers& levers, AgentListener& listener, Effects effects)
+    : engine_(engine), levers_(levers), listener_(listener), effects_(std::move(effects)) {}
 
 engine::Policy PolicyApplier::For(const DiscoveredQueue& queue) const {
   engine::Policy policy = book_->Effective(queue.controller, queue.qid);
@@ -32,8 +29,7 @@ void PolicyApplier::Apply(PolicyBook book, ManagedQueues& queues, engine::Nanos 
   for (ManagedQueue* q : queues.All()) {
     const engine::Policy policy = For(q->desc);
     if (engine_.View(q->handle).policy == policy) continue;
-    effects_.record(engine::FormatPolicyLine(q->name, now, policy));
-    if (metrics_ && q->metrics_id) metrics_->SetPollThreshold(*q->metrics_id, policy.poll_threshold);
+    listener_.PolicyChanged(*q, now, policy);
     if (auto decision = engine_.SetPolicy(q->handle, policy, now)) {
       effects_.decided(*q, *decision);
     } else {

@@ -9,26 +9,25 @@
 #include <set>
 #include <string>
 
+#include "agent/daemon/agent_listener.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/policy_book.h"
 #include "agent/daemon/ports.h"
 #include "agent/engine/engine.h"
-#include "agent/metrics/agent_metrics.h"
 
 namespace nvmeadapt::daemon {
 
 class PolicyApplier {
  public:
-  // What a queue whose policy changed sets off beyond the engine and the metrics.
+  // What a queue whose policy changed sets off beyond the engine and the listeners.
   struct Effects {
-    std::function<void(const std::string& line)> record;                // the window trace
     std::function<void(ManagedQueue&, const engine::Decision&)> decided;  // the engine decided on it
     // No decision: the queue's BPF control goes out again (its window size or pace slack may have moved).
     std::function<void(ManagedQueue&)> push_control;
   };
 
-  // `metrics` may be null.
-  PolicyApplier(engine::Engine& engine, const Levers& levers, metrics::AgentMetrics* metrics, Effects effects);
+  // `listener` hears of every queue policy changed (the trace, the threshold gauge).
+  PolicyApplier(engine::Engine& engine, const Levers& levers, AgentListener& listener, Effects effects);
 
   // The book at start, before any queue is known.
   void Install(PolicyBook book) { book_ = std::move(book); }
@@ -48,7 +47,7 @@ class PolicyApplier {
  private:
   engine::Engine& engine_;
   const Levers& levers_;
-  metrics::AgentMetrics* metrics_;
+  AgentListener& listener_;
   Effects effects_;
   std::optional<PolicyBook> book_;
   std::map<std::string, engine::ControllerMode> pinned_modes_;
