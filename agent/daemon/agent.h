@@ -31,6 +31,7 @@
 #include "agent/daemon/queue_roster.h"
 #include "agent/daemon/serial_workers.h"
 #include "agent/daemon/state_store.h"
+#include "agent/daemon/switch_recovery.h"
 #include "agent/engine/engine.h"
 #include "agent/metrics/agent_metrics.h"
 
@@ -150,7 +151,8 @@ class Agent : public api::AgentControl {
   bool PublishSwitch(SwitchInFlight& sw, engine::Nanos journaled);
   void EndSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome);
   void LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome);
-  // The queue keeps its mode: degraded, counted, told, the engine following the real mode, a retry planned.
+  // The queue keeps its mode: degraded and counted (recovery_), told, the engine following the real mode, a
+  // retry planned.
   void FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, const Error& error);
   // No switch of the queue is in flight any more: whoever waits for that is told.
   void Settled(ManagedQueue& queue);
@@ -193,13 +195,7 @@ class Agent : public api::AgentControl {
   engine::Nanos next_counters_ = 0;
   bool scan_running_ = false;  // a scan runs on the scan worker: the next waits for its snapshot
   uint64_t next_queue_serial_ = 1;
-  struct LeverErrors {
-    uint64_t count = 0;
-    std::string last;
-    ErrorCode last_code = ErrorCode::kInternal;
-    bool worked_since = false;  // a switch succeeded after the last error
-  };
-  std::map<std::string, LeverErrors> lever_errors_;
+  SwitchRecovery recovery_;
   uint64_t unknown_windows_ = 0;
   uint64_t queues_over_cap_ = 0;
   std::string collector_error_;

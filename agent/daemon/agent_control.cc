@@ -1,8 +1,6 @@
 // AgentControl: what gRPC callers see and change. Every call runs on the loop thread (OnLoop).
 #include <unistd.h>
 
-#include <map>
-
 #include "agent/common/log.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
@@ -73,25 +71,7 @@ v1::GetStatusResponse Agent::GetStatus() {
     status.set_collector(deps_.collector->Name());
     status.set_observe_only(deps_.collector->ObserveOnly());
     for (const std::string& hook : deps_.collector->Hooks()) status.add_hooks(hook);
-    // Every lever serving a queue, and every lever that failed: available unless its last error says this
-    // machine lacks it or forbids it and no switch succeeded since.
-    std::map<std::string, const LeverErrors*> levers;
-    for (ManagedQueue* q : queues_.All()) {
-      if (!q->lever.empty()) levers.emplace(q->lever, nullptr);
-    }
-    for (const auto& [lever, errors] : lever_errors_) levers[lever] = &errors;
-    for (const auto& [lever, errors] : levers) {
-      auto* entry = status.add_levers();
-      entry->set_name(lever.empty() ? "none" : lever);
-      const bool lacking = errors && !errors->worked_since &&
-                           (errors->last_code == ErrorCode::kUnsupported ||
-                            errors->last_code == ErrorCode::kPermissionDenied);
-      entry->set_available(!lacking);
-      if (errors) {
-        entry->set_errors(errors->count);
-        entry->set_last_error(errors->last);
-      }
-    }
+    recovery_.DescribeLevers(queues_.All(), status);
     uint32_t managed = 0, polling = 0;
     for (ManagedQueue* q : queues_.All()) {
       const engine::QueueView view = engine_.View(q->handle);

@@ -11,15 +11,6 @@
 namespace nvmeadapt::daemon {
 namespace {
 
-constexpr engine::Nanos kFirstRetryDelay = 1'000'000'000;
-constexpr engine::Nanos kMaxRetryDelay = 60'000'000'000;
-
-// Transient failures are retried; a refusal (a device's "do not retry", an EINVAL from the kernel), a
-// missing lever or a missing permission will not change by itself.
-bool RetryWorthwhile(ErrorCode code) {
-  return code == ErrorCode::kUnavailable || code == ErrorCode::kIo || code == ErrorCode::kInternal;
-}
-
 }  // namespace
 
 struct Agent::SwitchInFlight {
@@ -104,15 +95,11 @@ void Agent::EndSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   timeline.requested = outcome.requested;
   timeline.acknowledged = outcome.acknowledged;
   queue.mode = sw.mode;
-  if (auto errors = lever_errors_.find(queue.lever); errors != lever_errors_.end()) errors->second.worked_since = true;
   TakeEffect(queue, timeline);
   // The timer's first look at the new mode is one period after it took effect, not the next loop turn.
   queue.next_timer = queue.mode_since + engine_.View(queue.handle).policy.timer_granularity;
   ++queue.switches;
-  queue.degraded = false;
-  queue.degraded_reason.clear();
-  queue.retry_mode.reset();
-  queue.retry_delay = 0;
+  recovery_.Applied(queue);
   listeners_.SwitchApplied(queue, sw.why, timeline);
   queue.open_switch = std::move(timeline);
   Settled(queue);
@@ -145,23 +132,13 @@ void Agent::LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
     listeners_.LeverFollowed(*queue, now, sw.mode, *followed);
   }
   if (auto wanted = ModeWantedByAgent(*queue); wanted && *wanted != queue->mode) {
-    queue->retry_mode = wanted;
-    queue->retry_reason = sw.why;
-    queue->retry_at = now;
+    SwitchRecovery::PlanRetry(*queue, *wanted, sw.why, now);
   }
 }
 
 void Agent::FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, const Error& error) {
   const engine::Nanos now = deps_.monotonic();
-  queue.degraded = true;
-  // Lever errors already name their lever; others (no plan, no journal) get it here.
-  queue.degraded_reason =
-      error.message.rfind(queue.lever + ":", 0) == 0 ? error.message : queue.lever + ": " + error.message;
-  ++lever_errors_[queue.lever].count;
-  lever_errors_[queue.lever].last = error.message;
-  lever_errors_[queue.lever].last_code = error.code;
-  lever_errors_[queue.lever].worked_since = false;
-  const bool transient = RetryWorthwhile(error.code);
+  const bool transient = recovery_.Failed(queue, error);
   NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << engine::ReapModeName(mode) << " ("
                    << engine::ReasonName(why) << "): " << error.message
                    << (transient ? "" : " (not retried: it will not change by itself)"));
@@ -171,7 +148,6 @@ void Agent::FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reaso
   if (auto followed = engine_.OnLeverResult(queue.handle, queue.mode, now)) {
     listeners_.LeverFollowed(queue, now, queue.mode, *followed);
   }
-  queue.retry_delay = std::min(queue.retry_delay ? queue.retry_delay * 2 : kFirstRetryDelay, kMaxRetryDelay);
   // While the engine, following the real mode, believes a try is still polling, the timer would fail it
   // again every period and ask the lever again: a driver that exited mid-try got a thousand requests a
   // second until discovery dropped it. The timer waits out the same backoff as a retry (only then: an
@@ -182,9 +158,7 @@ void Agent::FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reaso
   // adaptive queue left polling without a baseline) has nothing that decides again: retry it with
   // backoff while it is still wanted, unless the refusal is permanent (a device's "do not retry").
   if (transient && ModeWantedByAgent(queue) == mode) {
-    queue.retry_mode = mode;
-    queue.retry_reason = why;
-    queue.retry_at = now + queue.retry_delay;
+    SwitchRecovery::PlanRetry(queue, mode, why, now + queue.retry_delay);
   } else {
     queue.retry_mode.reset();
   }
