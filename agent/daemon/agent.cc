@@ -193,7 +193,7 @@ void Agent::OnWindowEvent(const collect::WindowEvent& event) {
   q->last_window = event;
   q->last_window_unix_ns = deps_.wall() - (deps_.monotonic() - event.end);
   engine::WindowRecord record{q->handle, event.mode, event.completions, event.start, event.end, event.pace_miss};
-  listeners_.Window(*q, record);
+  listeners_.Tell(&AgentListener::Window, *q, record);
   if (auto decision = engine_.OnWindow(record)) HandleDecision(*q, *decision);
 }
 
@@ -219,7 +219,7 @@ void Agent::RunTimers(engine::Nanos now) {
                         << progress.completions << " counters " << q->counters.progress.start << "/"
                         << q->counters.progress.completions << " gen " << q->counters.generation << " vs "
                         << q->generation << " total " << q->counters.completions);
-      listeners_.Timer(*q, now, progress);
+      listeners_.Tell(&AgentListener::Timer, *q, now, progress);
       HandleDecision(*q, *decision);
     }
   }
@@ -280,14 +280,14 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
                                               : "not eligible (" + inserted.desc.ineligible_reason + ")")
                    << ", " << engine::ReapModeName(inserted.mode) << ", mode "
                    << engine::ControllerModeName(setup.policy.mode));
-  listeners_.QueueAdded(inserted, setup);
+  listeners_.Tell(&AgentListener::QueueAdded, inserted, setup);
   PushControl(inserted);
   if (added.decision) HandleDecision(inserted, *added.decision);
 }
 
 void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
   NA_INFO("queue " << queue.name << " " << why << ": dropped");
-  listeners_.QueueRemoved(queue, why);
+  listeners_.Tell(&AgentListener::QueueRemoved, queue, why);
   CloseSwitch(queue, std::nullopt);
   queue.switches_in_flight = 0;  // their ends find no queue: whoever waits for them is told now
   Settled(queue);
@@ -300,8 +300,8 @@ void Agent::RefreshCounters() {
   next_counters_ = deps_.monotonic() + options_.counters_interval;
   for (ManagedQueue* q : queues_.All()) {
     if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) q->counters = *counters;
-    listeners_.Counters(*q);
+    listeners_.Tell(&AgentListener::Counters, *q);
   }
-  listeners_.CollectorStats(deps_.collector->Name(), deps_.collector->Stats());
+  listeners_.Tell(&AgentListener::CollectorStats, deps_.collector->Name(), deps_.collector->Stats());
 }
 }  // namespace nvmeadapt::daemon

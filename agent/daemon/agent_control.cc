@@ -159,7 +159,8 @@ Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& reque
                               : request.queue() == 0       ? request.controller()
                                                            : QueueName(request.controller(), request.queue());
     NA_INFO("policy: " << scope << " set to " << request.policy().ShortDebugString());
-    listeners_.PolicySet("policy " + scope + ": " + request.policy().ShortDebugString());
+    listeners_.Tell(&AgentListener::PolicySet,
+                    "policy " + scope + ": " + request.policy().ShortDebugString());
     v1::SetPolicyResponse response;
     *response.mutable_policy() = policy_.book().policies();
     switching = WaitForSwitches(waiter);
@@ -195,7 +196,8 @@ Result<v1::SetQueueModeResponse> Agent::SetQueueMode(const v1::SetQueueModeReque
     NA_INFO("override: " << name << " " << what
                          << (request.duration_ns() > 0 ? " for " + std::to_string(request.duration_ns() / 1'000'000) + " ms"
                                                        : ""));
-    listeners_.OverrideSet(*q, now, override_mode, "override " + name + " " + what);
+    listeners_.Tell(&AgentListener::OverrideSet, *q, now, override_mode,
+                    std::string("override " + name + " " + what));
     if (auto decision = engine_.SetOverride(q->handle, override_mode, now)) HandleDecision(*q, *decision);
     v1::SetQueueModeResponse response;
     *response.mutable_queue() = Describe(*q);

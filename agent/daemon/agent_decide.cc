@@ -48,7 +48,7 @@ v1::Decision Agent::ToProto(const engine::Decision& d) const {
 }
 
 void Agent::HandleDecision(ManagedQueue& queue, const engine::Decision& decision) {
-  listeners_.Decided(queue, decision);
+  listeners_.Tell(&AgentListener::Decided, queue, decision);
   // Whatever the engine decides first after a switch is that switch's verdict (or supersedes it).
   CloseSwitch(queue, decision);
   v1::Decision proto = ToProto(decision);
@@ -76,7 +76,7 @@ void Agent::FinishDecision(ManagedQueue& queue, const engine::Decision& decision
     NA_INFO("decision " << engine::FormatDecision(queue.name, decision)
                         << (proto.lever_error().empty() ? "" : " lever_error=" + proto.lever_error()));
   }
-  listeners_.DecisionDone(queue, decision, proto, notable);
+  listeners_.Tell(&AgentListener::DecisionDone, queue, decision, proto, notable);
 }
 
 void Agent::CloseSwitch(ManagedQueue& queue, std::optional<engine::Decision> verdict) {
@@ -84,7 +84,7 @@ void Agent::CloseSwitch(ManagedQueue& queue, std::optional<engine::Decision> ver
   SwitchTimeline timeline = std::move(*queue.open_switch);
   queue.open_switch.reset();
   timeline.verdict = verdict;
-  listeners_.SwitchClosed(queue, timeline);
+  listeners_.Tell(&AgentListener::SwitchClosed, queue, timeline);
 }
 
 std::optional<engine::ReapMode> Agent::ModeWantedByAgent(const ManagedQueue& queue) const {
@@ -119,7 +119,7 @@ void Agent::RetryLevers(engine::Nanos now) {
       if (!applied) return;
       const engine::Nanos now = deps_.monotonic();
       if (auto followed = engine_.OnLeverResult(retried.handle, wanted, now)) {  // the engine had followed the failure
-        listeners_.LeverFollowed(retried, now, wanted, *followed);
+        listeners_.Tell(&AgentListener::LeverFollowed, retried, now, wanted, *followed);
       }
     });
   }
@@ -165,7 +165,7 @@ void Agent::SendControl(ManagedQueue& queue, const collect::QueueControl& contro
   const std::string reason = std::string(kControlErrorPrefix) + set.error().message;
   if (!queue.control_error || queue.degraded_reason != reason) {
     NA_WARN("queue " << queue.name << ": " << reason);
-    listeners_.QueueTrouble(queue, reason);
+    listeners_.Tell(&AgentListener::QueueTrouble, queue, reason);
   }
   queue.control_error = true;
   queue.degraded = true;

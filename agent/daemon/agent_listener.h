@@ -57,30 +57,16 @@ class AgentListener {
   virtual void CollectorStats(std::string_view /*name*/, const collect::CollectorStats&) {}
 };
 
-// The fan-out: tells each listener in the order they were added.
-class AgentListeners final : public AgentListener {
+// The fan-out: listeners.Tell(&AgentListener::Window, queue, record) tells each listener, in the order
+// they were added.
+class AgentListeners {
  public:
   void Add(AgentListener& listener) { listeners_.push_back(&listener); }
 
-  void QueueAdded(const ManagedQueue& q, const engine::QueueSetup& setup) override;
-  void QueueRemoved(const ManagedQueue& q, std::string_view why) override;
-  void Window(const ManagedQueue& q, const engine::WindowRecord& record) override;
-  void Timer(const ManagedQueue& q, engine::Nanos now, const engine::WindowProgress& progress) override;
-  void PolicyChanged(const ManagedQueue& q, engine::Nanos now, const engine::Policy& policy) override;
-  void OverrideSet(const ManagedQueue& q, engine::Nanos now, const std::optional<engine::Override>& override_mode,
-                   const std::string& message) override;
-  void PolicySet(const std::string& message) override;
-  void Decided(const ManagedQueue& q, const engine::Decision& decision) override;
-  void DecisionDone(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
-                    bool notable) override;
-  void SwitchApplied(const ManagedQueue& q, engine::Reason why, const SwitchTimeline& timeline) override;
-  void SwitchClosed(const ManagedQueue& q, const SwitchTimeline& timeline) override;
-  void LeverFailed(const ManagedQueue& q, const Error& error, const std::string& message) override;
-  void QueueTrouble(const ManagedQueue& q, const std::string& message) override;
-  void LeverFollowed(const ManagedQueue& q, engine::Nanos now, engine::ReapMode actual,
-                     const engine::Decision& followed) override;
-  void Counters(const ManagedQueue& q) override;
-  void CollectorStats(std::string_view name, const collect::CollectorStats& stats) override;
+  template <class... Params, class... Args>
+  void Tell(void (AgentListener::*hear)(Params...), const Args&... args) const {
+    for (AgentListener* listener : listeners_) (listener->*hear)(args...);
+  }
 
  private:
   std::vector<AgentListener*> listeners_;

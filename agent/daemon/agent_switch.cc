@@ -100,7 +100,7 @@ void Agent::EndSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   queue.next_timer = queue.mode_since + engine_.View(queue.handle).policy.timer_granularity;
   ++queue.switches;
   recovery_.Applied(queue);
-  listeners_.SwitchApplied(queue, sw.why, timeline);
+  listeners_.Tell(&AgentListener::SwitchApplied, queue, sw.why, timeline);
   queue.open_switch = std::move(timeline);
   Settled(queue);
   sw.then(queue, true);
@@ -122,14 +122,14 @@ void Agent::LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   const std::string message = queue->lever + ": returned after its timeout (" + after + " after the decision): " +
                               queue->name + " is in " + std::string(engine::ReapModeName(sw.mode)) + " after all";
   NA_WARN("lever " << message);
-  listeners_.QueueTrouble(*queue, message);
+  listeners_.Tell(&AgentListener::QueueTrouble, *queue, message);
   queue->mode = sw.mode;
   ++queue->generation;
   queue->mode_since = outcome.acknowledged;
   queue->next_timer = queue->mode_since + engine_.View(queue->handle).policy.timer_granularity;
   PushControl(*queue);
   if (auto followed = engine_.OnLeverResult(queue->handle, sw.mode, now)) {
-    listeners_.LeverFollowed(*queue, now, sw.mode, *followed);
+    listeners_.Tell(&AgentListener::LeverFollowed, *queue, now, sw.mode, *followed);
   }
   if (auto wanted = ModeWantedByAgent(*queue); wanted && *wanted != queue->mode) {
     SwitchRecovery::PlanRetry(*queue, *wanted, sw.why, now);
@@ -142,11 +142,11 @@ void Agent::FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reaso
   NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << engine::ReapModeName(mode) << " ("
                    << engine::ReasonName(why) << "): " << error.message
                    << (transient ? "" : " (not retried: it will not change by itself)"));
-  listeners_.LeverFailed(queue, error, queue.degraded_reason);
+  listeners_.Tell(&AgentListener::LeverFailed, queue, error, queue.degraded_reason);
   // The engine follows the real mode: adaptive states decide again on the next window, and clearing an
   // override or changing the mode later starts from where the queue really is.
   if (auto followed = engine_.OnLeverResult(queue.handle, queue.mode, now)) {
-    listeners_.LeverFollowed(queue, now, queue.mode, *followed);
+    listeners_.Tell(&AgentListener::LeverFollowed, queue, now, queue.mode, *followed);
   }
   // While the engine, following the real mode, believes a try is still polling, the timer would fail it
   // again every period and ask the lever again: a driver that exited mid-try got a thousand requests a

@@ -2,8 +2,9 @@
 
 namespace nvmeadapt::daemon {
 
-PolicyApplier::PolicyApplier(engine::Engine& engine, const Levers& levers, AgentListener& listener, Effects effects)
-    : engine_(engine), levers_(levers), listener_(listener), effects_(std::move(effects)) {}
+PolicyApplier::PolicyApplier(engine::Engine& engine, const Levers& levers, const AgentListeners& listeners,
+                             Effects effects)
+    : engine_(engine), levers_(levers), listeners_(listeners), effects_(std::move(effects)) {}
 
 engine::Policy PolicyApplier::For(const DiscoveredQueue& queue) const {
   engine::Policy policy = book_->Effective(queue.controller, queue.qid);
@@ -29,7 +30,7 @@ void PolicyApplier::Apply(PolicyBook book, ManagedQueues& queues, engine::Nanos 
   for (ManagedQueue* q : queues.All()) {
     const engine::Policy policy = For(q->desc);
     if (engine_.View(q->handle).policy == policy) continue;
-    listener_.PolicyChanged(*q, now, policy);
+    listeners_.Tell(&AgentListener::PolicyChanged, *q, now, policy);
     if (auto decision = engine_.SetPolicy(q->handle, policy, now)) {
       effects_.decided(*q, *decision);
     } else {

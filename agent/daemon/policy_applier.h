@@ -26,8 +26,8 @@ class PolicyApplier {
     std::function<void(ManagedQueue&)> push_control;
   };
 
-  // `listener` hears of every queue policy changed (the trace, the threshold gauge).
-  PolicyApplier(engine::Engine& engine, const Levers& levers, AgentListener& listener, Effects effects);
+  // `listeners` hear of every queue policy changed (the trace, the threshold gauge).
+  PolicyApplier(engine::Engine& engine, const Levers& levers, const AgentListeners& listeners, Effects effects);
 
   // The book at start, before any queue is known.
   void Install(PolicyBook book) { book_ = std::move(book); }
@@ -47,7 +47,7 @@ class PolicyApplier {
  private:
   engine::Engine& engine_;
   const Levers& levers_;
-  AgentListener& listener_;
+  const AgentListeners& listeners_;
   Effects effects_;
   std::optional<PolicyBook> book_;
   std::map<std::string, engine::ControllerMode> pinned_modes_;

@@ -31,8 +31,9 @@ discover::Snapshot Project(const std::vector<const DiscoveredQueue*>& queues) {
 // A queue whose collector key, vector or eligibility changed is another queue to the loop: its windows,
 // counters and BPF control start over. CPUs and mode are followed without that.
 bool TakenAnew(const discover::QueueChange& change) {
-  return std::any_of(change.what.begin(), change.what.end(),
-                     [](const std::string& what) { return what == "key" || what == "vector" || what == "eligibility"; });
+  return std::any_of(change.what.begin(), change.what.end(), [](const std::string& what) {
+    return what == "key" || what == "vector" || what == "eligibility";
+  });
 }
 
 }  // namespace

@@ -144,9 +144,9 @@ TEST(AgentListenersFanOut, TellsEveryListenerInTheOrderAdded) {
   listeners.Add(second);
   ManagedQueue q;
   q.name = "uvnvme:7:0:q1";
-  listeners.QueueAdded(q, engine::QueueSetup{});
-  listeners.SwitchClosed(q, SwitchTimeline{});
-  listeners.PolicySet("policy global: mode: POLL");
+  listeners.Tell(&AgentListener::QueueAdded, q, engine::QueueSetup{});
+  listeners.Tell(&AgentListener::SwitchClosed, q, SwitchTimeline{});
+  listeners.Tell(&AgentListener::PolicySet, std::string("policy global: mode: POLL"));
   for (Recorder* r : {&first, &second}) {
     EXPECT_EQ(r->order, (std::vector<std::string>{"added uvnvme:7:0:q1", "closed uvnvme:7:0:q1"}));
     EXPECT_EQ(r->heard["policy set: policy global: mode: POLL"], 1);
