@@ -302,6 +302,6 @@ void Agent::RefreshCounters() {
     if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) q->counters = *counters;
     listeners_.Tell(&AgentListener::Counters, *q);
   }
-  listeners_.Tell(&AgentListener::CollectorStats, deps_.collector->Name(), deps_.collector->Stats());
+  listeners_.Tell(&AgentListener::CollectorStats, *deps_.collector);
 }
 }  // namespace nvmeadapt::daemon

@@ -52,9 +52,10 @@ class AgentListener {
   virtual void LeverFollowed(const ManagedQueue&, engine::Nanos /*now*/, engine::ReapMode /*actual*/,
                              const engine::Decision& /*followed*/) {}
 
-  // The queue's counters were read (or its mode changed); the collector's own statistics.
+  // The queue's counters were read (or its mode changed); the collector's own statistics may be read now
+  // (a listener that wants them asks: reading them costs a syscall per BPF program).
   virtual void Counters(const ManagedQueue&) {}
-  virtual void CollectorStats(std::string_view /*name*/, const collect::CollectorStats&) {}
+  virtual void CollectorStats(const collect::Collector&) {}
 };
 
 // The fan-out: listeners.Tell(&AgentListener::Window, queue, record) tells each listener, in the order

@@ -55,8 +55,8 @@ void MetricsListener::Counters(const ManagedQueue& q) {
   if (const metrics::QueueId* id = IdOf(q)) metrics_.UpdateQueue(*id, q.counters, q.mode);
 }
 
-void MetricsListener::CollectorStats(std::string_view name, const collect::CollectorStats& stats) {
-  metrics_.SetCollector(name, stats);
+void MetricsListener::CollectorStats(const collect::Collector& collector) {
+  metrics_.SetCollector(collector.Name(), collector.Stats());
 }
 
 v1::Event EventListener::QueueEvent(v1::EventKind kind, const ManagedQueue* queue, std::string message) const {

@@ -27,7 +27,7 @@ class MetricsListener final : public AgentListener {
   void SwitchApplied(const ManagedQueue& q, engine::Reason why, const SwitchTimeline& timeline) override;
   void LeverFailed(const ManagedQueue& q, const Error& error, const std::string& message) override;
   void Counters(const ManagedQueue& q) override;
-  void CollectorStats(std::string_view name, const collect::CollectorStats& stats) override;
+  void CollectorStats(const collect::Collector& collector) override;
 
  private:
   const metrics::QueueId* IdOf(const ManagedQueue& q) const;

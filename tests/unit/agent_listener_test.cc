@@ -38,9 +38,7 @@ class Recorder final : public AgentListener {
     Heard("followed", q);
   }
   void Counters(const ManagedQueue& q) override { Heard("counters", q); }
-  void CollectorStats(std::string_view name, const collect::CollectorStats&) override {
-    ++heard["collector " + std::string(name)];
-  }
+  void CollectorStats(const collect::Collector& collector) override { ++heard["collector " + collector.Name()]; }
 
   int Of(const std::string& kind, uint32_t qid = 1) { return heard[kind + " uvnvme:7:0:q" + std::to_string(qid)]; }
   std::map<std::string, int> heard;
