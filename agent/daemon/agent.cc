@@ -1,11 +1,9 @@
 #include "agent/daemon/agent.h"
 
 #include <algorithm>
-#include <set>
 
 #include "agent/common/clock.h"
 #include "agent/common/log.h"
-#include "agent/engine/trace.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -29,10 +27,21 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
       deps_(WithClocks(std::move(deps))),
       store_(options_.state_dir),
       journal_(store_),
+      event_listener_(bus_, deps_.monotonic, deps_.wall),
+      policy_(engine_, *deps_.levers, listeners_,
+              PolicyApplier::Effects{[this](ManagedQueue& q, const engine::Decision& d) { HandleDecision(q, d); },
+                                     [this](ManagedQueue& q) { PushControl(q); }}),
+      roster_(queues_, *deps_.collector,
+              QueueRoster::Hands{[this](const DiscoveredQueue& found, engine::Nanos now) { AddQueue(found, now); },
+                                 [this](ManagedQueue& q, const char* why) { RemoveQueue(q, why); }}),
       switcher_(*deps_.levers, journal_,
                 SwitchOptions{options_.min_disruptive_interval, options_.lever_timeout, options_.restore_rules.boot_id,
                               deps_.monotonic, deps_.wall},
-                [this](std::function<void()> step) { ToLoop(std::move(step)); }) {}
+                [this](std::function<void()> step) { ToLoop(std::move(step)); }) {
+  listeners_.Add(trace_);
+  if (deps_.metrics) listeners_.Add(metrics_listener_.emplace(*deps_.metrics));
+  listeners_.Add(event_listener_);
+}
 
 Agent::~Agent() {
   switcher_.Quiesce();
@@ -93,13 +102,9 @@ Status Agent::Start() {
     if (!from_config) return from_config.error();
     book = std::move(*from_config);
   }
-  policy_ = std::move(book);
+  policy_.Install(std::move(*book));
   if (!options_.record_windows_path.empty()) {
-    trace_.open(options_.record_windows_path, std::ios::trunc);
-    decision_log_.open(options_.record_windows_path + ".decisions", std::ios::trunc);
-    if (!trace_ || !decision_log_) {
-      return MakeError(ErrorCode::kIo, "cannot write window trace " + options_.record_windows_path);
-    }
+    if (Status opened = trace_.Open(options_.record_windows_path); !opened) return opened;
   }
   Rediscover(now);
   return OkStatus();
@@ -189,12 +194,9 @@ void Agent::OnWindowEvent(const collect::WindowEvent& event) {
   if (q->open_switch && q->open_switch->first_completion == 0) q->open_switch->first_completion = event.first;
   ++q->windows;
   q->last_window = event;
-  if (deps_.metrics && q->metrics_id && event.completions > 0) {
-    deps_.metrics->OnWindow(*q->metrics_id, (event.end - event.start) / event.completions);
-  }
   q->last_window_unix_ns = deps_.wall() - (deps_.monotonic() - event.end);
   engine::WindowRecord record{q->handle, event.mode, event.completions, event.start, event.end, event.pace_miss};
-  Record(engine::FormatWindowLine(q->name, record));
+  listeners_.Tell(&AgentListener::Window, *q, record);
   if (auto decision = engine_.OnWindow(record)) HandleDecision(*q, *decision);
 }
 
@@ -220,7 +222,7 @@ void Agent::RunTimers(engine::Nanos now) {
                         << progress.completions << " counters " << q->counters.progress.start << "/"
                         << q->counters.progress.completions << " gen " << q->counters.generation << " vs "
                         << q->generation << " total " << q->counters.completions);
-      Record(engine::FormatTimerLine(q->name, now, progress));
+      listeners_.Tell(&AgentListener::Timer, *q, now, progress);
       HandleDecision(*q, *decision);
     }
   }
@@ -245,42 +247,10 @@ void Agent::Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::
     NA_WARN("discovery: " << scan.error().message);
     return;
   }
-  std::set<std::string> present;
-  for (const DiscoveredQueue& found : *scan) {
-    const std::string name = QueueName(found.controller, found.qid);
-    present.insert(name);
-    ManagedQueue* known = queues_.ByName(name);
-    if (known != nullptr && (known->desc.key != found.key || known->desc.irq != found.irq ||
-                             known->desc.ineligible_reason != found.ineligible_reason)) {
-      RemoveQueue(*known, "changed");  // e.g. a controller reset moved it to another vector
-      known = nullptr;
-    }
-    if (known == nullptr) AddQueue(found, now);
-    if (found.pid != 0 && !attached_processes_.count(found.pid)) {
-      Status attached = deps_.collector->AttachProcess(found.pid, found.binary);
-      if (!attached) NA_WARN("collector: cannot attach to pid " << found.pid << ": " << attached.error().message);
-      attached_processes_[found.pid] = found.binary;  // tried once per process
-    }
-  }
-  const std::vector<ManagedQueue*> known = queues_.All();  // a copy: removing changes the table
-  for (ManagedQueue* q : known) {
-    if (!present.count(q->name)) RemoveQueue(*q, "vanished");
-  }
-  // Per-controller state lives as long as the controller: a driver restarting under new pids must not grow it.
-  std::set<std::string> controllers;
-  for (const DiscoveredQueue& found : *scan) controllers.insert(found.controller);
-  std::erase_if(controller_modes_, [&](const auto& item) { return !controllers.count(item.first); });
+  // A controller's pinned mode lives as long as the controller.
+  policy_.KeepPinsOf(roster_.Reconcile(*scan, now));
   // A reset makes its controller vanish for a moment: its time is kept until it no longer matters.
   switcher_.ForgetOldResets(now);
-  for (auto it = attached_processes_.begin(); it != attached_processes_.end();) {
-    const bool alive = std::any_of(scan->begin(), scan->end(), [&](const auto& f) { return f.pid == it->first; });
-    if (alive) {
-      ++it;
-      continue;
-    }
-    (void)deps_.collector->DetachProcess(it->first);
-    it = attached_processes_.erase(it);
-  }
 }
 
 void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
@@ -288,7 +258,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
     if (queues_over_cap_++ == 0) NA_WARN("more than " << options_.max_queues << " queues: the rest are not tracked");
     return;
   }
-  controller_modes_.try_emplace(found.controller, policy_->EffectiveGlobal().mode);
+  policy_.Pin(found.controller);
   ManagedQueue q;
   q.desc = found;
   q.serial = next_queue_serial_++;
@@ -304,38 +274,28 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   q.mode = found.mode;
   q.mode_since = now;
   q.generation = 1;  // 0 is the collector's "not managed": windows from before the agent took the queue
-  const engine::QueueSetup setup{q.desc.eligible, PolicyFor(found), found.mode, found.mode};
+  const engine::QueueSetup setup{q.desc.eligible, policy_.For(found), found.mode, found.mode};
   engine::AddedQueue added = engine_.AddQueue(setup, now);
   q.handle = added.handle;
-  if (deps_.metrics) {
-    q.metrics_id = deps_.metrics->AddQueue(
-        metrics::QueueLabels{std::string(collect::SourceName(found.key.source)), found.controller, found.qid,
-                             found.transport, found.layer},
-        q.desc.eligible);
-    deps_.metrics->SetPollThreshold(*q.metrics_id, setup.policy.poll_threshold);
-  }
   ManagedQueue& inserted = queues_.Insert(std::move(q));
-  Record(engine::FormatQueueLine(inserted.name, setup));
   NA_INFO("queue " << inserted.name << " found: "
                    << (inserted.desc.eligible ? "eligible, lever " + inserted.lever
                                               : "not eligible (" + inserted.desc.ineligible_reason + ")")
                    << ", " << engine::ReapModeName(inserted.mode) << ", mode "
                    << engine::ControllerModeName(setup.policy.mode));
-  Publish(v1::EVENT_KIND_QUEUE_ADDED, &inserted, "queue " + inserted.name + " added");
+  listeners_.Tell(&AgentListener::QueueAdded, inserted, setup);
   PushControl(inserted);
   if (added.decision) HandleDecision(inserted, *added.decision);
 }
 
 void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
   NA_INFO("queue " << queue.name << " " << why << ": dropped");
-  Publish(v1::EVENT_KIND_QUEUE_REMOVED, &queue, "queue " + queue.name + " " + why);
+  listeners_.Tell(&AgentListener::QueueRemoved, queue, why);
   CloseSwitch(queue, std::nullopt);
   queue.switches_in_flight = 0;  // their ends find no queue: whoever waits for them is told now
   Settled(queue);
-  Record("remove " + queue.name);
   engine_.RemoveQueue(queue.handle);
   (void)deps_.collector->ForgetQueue(queue.desc.key);
-  if (deps_.metrics && queue.metrics_id) deps_.metrics->RemoveQueue(*queue.metrics_id);
   queues_.Erase(queue.name);
 }
 
@@ -343,13 +303,8 @@ void Agent::RefreshCounters() {
   next_counters_ = deps_.monotonic() + options_.counters_interval;
   for (ManagedQueue* q : queues_.All()) {
     if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) q->counters = *counters;
-    if (deps_.metrics && q->metrics_id) deps_.metrics->UpdateQueue(*q->metrics_id, q->counters, q->mode);
+    listeners_.Tell(&AgentListener::Counters, *q);
   }
-  if (deps_.metrics) deps_.metrics->SetCollector(deps_.collector->Name(), deps_.collector->Stats());
+  listeners_.Tell(&AgentListener::CollectorStats, *deps_.collector);
 }
-
-void Agent::Record(const std::string& line) {
-  if (trace_.is_open()) trace_ << line << '\n' << std::flush;
-}
-
 }  // namespace nvmeadapt::daemon

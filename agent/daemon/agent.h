@@ -1,6 +1,6 @@
 // The closed loop: collectors' windows into the engine, the engine's decisions out through the levers,
 // with discovery, timers, the journal and the persisted policy around it. One loop thread owns the engine,
-// the queue table and the BPF controls; gRPC threads reach it through AgentControl, whose calls run as
+// the managed queues and the BPF controls; gRPC threads reach it through AgentControl, whose calls run as
 // commands on the loop thread. What may block runs off the loop and posts its result back as a command:
 // a switch's plan, journal write and lever on its controller's worker (mode_switcher.h), discovery's scans
 // on the scan worker.
@@ -10,7 +10,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <future>
 #include <map>
@@ -22,13 +21,17 @@
 
 #include "agent/api/agent_control.h"
 #include "agent/collect/collector.h"
+#include "agent/daemon/agent_listeners.h"
 #include "agent/daemon/journal.h"
+#include "agent/daemon/managed_queues.h"
 #include "agent/daemon/mode_switcher.h"
+#include "agent/daemon/policy_applier.h"
 #include "agent/daemon/policy_book.h"
 #include "agent/daemon/ports.h"
-#include "agent/daemon/queue_table.h"
+#include "agent/daemon/queue_roster.h"
 #include "agent/daemon/serial_workers.h"
 #include "agent/daemon/state_store.h"
+#include "agent/daemon/switch_recovery.h"
 #include "agent/engine/engine.h"
 #include "agent/metrics/agent_metrics.h"
 
@@ -91,6 +94,9 @@ class Agent : public api::AgentControl {
   };
   Result<ReloadOutcome> ReloadConfigPolicies(const v1::PolicySet& policies);
 
+  // Hears what the loop does, after the metrics, the event stream and the trace. Before Start().
+  void AddListener(AgentListener& listener) { listeners_.Add(listener); }
+
   api::EventBus& events() { return bus_; }
   const engine::Engine& engine() const { return engine_; }
 
@@ -116,7 +122,8 @@ class Agent : public api::AgentControl {
   void PollWindows(int timeout_ms);
   void OnWindowEvent(const collect::WindowEvent& event);
   void RunTimers(engine::Nanos now);
-  // Starts a scan on the scan worker (unless one still runs); Reconcile takes its snapshot on the loop.
+  // Starts a scan on the scan worker (unless one still runs); Reconcile hands its snapshot to the roster
+  // on the loop.
   void Rediscover(engine::Nanos now);
   void Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::Nanos now);
   // Runs `step` on the loop thread: queued as a command while the loop runs, inline before it runs, dropped
@@ -144,7 +151,8 @@ class Agent : public api::AgentControl {
   bool PublishSwitch(SwitchInFlight& sw, engine::Nanos journaled);
   void EndSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome);
   void LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome);
-  // The queue keeps its mode: degraded, counted, told, the engine following the real mode, a retry planned.
+  // The queue keeps its mode: degraded and counted (recovery_), told, the engine following the real mode, a
+  // retry planned.
   void FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, const Error& error);
   // No switch of the queue is in flight any more: whoever waits for that is told.
   void Settled(ManagedQueue& queue);
@@ -161,13 +169,7 @@ class Agent : public api::AgentControl {
   void PushControl(ManagedQueue& queue);  // the control of the queue as it is now
   // Marks the queue degraded (and says so once) when the collector refuses the control.
   void SendControl(ManagedQueue& queue, const collect::QueueControl& control);
-  engine::Policy PolicyFor(const DiscoveredQueue& queue) const;
-  Status ApplyPolicyBook(PolicyBook book, engine::Nanos now);
-  v1::Event QueueEvent(v1::EventKind kind, const ManagedQueue* queue, std::string message) const;
-  void Publish(v1::EventKind kind, const ManagedQueue* queue, std::string message,
-               const v1::Decision* decision = nullptr);
   v1::Decision ToProto(const engine::Decision& decision) const;
-  void Record(const std::string& line);
 
   // agent_control.cc: proto views.
   v1::QueueInfo Describe(ManagedQueue& queue) const;
@@ -178,26 +180,22 @@ class Agent : public api::AgentControl {
   AgentDeps deps_;
   StateStore store_;
   Journal journal_;
-  std::optional<PolicyBook> policy_;
-  std::map<std::string, engine::ControllerMode> controller_modes_;  // pinned at discovery, while present
   engine::Engine engine_;
-  QueueTable queues_;
+  ManagedQueues queues_;
   api::EventBus bus_;
-  std::map<pid_t, std::string> attached_processes_;
-  std::ofstream trace_;
-  std::ofstream decision_log_;
+  // Who hears of the loop: the trace, the metrics (when there are any), the event stream, then any added.
+  TraceListener trace_;
+  std::optional<MetricsListener> metrics_listener_;
+  EventListener event_listener_;
+  AgentListeners listeners_;
+  PolicyApplier policy_;
+  QueueRoster roster_;
   engine::Nanos started_at_ = 0;
   engine::Nanos next_discovery_ = 0;
   engine::Nanos next_counters_ = 0;
   bool scan_running_ = false;  // a scan runs on the scan worker: the next waits for its snapshot
   uint64_t next_queue_serial_ = 1;
-  struct LeverErrors {
-    uint64_t count = 0;
-    std::string last;
-    ErrorCode last_code = ErrorCode::kInternal;
-    bool worked_since = false;  // a switch succeeded after the last error
-  };
-  std::map<std::string, LeverErrors> lever_errors_;
+  SwitchRecovery recovery_;
   uint64_t unknown_windows_ = 0;
   uint64_t queues_over_cap_ = 0;
   std::string collector_error_;

@@ -1,13 +1,10 @@
 // AgentControl: what gRPC callers see and change. Every call runs on the loop thread (OnLoop).
 #include <unistd.h>
 
-#include <map>
-
 #include "agent/common/log.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/proto_views.h"
-#include "agent/engine/trace.h"
 
 namespace nvmeadapt::daemon {
 
@@ -74,25 +71,7 @@ v1::GetStatusResponse Agent::GetStatus() {
     status.set_collector(deps_.collector->Name());
     status.set_observe_only(deps_.collector->ObserveOnly());
     for (const std::string& hook : deps_.collector->Hooks()) status.add_hooks(hook);
-    // Every lever serving a queue, and every lever that failed: available unless its last error says this
-    // machine lacks it or forbids it and no switch succeeded since.
-    std::map<std::string, const LeverErrors*> levers;
-    for (ManagedQueue* q : queues_.All()) {
-      if (!q->lever.empty()) levers.emplace(q->lever, nullptr);
-    }
-    for (const auto& [lever, errors] : lever_errors_) levers[lever] = &errors;
-    for (const auto& [lever, errors] : levers) {
-      auto* entry = status.add_levers();
-      entry->set_name(lever.empty() ? "none" : lever);
-      const bool lacking = errors && !errors->worked_since &&
-                           (errors->last_code == ErrorCode::kUnsupported ||
-                            errors->last_code == ErrorCode::kPermissionDenied);
-      entry->set_available(!lacking);
-      if (errors) {
-        entry->set_errors(errors->count);
-        entry->set_last_error(errors->last);
-      }
-    }
+    recovery_.DescribeLevers(queues_.All(), status);
     uint32_t managed = 0, polling = 0;
     for (ManagedQueue* q : queues_.All()) {
       const engine::QueueView view = engine_.View(q->handle);
@@ -143,8 +122,8 @@ Result<v1::ListQueuesResponse> Agent::ListQueues(const v1::ListQueuesRequest& re
 v1::GetPolicyResponse Agent::GetPolicy() {
   return OnLoop([&] {
     v1::GetPolicyResponse response;
-    *response.mutable_policy() = policy_->policies();
-    *response.mutable_effective_global() = config::ToProto(policy_->EffectiveGlobal());
+    *response.mutable_policy() = policy_.book().policies();
+    *response.mutable_effective_global() = config::ToProto(policy_.book().EffectiveGlobal());
     return response;
   }, [](const Error&) { return v1::GetPolicyResponse(); });
 }
@@ -172,16 +151,18 @@ Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& reque
     if (request.queue() != 0 && queues_.ByName(QueueName(request.controller(), request.queue())) == nullptr) {
       return NotFound("queue " + QueueName(request.controller(), request.queue()) + ": no such queue");
     }
-    auto next = policy_->With(request);
+    auto next = policy_.book().With(request);
     if (!next) return next.error();
-    if (Status applied = ApplyPolicyBook(std::move(*next), deps_.monotonic()); !applied) return applied.error();
+    if (Status saved = store_.SavePolicy(next->policies()); !saved) return saved.error();
+    policy_.Apply(std::move(*next), queues_, deps_.monotonic());
     const std::string scope = request.controller().empty() ? "global"
                               : request.queue() == 0       ? request.controller()
                                                            : QueueName(request.controller(), request.queue());
     NA_INFO("policy: " << scope << " set to " << request.policy().ShortDebugString());
-    Publish(v1::EVENT_KIND_POLICY, nullptr, "policy " + scope + ": " + request.policy().ShortDebugString());
+    listeners_.Tell(&AgentListener::PolicySet,
+                    "policy " + scope + ": " + request.policy().ShortDebugString());
     v1::SetPolicyResponse response;
-    *response.mutable_policy() = policy_->policies();
+    *response.mutable_policy() = policy_.book().policies();
     switching = WaitForSwitches(waiter);
     return response;
   });
@@ -211,12 +192,12 @@ Result<v1::SetQueueModeResponse> Agent::SetQueueMode(const v1::SetQueueModeReque
     } else if (request.mode() != v1::REAP_MODE_UNSPECIFIED) {
       return MakeError(ErrorCode::kInvalidArgument, "mode: unknown reaping mode " + std::to_string(request.mode()));
     }
-    Record(engine::FormatOverrideLine(name, now, override_mode));
     const std::string what = override_mode ? std::string(engine::ReapModeName(override_mode->mode)) : "cleared";
     NA_INFO("override: " << name << " " << what
                          << (request.duration_ns() > 0 ? " for " + std::to_string(request.duration_ns() / 1'000'000) + " ms"
                                                        : ""));
-    Publish(v1::EVENT_KIND_OVERRIDE, q, "override " + name + " " + what);
+    listeners_.Tell(&AgentListener::OverrideSet, *q, now, override_mode,
+                    std::string("override " + name + " " + what));
     if (auto decision = engine_.SetOverride(q->handle, override_mode, now)) HandleDecision(*q, *decision);
     v1::SetQueueModeResponse response;
     *response.mutable_queue() = Describe(*q);
@@ -255,15 +236,7 @@ Result<Agent::ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& po
     }
     auto book = PolicyBook::Create(policies);
     if (!book) return book.error();
-    policy_ = std::move(*book);
-    const engine::Nanos now = deps_.monotonic();
-    for (ManagedQueue* q : queues_.All()) {
-      const engine::Policy policy = PolicyFor(q->desc);
-      if (engine_.View(q->handle).policy == policy) continue;
-      Record(engine::FormatPolicyLine(q->name, now, policy));
-      if (auto decision = engine_.SetPolicy(q->handle, policy, now)) HandleDecision(*q, *decision);
-      PushControl(*q);
-    }
+    policy_.Apply(std::move(*book), queues_, deps_.monotonic());
     return ReloadOutcome{true, ""};
   });
 }

@@ -48,8 +48,7 @@ v1::Decision Agent::ToProto(const engine::Decision& d) const {
 }
 
 void Agent::HandleDecision(ManagedQueue& queue, const engine::Decision& decision) {
-  const std::string line = engine::FormatDecision(queue.name, decision);
-  if (decision_log_.is_open()) decision_log_ << line << '\n' << std::flush;
+  listeners_.Tell(&AgentListener::Decided, queue, decision);
   // Whatever the engine decides first after a switch is that switch's verdict (or supersedes it).
   CloseSwitch(queue, decision);
   v1::Decision proto = ToProto(decision);
@@ -72,13 +71,12 @@ void Agent::HandleDecision(ManagedQueue& queue, const engine::Decision& decision
 
 void Agent::FinishDecision(ManagedQueue& queue, const engine::Decision& decision, v1::Decision proto, uint64_t seq) {
   if (queue.decision_seq == seq) queue.last_decision = proto;  // else a later decision is the last one
-  if (deps_.metrics && queue.metrics_id) {
-    if (auto result = metrics::PollTryResultOf(decision)) deps_.metrics->OnPollTry(*queue.metrics_id, *result);
+  const bool notable = Notable(decision);
+  if (notable) {
+    NA_INFO("decision " << engine::FormatDecision(queue.name, decision)
+                        << (proto.lever_error().empty() ? "" : " lever_error=" + proto.lever_error()));
   }
-  if (!Notable(decision)) return;
-  const std::string line = engine::FormatDecision(queue.name, decision);
-  NA_INFO("decision " << line << (proto.lever_error().empty() ? "" : " lever_error=" + proto.lever_error()));
-  Publish(v1::EVENT_KIND_DECISION, &queue, line.substr(queue.name.size() + 1), &proto);  // the event names the queue
+  listeners_.Tell(&AgentListener::DecisionDone, queue, decision, proto, notable);
 }
 
 void Agent::CloseSwitch(ManagedQueue& queue, std::optional<engine::Decision> verdict) {
@@ -86,11 +84,7 @@ void Agent::CloseSwitch(ManagedQueue& queue, std::optional<engine::Decision> ver
   SwitchTimeline timeline = std::move(*queue.open_switch);
   queue.open_switch.reset();
   timeline.verdict = verdict;
-  const std::string line = FormatSwitchLine(queue.name, timeline);
-  Record(line);
-  v1::Event event = QueueEvent(v1::EVENT_KIND_SWITCH, &queue, line.substr(std::string_view("switch ").size()));
-  *event.mutable_switch_timeline() = daemon::ToProto(timeline, deps_.wall() - deps_.monotonic());
-  bus_.Publish(std::move(event));
+  listeners_.Tell(&AgentListener::SwitchClosed, queue, timeline);
 }
 
 std::optional<engine::ReapMode> Agent::ModeWantedByAgent(const ManagedQueue& queue) const {
@@ -125,8 +119,7 @@ void Agent::RetryLevers(engine::Nanos now) {
       if (!applied) return;
       const engine::Nanos now = deps_.monotonic();
       if (auto followed = engine_.OnLeverResult(retried.handle, wanted, now)) {  // the engine had followed the failure
-        Record(engine::FormatLeverLine(retried.name, now, wanted));
-        if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(retried.name, *followed) << '\n';
+        listeners_.Tell(&AgentListener::LeverFollowed, retried, now, wanted, *followed);
       }
     });
   }
@@ -172,60 +165,11 @@ void Agent::SendControl(ManagedQueue& queue, const collect::QueueControl& contro
   const std::string reason = std::string(kControlErrorPrefix) + set.error().message;
   if (!queue.control_error || queue.degraded_reason != reason) {
     NA_WARN("queue " << queue.name << ": " << reason);
-    Publish(v1::EVENT_KIND_LEVER_ERROR, &queue, reason);
+    listeners_.Tell(&AgentListener::QueueTrouble, queue, reason);
   }
   queue.control_error = true;
   queue.degraded = true;
   queue.degraded_reason = reason;
-}
-
-engine::Policy Agent::PolicyFor(const DiscoveredQueue& queue) const {
-  engine::Policy policy = policy_->Effective(queue.controller, queue.qid);
-  if (!policy_->ModeSetBelowGlobal(queue.controller, queue.qid)) {
-    if (auto pinned = controller_modes_.find(queue.controller); pinned != controller_modes_.end()) {
-      policy.mode = pinned->second;
-    }
-  }
-  policy.mode = deps_.levers->ModeFor(queue, policy.mode);
-  return policy;
-}
-
-Status Agent::ApplyPolicyBook(PolicyBook book, engine::Nanos now) {
-  if (Status saved = store_.SavePolicy(book.policies()); !saved) return saved;
-  policy_ = std::move(book);
-  for (ManagedQueue* q : queues_.All()) {
-    const engine::Policy policy = PolicyFor(q->desc);
-    if (engine_.View(q->handle).policy == policy) continue;
-    Record(engine::FormatPolicyLine(q->name, now, policy));
-    if (deps_.metrics && q->metrics_id) deps_.metrics->SetPollThreshold(*q->metrics_id, policy.poll_threshold);
-    auto decision = engine_.SetPolicy(q->handle, policy, now);
-    if (decision) {
-      HandleDecision(*q, *decision);
-    } else {
-      PushControl(*q);
-    }
-  }
-  return OkStatus();
-}
-
-v1::Event Agent::QueueEvent(v1::EventKind kind, const ManagedQueue* queue, std::string message) const {
-  v1::Event event;
-  event.set_time_unix_ns(deps_.wall());
-  event.set_kind(kind);
-  if (queue != nullptr) {
-    event.mutable_queue()->set_controller(queue->desc.controller);
-    event.mutable_queue()->set_queue(queue->desc.qid);
-    event.set_source(queue->desc.source);
-  }
-  event.set_message(std::move(message));
-  return event;
-}
-
-void Agent::Publish(v1::EventKind kind, const ManagedQueue* queue, std::string message,
-                    const v1::Decision* decision) {
-  v1::Event event = QueueEvent(kind, queue, std::move(message));
-  if (decision != nullptr) *event.mutable_decision() = *decision;
-  bus_.Publish(std::move(event));
 }
 
 Status Agent::Shutdown() {

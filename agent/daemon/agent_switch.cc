@@ -7,19 +7,9 @@
 #include "agent/common/log.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/failpoint.h"
-#include "agent/engine/trace.h"
 
 namespace nvmeadapt::daemon {
 namespace {
-
-constexpr engine::Nanos kFirstRetryDelay = 1'000'000'000;
-constexpr engine::Nanos kMaxRetryDelay = 60'000'000'000;
-
-// Transient failures are retried; a refusal (a device's "do not retry", an EINVAL from the kernel), a
-// missing lever or a missing permission will not change by itself.
-bool RetryWorthwhile(ErrorCode code) {
-  return code == ErrorCode::kUnavailable || code == ErrorCode::kIo || code == ErrorCode::kInternal;
-}
 
 }  // namespace
 
@@ -105,20 +95,12 @@ void Agent::EndSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   timeline.requested = outcome.requested;
   timeline.acknowledged = outcome.acknowledged;
   queue.mode = sw.mode;
-  if (auto errors = lever_errors_.find(queue.lever); errors != lever_errors_.end()) errors->second.worked_since = true;
   TakeEffect(queue, timeline);
   // The timer's first look at the new mode is one period after it took effect, not the next loop turn.
   queue.next_timer = queue.mode_since + engine_.View(queue.handle).policy.timer_granularity;
   ++queue.switches;
-  queue.degraded = false;
-  queue.degraded_reason.clear();
-  queue.retry_mode.reset();
-  queue.retry_delay = 0;
-  if (deps_.metrics && queue.metrics_id) {
-    deps_.metrics->OnSwitch(*queue.metrics_id, sw.why);
-    deps_.metrics->OnSwitchLatency(queue.lever, timeline.Latency());
-    deps_.metrics->UpdateQueue(*queue.metrics_id, queue.counters, queue.mode);
-  }
+  recovery_.Applied(queue);
+  listeners_.Tell(&AgentListener::SwitchApplied, queue, sw.why, timeline);
   queue.open_switch = std::move(timeline);
   Settled(queue);
   sw.then(queue, true);
@@ -140,46 +122,32 @@ void Agent::LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   const std::string message = queue->lever + ": returned after its timeout (" + after + " after the decision): " +
                               queue->name + " is in " + std::string(engine::ReapModeName(sw.mode)) + " after all";
   NA_WARN("lever " << message);
-  Publish(v1::EVENT_KIND_LEVER_ERROR, queue, message);
+  listeners_.Tell(&AgentListener::QueueTrouble, *queue, message);
   queue->mode = sw.mode;
   ++queue->generation;
   queue->mode_since = outcome.acknowledged;
   queue->next_timer = queue->mode_since + engine_.View(queue->handle).policy.timer_granularity;
   PushControl(*queue);
   if (auto followed = engine_.OnLeverResult(queue->handle, sw.mode, now)) {
-    Record(engine::FormatLeverLine(queue->name, now, sw.mode));
-    if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(queue->name, *followed) << '\n';
+    listeners_.Tell(&AgentListener::LeverFollowed, *queue, now, sw.mode, *followed);
   }
   if (auto wanted = ModeWantedByAgent(*queue); wanted && *wanted != queue->mode) {
-    queue->retry_mode = wanted;
-    queue->retry_reason = sw.why;
-    queue->retry_at = now;
+    SwitchRecovery::PlanRetry(*queue, *wanted, sw.why, now);
   }
 }
 
 void Agent::FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, const Error& error) {
   const engine::Nanos now = deps_.monotonic();
-  queue.degraded = true;
-  // Lever errors already name their lever; others (no plan, no journal) get it here.
-  queue.degraded_reason =
-      error.message.rfind(queue.lever + ":", 0) == 0 ? error.message : queue.lever + ": " + error.message;
-  ++lever_errors_[queue.lever].count;
-  lever_errors_[queue.lever].last = error.message;
-  lever_errors_[queue.lever].last_code = error.code;
-  lever_errors_[queue.lever].worked_since = false;
-  const bool transient = RetryWorthwhile(error.code);
+  const bool transient = recovery_.Failed(queue, error);
   NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << engine::ReapModeName(mode) << " ("
                    << engine::ReasonName(why) << "): " << error.message
                    << (transient ? "" : " (not retried: it will not change by itself)"));
-  if (deps_.metrics) deps_.metrics->OnLeverError(queue.lever.empty() ? "none" : queue.lever, error.code);
-  Publish(v1::EVENT_KIND_LEVER_ERROR, &queue, queue.degraded_reason);
+  listeners_.Tell(&AgentListener::LeverFailed, queue, error, queue.degraded_reason);
   // The engine follows the real mode: adaptive states decide again on the next window, and clearing an
   // override or changing the mode later starts from where the queue really is.
   if (auto followed = engine_.OnLeverResult(queue.handle, queue.mode, now)) {
-    Record(engine::FormatLeverLine(queue.name, now, queue.mode));
-    if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(queue.name, *followed) << '\n';
+    listeners_.Tell(&AgentListener::LeverFollowed, queue, now, queue.mode, *followed);
   }
-  queue.retry_delay = std::min(queue.retry_delay ? queue.retry_delay * 2 : kFirstRetryDelay, kMaxRetryDelay);
   // While the engine, following the real mode, believes a try is still polling, the timer would fail it
   // again every period and ask the lever again: a driver that exited mid-try got a thousand requests a
   // second until discovery dropped it. The timer waits out the same backoff as a retry (only then: an
@@ -190,9 +158,7 @@ void Agent::FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reaso
   // adaptive queue left polling without a baseline) has nothing that decides again: retry it with
   // backoff while it is still wanted, unless the refusal is permanent (a device's "do not retry").
   if (transient && ModeWantedByAgent(queue) == mode) {
-    queue.retry_mode = mode;
-    queue.retry_reason = why;
-    queue.retry_at = now + queue.retry_delay;
+    SwitchRecovery::PlanRetry(queue, mode, why, now + queue.retry_delay);
   } else {
     queue.retry_mode.reset();
   }

@@ -7,6 +7,7 @@ namespace {
 
 std::vector<std::string> WhatChanged(const Queue& a, const Queue& b) {
   std::vector<std::string> what;
+  if (a.key != b.key) what.emplace_back("key");
   if (a.cpus != b.cpus) what.emplace_back("cpus");
   if (a.vector != b.vector) what.emplace_back("vector");
   if (a.eligible != b.eligible || a.reason != b.reason || a.reason_text != b.reason_text) {

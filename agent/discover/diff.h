@@ -1,9 +1,10 @@
 // Hot add and removal: what changed between two discovery snapshots. Pure.
 //
-// The daemon drops every removed queue (its lever target is gone: nothing to put back), adds every added queue
-// (a queue of an added controller gets the global default mode, DESIGN.md section 3) and re-reads eligibility,
-// CPUs and vector of every changed one. A controller name that now belongs to another device (its Identity()
-// changed, e.g. "nvme0" after a hot swap) counts as removed and added.
+// The daemon's queue roster (agent/daemon/queue_roster.h) drops every removed queue (its lever target is gone:
+// nothing to put back), adds every added queue (a queue of an added controller gets the global default mode,
+// DESIGN.md section 3), and drops and adds anew every one whose collector key, vector or eligibility changed.
+// A controller name that now belongs to another device (its Identity() changed, e.g. "nvme0" after a hot
+// swap) counts as removed and added.
 #pragma once
 
 #include <string>
@@ -22,7 +23,7 @@ struct QueueChange {
   std::string controller;
   Queue before;
   Queue after;
-  std::vector<std::string> what;  // of "cpus", "vector", "eligibility", "mode"
+  std::vector<std::string> what;  // of "key", "cpus", "vector", "eligibility", "mode"
 };
 
 struct SnapshotDiff {

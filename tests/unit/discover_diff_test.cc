@@ -78,6 +78,15 @@ TEST(SnapshotDiff, NewVectorAndCpusAreChanges) {
   EXPECT_EQ(diff.queues_changed[1].what, Names{"cpus"});
 }
 
+TEST(SnapshotDiff, ANewCollectorKeyIsAChange) {
+  Snapshot before = Tree("qemu-poll");
+  Snapshot after = before;
+  after.controllers[0].queues[1].key.ctrl += 1;  // the collectors name the queue otherwise now
+  const SnapshotDiff diff = DiffSnapshots(before, after);
+  ASSERT_EQ(diff.queues_changed.size(), 1u);
+  EXPECT_EQ(diff.queues_changed[0].what, Names{"key"});
+}
+
 TEST(SnapshotDiff, SameNameOtherDeviceIsRemoveAndAdd) {
   Snapshot before = Tree("qemu-poll");
   Snapshot after = before;

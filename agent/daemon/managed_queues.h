@@ -14,7 +14,6 @@
 #include "agent/daemon/ports.h"
 #include "agent/daemon/switch_timeline.h"
 #include "agent/engine/types.h"
-#include "agent/metrics/agent_metrics.h"
 #include "nvmeadapt/v1/agent.pb.h"
 
 namespace nvmeadapt::daemon {
@@ -57,14 +56,14 @@ struct ManagedQueue {
   bool degraded = false;
   std::string degraded_reason;
   bool control_error = false;  // the collector refused the queue's BPF control (degraded meanwhile)
-  std::optional<metrics::QueueId> metrics_id;
   std::optional<engine::ReapMode> retry_mode;  // a forced mode the lever refused, retried with backoff
   engine::Reason retry_reason = engine::Reason::kModeChanged;
   engine::Nanos retry_at = 0;
   engine::Nanos retry_delay = 0;
 };
 
-class QueueTable {
+// The agent's managed queues, found by operator name, collector key or engine handle.
+class ManagedQueues {
  public:
   ManagedQueue& Insert(ManagedQueue queue);
   void Erase(const std::string& name);

@@ -1,4 +1,4 @@
-#include "agent/daemon/queue_table.h"
+#include "agent/daemon/managed_queues.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +19,7 @@ std::string QueueName(const std::string& controller, uint32_t qid) {
   return controller + ":q" + std::to_string(qid);
 }
 
-ManagedQueue& QueueTable::Insert(ManagedQueue queue) {
+ManagedQueue& ManagedQueues::Insert(ManagedQueue queue) {
   auto owned = std::make_unique<ManagedQueue>(std::move(queue));
   ManagedQueue* raw = owned.get();
   Erase(raw->name);
@@ -30,7 +30,7 @@ ManagedQueue& QueueTable::Insert(ManagedQueue queue) {
   return *raw;
 }
 
-void QueueTable::Erase(const std::string& name) {
+void ManagedQueues::Erase(const std::string& name) {
   auto it = by_name_.find(name);
   if (it == by_name_.end()) return;
   by_key_.erase(it->second->desc.key);
@@ -39,27 +39,27 @@ void QueueTable::Erase(const std::string& name) {
   ordered_stale_ = true;
 }
 
-ManagedQueue* QueueTable::ByName(const std::string& name) {
+ManagedQueue* ManagedQueues::ByName(const std::string& name) {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second.get();
 }
 
-ManagedQueue* QueueTable::ByKey(const collect::QueueKey& key) {
+ManagedQueue* ManagedQueues::ByKey(const collect::QueueKey& key) {
   auto it = by_key_.find(key);
   return it == by_key_.end() ? nullptr : it->second;
 }
 
-ManagedQueue* QueueTable::ByHandle(engine::QueueHandle handle) {
+ManagedQueue* ManagedQueues::ByHandle(engine::QueueHandle handle) {
   auto it = by_handle_.find(handle);
   return it == by_handle_.end() ? nullptr : it->second;
 }
 
-bool QueueTable::HasController(const std::string& controller) const {
+bool ManagedQueues::HasController(const std::string& controller) const {
   return std::any_of(by_name_.begin(), by_name_.end(),
                      [&](const auto& entry) { return entry.second->desc.controller == controller; });
 }
 
-const std::vector<ManagedQueue*>& QueueTable::All() {
+const std::vector<ManagedQueue*>& ManagedQueues::All() {
   if (!ordered_stale_) return ordered_;
   ordered_.clear();
   for (auto& [name, queue] : by_name_) ordered_.push_back(queue.get());

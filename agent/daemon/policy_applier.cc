@@ -1,0 +1,42 @@
+#include "agent/daemon/policy_applier.h"
+
+namespace nvmeadapt::daemon {
+
+PolicyApplier::PolicyApplier(engine::Engine& engine, const Levers& levers, const AgentListeners& listeners,
+                             Effects effects)
+    : engine_(engine), levers_(levers), listeners_(listeners), effects_(std::move(effects)) {}
+
+engine::Policy PolicyApplier::For(const DiscoveredQueue& queue) const {
+  engine::Policy policy = book_->Effective(queue.controller, queue.qid);
+  if (!book_->ModeSetBelowGlobal(queue.controller, queue.qid)) {
+    if (auto pinned = pinned_modes_.find(queue.controller); pinned != pinned_modes_.end()) {
+      policy.mode = pinned->second;
+    }
+  }
+  policy.mode = levers_.ModeFor(queue, policy.mode);
+  return policy;
+}
+
+void PolicyApplier::Pin(const std::string& controller) {
+  pinned_modes_.try_emplace(controller, book_->EffectiveGlobal().mode);
+}
+
+void PolicyApplier::KeepPinsOf(const std::set<std::string>& present) {
+  std::erase_if(pinned_modes_, [&](const auto& item) { return !present.count(item.first); });
+}
+
+void PolicyApplier::Apply(PolicyBook book, ManagedQueues& queues, engine::Nanos now) {
+  book_ = std::move(book);
+  for (ManagedQueue* q : queues.All()) {
+    const engine::Policy policy = For(q->desc);
+    if (engine_.View(q->handle).policy == policy) continue;
+    listeners_.Tell(&AgentListener::PolicyChanged, *q, now, policy);
+    if (auto decision = engine_.SetPolicy(q->handle, policy, now)) {
+      effects_.decided(*q, *decision);
+    } else {
+      effects_.push_control(*q);
+    }
+  }
+}
+
+}  // namespace nvmeadapt::daemon

@@ -1,0 +1,56 @@
+// The policy in force and its one way to the queues. SetPolicy (over the API, persisted first) and the
+// config file's reload (SIGHUP) both go through Apply, so that the engine, the trace, the metrics and the
+// BPF control hear of a changed queue policy alike (issue 19: the reload once skipped the threshold gauge).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "agent/daemon/agent_listener.h"
+#include "agent/daemon/managed_queues.h"
+#include "agent/daemon/policy_book.h"
+#include "agent/daemon/ports.h"
+#include "agent/engine/engine.h"
+
+namespace nvmeadapt::daemon {
+
+class PolicyApplier {
+ public:
+  // What a queue whose policy changed sets off beyond the engine and the listeners.
+  struct Effects {
+    std::function<void(ManagedQueue&, const engine::Decision&)> decided;  // the engine decided on it
+    // No decision: the queue's BPF control goes out again (its window size or pace slack may have moved).
+    std::function<void(ManagedQueue&)> push_control;
+  };
+
+  // `listeners` hear of every queue policy changed (the trace, the threshold gauge).
+  PolicyApplier(engine::Engine& engine, const Levers& levers, const AgentListeners& listeners, Effects effects);
+
+  // The book at start, before any queue is known.
+  void Install(PolicyBook book) { book_ = std::move(book); }
+  const PolicyBook& book() const { return *book_; }
+
+  // A queue's policy: the book's levels, its controller's pinned default mode, what its lever can do.
+  engine::Policy For(const DiscoveredQueue& queue) const;
+  // A controller seen for the first time keeps the global default mode of now while it is present: a later
+  // global mode reaches only controllers discovered later (DESIGN.md section 3).
+  void Pin(const std::string& controller);
+  // Forgets the pins of controllers not in `present` (a driver restarting under new pids must not grow them).
+  void KeepPinsOf(const std::set<std::string>& present);
+
+  // Puts `book` in force and hands every queue whose effective policy changed its new policy.
+  void Apply(PolicyBook book, ManagedQueues& queues, engine::Nanos now);
+
+ private:
+  engine::Engine& engine_;
+  const Levers& levers_;
+  const AgentListeners& listeners_;
+  Effects effects_;
+  std::optional<PolicyBook> book_;
+  std::map<std::string, engine::ControllerMode> pinned_modes_;
+};
+
+}  // namespace nvmeadapt::daemon
