@@ -32,7 +32,12 @@ CONNECTIONS = ("interrupt", "poll")
 # Debian 6.1's nvmet_tcp receives a 2 MiB write's data with a copy the hardened usercopy check takes for a
 # kernel memory exposure (it spans the end of a large folio): kernel BUG in nvmet_tcp_io_work, seen here in
 # the first run. The check is off in this guest; nothing the test asserts depends on it.
-KERNEL_ARGS = "hardened_usercopy=off"
+# A kernel loop that stops a CPU (soft lockup) panics the guest at once, with every CPU's backtrace on the
+# console (loglevel 5 lets the watchdog's KERN_WARNING lines through), instead of holding the test for its
+# timeout: QEMU runs with -no-reboot, so the panic ends the VM and the test fails naming the console.
+KERNEL_ARGS = "hardened_usercopy=off softlockup_panic=1 softlockup_all_cpu_backtrace=1 loglevel=5"
+# The events guest/fabrics_lib.sh keeps a never-firing trigger on (fabrics_pin_events).
+PINNED_EVENTS = ("nvme/nvme_complete_rq", "block/block_rq_complete", "nvmet/nvmet_req_init", "nvmet/nvmet_req_complete")
 SHAPES = [f"{bs}-{rw}" for bs in ("4k", "2m") for rw in ("randread", "randwrite", "randrw")]
 
 
@@ -73,10 +78,18 @@ def _check_modules(checks, results):
                  " ".join(f"{m} {found.get(m)}" for m in FABRICS_MODULES))
 
 
+def _check_pinned_triggers(checks, results):
+    rows = ff.words_file(results / "fabrics" / "pinned-triggers.txt")
+    pinned = [e for e in PINNED_EVENTS if "common_pid" in rows.get(e, "")]
+    checks.check("counted events keep their pinned trigger (no text patching per fio run)",
+                 pinned == list(PINNED_EVENTS), f"pinned: {' '.join(pinned) or 'none'} of {' '.join(PINNED_EVENTS)}")
+
+
 def assert_results(results):
     checks = Checks()
     summary = {"connections": {}, "runs": {}, "transport": "tcp"}
     _check_modules(checks, results)
+    _check_pinned_triggers(checks, results)
     target_keys = (results / "fabrics" / "target-keys.txt").read_text().strip()
     summary["target_hist_keys"] = target_keys
     summary["backing_queue_count"] = int((results / "fabrics" / "backing-queue-count.txt").read_text())

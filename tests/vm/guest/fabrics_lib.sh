@@ -20,8 +20,29 @@ readonly HOST_KEYS=ctrl_id,qid
 readonly TARGET_EVENTS=(nvmet/nvmet_req_init nvmet/nvmet_req_complete)
 target_keys=ctrl,qid
 
+# Each event the bed counts keeps, from before the target exists to the VM's end, one trigger that never
+# fires (its own hist, empty: the hist files' rows stay the counting trigger's). A tracepoint is registered
+# (its static key and static call patched into the kernel's text: int3 breakpoints, IPIs to every vCPU)
+# only when its first trigger comes and unregistered when its last goes, so the hists around each fio run
+# then add and remove triggers without patching text: four patches for the whole run instead of about a
+# hundred. Text patching under multi-threaded TCG is the suspect of the guests' int3 Oopses (tests/vm/README),
+# and the 6.1 bed's soft lockup came in a shell whose one kernel-heavy act there was a hist trigger's write.
+readonly PINNED_EVENTS=(nvme/nvme_complete_rq block/block_rq_complete nvmet/nvmet_req_init nvmet/nvmet_req_complete)
+readonly PIN_TRIGGER="hist:keys=common_pid if common_pid < 0"
+
+fabrics_pin_events() {  # fabrics_pin_events DIR: DIR/pinned-triggers.txt lists each event's triggers after
+  local e
+  for e in "${PINNED_EVENTS[@]}"; do
+    echo "$PIN_TRIGGER" > "$TRACING/events/$e/trigger"
+  done
+  for e in "${PINNED_EVENTS[@]}"; do
+    echo "$e $(grep -v '^#' "$TRACING/events/$e/trigger" | tr '\n' ';')"
+  done > "$1/pinned-triggers.txt"
+}
+
 fabrics_target_setup() {  # fabrics_target_setup DIR
   local dir=$1 sub port
+  fabrics_pin_events "$dir"
   mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
   ip link set lo up
   sub=$NVMET_CFG/subsystems/$FABRICS_NQN
