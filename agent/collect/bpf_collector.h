@@ -12,7 +12,7 @@
 #include "agent/collect/feature_probe.h"
 #include "agent/collect/hook_plan.h"
 #include "agent/collect/nvme_disks.h"
-#include "agent/collect/queue_table.h"
+#include "agent/collect/bpf_queue_slots.h"
 
 struct nvme_adapt_bpf;
 struct ring_buffer;
@@ -77,7 +77,7 @@ class BpfCollector final : public Collector {
 
   nvme_adapt_bpf* skel_ = nullptr;
   ring_buffer* ring_ = nullptr;
-  std::unique_ptr<QueueTable> queues_;
+  std::unique_ptr<BpfQueueSlots> queues_;
   std::shared_ptr<FeatureProbe> probe_;
   bool userspace_wakeups_ = false;
   bool userspace_per_reap_ = false;
