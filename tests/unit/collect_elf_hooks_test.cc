@@ -10,42 +10,25 @@
 namespace nvmeadapt::collect {
 namespace {
 
-BinaryHooks Read(const char* path) {
-  auto hooks = ReadBinaryHooks(path);
-  EXPECT_TRUE(hooks) << path << ": " << hooks.error().message;
-  return hooks ? *hooks : BinaryHooks{};
-}
-
-TEST(ElfHooks, ADriverWithTheTallyProbeOffersBoth) {
-  const BinaryHooks hooks = Read(ELF_FIXTURE_UVNVME);
-  EXPECT_TRUE(hooks.uvnvme_usdt);
-  EXPECT_TRUE(hooks.uvnvme_tally);
-  EXPECT_FALSE(hooks.spdk_symbol);
-}
-
-TEST(ElfHooks, AnOlderDriverOffersOnlyItsCompleteProbe) {
-  const BinaryHooks hooks = Read(ELF_FIXTURE_UVNVME_COMPLETE_ONLY);
-  EXPECT_TRUE(hooks.uvnvme_usdt);
-  EXPECT_FALSE(hooks.uvnvme_tally);
-}
-
-TEST(ElfHooks, AnotherProviderWhoseNameStartsTheSameIsNotUvnvme) {
-  const BinaryHooks hooks = Read(ELF_FIXTURE_OTHER_PROVIDER);
-  EXPECT_FALSE(hooks.uvnvme_usdt);
-  EXPECT_FALSE(hooks.uvnvme_tally);
-}
-
-TEST(ElfHooks, TheSpdkCompletionFunctionIsFoundInTheSymbols) {
-  const BinaryHooks hooks = Read(ELF_FIXTURE_SPDK);
-  EXPECT_TRUE(hooks.spdk_symbol);
-  EXPECT_FALSE(hooks.uvnvme_usdt);
-}
-
-TEST(ElfHooks, ABinaryWithNeitherOffersNothing) {
-  const BinaryHooks hooks = Read(ELF_FIXTURE_PLAIN);
-  EXPECT_FALSE(hooks.uvnvme_usdt);
-  EXPECT_FALSE(hooks.uvnvme_tally);
-  EXPECT_FALSE(hooks.spdk_symbol);
+// Each fixture binary and what it offers: the uvnvme provider with and without its tally probe (drivers
+// before it fire `complete` only), a provider whose name only starts with "uvnvme", SPDK's completion
+// function among the symbols, and none of them.
+TEST(ElfHooks, EachBinaryOffersWhatItsNotesAndSymbolsHold) {
+  struct Case {
+    const char* path;
+    bool uvnvme_usdt, uvnvme_tally, spdk_symbol;
+  } cases[] = {
+      {ELF_FIXTURE_UVNVME, true, true, false},          {ELF_FIXTURE_UVNVME_COMPLETE_ONLY, true, false, false},
+      {ELF_FIXTURE_OTHER_PROVIDER, false, false, false}, {ELF_FIXTURE_SPDK, false, false, true},
+      {ELF_FIXTURE_PLAIN, false, false, false},
+  };
+  for (const Case& c : cases) {
+    auto hooks = ReadBinaryHooks(c.path);
+    ASSERT_TRUE(hooks) << c.path << ": " << hooks.error().message;
+    EXPECT_EQ(hooks->uvnvme_usdt, c.uvnvme_usdt) << c.path;
+    EXPECT_EQ(hooks->uvnvme_tally, c.uvnvme_tally) << c.path;
+    EXPECT_EQ(hooks->spdk_symbol, c.spdk_symbol) << c.path;
+  }
 }
 
 TEST(ElfHooks, AMissingFileIsNotFoundWithItsPath) {

@@ -10,7 +10,6 @@
 
 #include "tests/unit/uvnvme_driver_helpers.h"
 #include "tests/unit/uvnvme_reaper.h"
-#include "uvnvme/driver.h"
 #include "uvnvme/model.h"
 
 namespace nvmeadapt::uvnvme {
