@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::collect {
 

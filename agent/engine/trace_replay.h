@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "agent/engine/engine.h"
 
 namespace nvmeadapt::engine {

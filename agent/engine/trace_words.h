@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "agent/engine/policy.h"
 #include "agent/engine/types.h"
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "uvnvme/driver.h"
 #include "uvnvme/host_queue.h"
 #include "uvnvme/load/option_values.h"
