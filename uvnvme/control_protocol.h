@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "uvnvme/controller.h"
 #include "uvnvme/host_queue.h"
 

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "agent/common/log.h"
+#include "common/log.h"
 #include "uvnvme/placement.h"
 
 namespace nvmeadapt::uvnvme {

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "uvnvme/control_protocol.h"
 
 namespace nvmeadapt::uvnvme {

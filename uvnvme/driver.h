@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "uvnvme/control_protocol.h"
 #include "uvnvme/controller.h"
 #include "uvnvme/host_queue.h"

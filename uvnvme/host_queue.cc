@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "agent/common/clock.h"
+#include "common/clock.h"
 #include "uvnvme/probes.h"
 #include "uvnvme/sync.h"
 

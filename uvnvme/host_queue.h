@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "uvnvme/controller.h"
 #include "uvnvme/queue_memory.h"
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::uvnvme {
 

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "uvnvme/layout.h"
 
 namespace nvmeadapt::uvnvme {

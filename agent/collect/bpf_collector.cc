@@ -94,7 +94,7 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
   }
   if (int err = nvme_adapt_bpf__load(skel_); err != 0) return LibbpfError("load BPF object", "nvme_adapt", err);
 
-  auto table = QueueTable::Map(bpf_map__fd(skel_->maps.na_queue_index), bpf_map__fd(skel_->maps.na_queues));
+  auto table = BpfQueueSlots::Map(bpf_map__fd(skel_->maps.na_queue_index), bpf_map__fd(skel_->maps.na_queues));
   if (!table.ok()) return std::move(table).take_error();
   queues_ = std::move(*table);
   ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.na_windows), &BpfCollector::OnRecord, this, nullptr);

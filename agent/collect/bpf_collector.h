@@ -14,7 +14,7 @@
 #include "agent/collect/hook_plan.h"
 #include "agent/collect/loop_waker.h"
 #include "agent/collect/nvme_disks.h"
-#include "agent/collect/queue_table.h"
+#include "agent/collect/bpf_queue_slots.h"
 
 struct nvme_adapt_bpf;
 struct ring_buffer;
@@ -88,7 +88,7 @@ class BpfCollector final : public Collector {
   // ring indexes, so another fd cannot join it).
   int wait_epoll_ = -1;
   std::optional<LoopWaker> waker_;
-  std::unique_ptr<QueueTable> queues_;
+  std::unique_ptr<BpfQueueSlots> queues_;
   std::shared_ptr<FeatureProbe> probe_;
   bool userspace_wakeups_ = false;
   bool userspace_per_reap_ = false;

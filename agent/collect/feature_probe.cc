@@ -4,8 +4,6 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <linux/bpf.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -128,7 +126,7 @@ class SystemFeatureProbe final : public FeatureProbe {
     return ParseTracepointFormat(text.str());
   }
 
-  Result<BinaryHooks> ProbeBinary(const std::string& path) override;
+  Result<BinaryHooks> ProbeBinary(const std::string& path) override { return ReadBinaryHooks(path); }
 
  private:
   btf* Vmlinux() {
@@ -196,55 +194,6 @@ class SystemFeatureProbe final : public FeatureProbe {
   std::map<std::string, btf*> modules_;
   std::map<std::string, bool> trials_;
 };
-
-// Walks the ELF notes and symbol tables of a binary for what the userspace-driver hooks need.
-Result<BinaryHooks> SystemFeatureProbe::ProbeBinary(const std::string& path) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return MakeError(ErrorCode::kInternal, "libelf: version mismatch");
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return SysError("open", path, errno);
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  if (elf == nullptr) {
-    close(fd);
-    return MakeError(ErrorCode::kInvalidArgument, path + ": not an ELF file (" + elf_errmsg(-1) + ")");
-  }
-  size_t names_index = 0;
-  elf_getshdrstrndx(elf, &names_index);
-  BinaryHooks hooks;
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr header;
-    if (gelf_getshdr(scn, &header) == nullptr) continue;
-    const char* section = elf_strptr(elf, names_index, header.sh_name);
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (data == nullptr || section == nullptr) continue;
-    if (header.sh_type == SHT_NOTE && std::strcmp(section, ".note.stapsdt") == 0) {
-      GElf_Nhdr note;
-      size_t offset = 0, name_offset = 0, desc_offset = 0;
-      while ((offset = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) > 0) {
-        // desc: pc, base, semaphore (3 addresses), then "provider\0name\0args\0".
-        const size_t addresses = 3 * (gelf_getclass(elf) == ELFCLASS32 ? 4 : 8);
-        if (note.n_type != 3 || note.n_descsz <= addresses) continue;
-        const char* provider = static_cast<const char*>(data->d_buf) + desc_offset + addresses;
-        const size_t strings = note.n_descsz - addresses;
-        if (strnlen(provider, strings) != 6 || std::strncmp(provider, "uvnvme", strings) != 0) continue;
-        hooks.uvnvme_usdt = true;
-        const char* probe_name = provider + 7;
-        if (strings > 7 && std::strncmp(probe_name, "tally", strings - 7) == 0) hooks.uvnvme_tally = true;
-      }
-    } else if (header.sh_type == SHT_SYMTAB || header.sh_type == SHT_DYNSYM) {
-      const size_t count = header.sh_entsize ? header.sh_size / header.sh_entsize : 0;
-      for (size_t i = 0; i < count; ++i) {
-        GElf_Sym symbol;
-        if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr || symbol.st_shndx == SHN_UNDEF) continue;
-        const char* name = elf_strptr(elf, header.sh_link, symbol.st_name);
-        if (name != nullptr && std::strcmp(name, "spdk_nvme_qpair_process_completions") == 0)
-          hooks.spdk_symbol = true;
-      }
-    }
-  }
-  elf_end(elf);
-  close(fd);
-  return hooks;
-}
 
 }  // namespace
 

@@ -1,6 +1,6 @@
 // What the collector needs to know about the running kernel and a target binary before it chooses hooks.
-// The system implementation asks the kernel (BTF, trial program loads, tracefs, ELF notes); unit tests
-// fake it to exercise every selection path.
+// The system implementation asks the kernel (BTF, trial program loads, tracefs) and reads the binary's ELF
+// notes (elf_hooks.h); unit tests fake it to exercise every selection path.
 #pragma once
 
 #include <map>
@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "agent/collect/elf_hooks.h"
 #include "agent/common/result.h"
 
 namespace nvmeadapt::collect {
@@ -16,13 +17,6 @@ namespace nvmeadapt::collect {
 // A classic tracepoint's entry layout, from tracefs events/<category>/<event>/format: field -> offset.
 struct TracepointLayout {
   std::map<std::string, uint32_t, std::less<>> offsets;
-};
-
-// What a binary (an executable or a shared library) offers to userspace-driver hooks.
-struct BinaryHooks {
-  bool uvnvme_usdt = false;  // .note.stapsdt has provider "uvnvme"
-  bool uvnvme_tally = false; // ... and its `tally` probe (docs/probes.md; drivers before it fire `complete` only)
-  bool spdk_symbol = false;  // defines spdk_nvme_qpair_process_completions
 };
 
 class FeatureProbe {

@@ -1,15 +1,5 @@
+// Moved to common/clock.h: the basics uvnvme and the agent share live below both (docs/code-rules.md). This
+// forwarding header stays until agent/daemon and agent/actuate include common/ directly.
 #pragma once
 
-#include <cstdint>
-#include <ctime>
-
-namespace nvmeadapt {
-
-// CLOCK_MONOTONIC in nanoseconds: the same clock as bpf_ktime_get_ns(), so agent and BPF times compare.
-inline int64_t MonotonicNanos() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-}  // namespace nvmeadapt
+#include "common/clock.h"

@@ -1,28 +1,5 @@
-// Whole-file reads and crash-safe writes. A write is atomic: readers see the old contents or the new,
-// never a torn file, and after it returns the new contents survive a crash (write, fsync, rename, fsync dir).
+// Moved to common/files.h: the basics uvnvme and the agent share live below both (docs/code-rules.md). This
+// forwarding header stays until agent/daemon and agent/actuate include common/ directly.
 #pragma once
 
-#include <sys/types.h>
-
-#include <string>
-#include <string_view>
-
-#include "agent/common/result.h"
-
-namespace nvmeadapt {
-
-// Reads a whole file; refuses files larger than max_bytes.
-Result<std::string> ReadWholeFile(const std::string& path, size_t max_bytes = 16 << 20);
-
-Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode = 0640);
-
-// Opens `path`, which must name a file under `root` without "." or ".." components, resolving it inside
-// root: a symlink on the way may lead elsewhere under root (sysfs's class links do) but never out of it, and
-// the file itself is never a followed link. `flags` are open(2) flags. Refusals are kPermissionDenied and say
-// why; other errors are SysError with the path.
-Result<int> OpenBeneath(const std::string& root, const std::string& path, int flags);
-
-// mkdir -p with `mode` for the directories it creates.
-Status MakeDirectories(const std::string& path, mode_t mode = 0750);
-
-}  // namespace nvmeadapt
+#include "common/files.h"

@@ -1,32 +1,5 @@
-// One-line logs to stderr: "2026-11-29T21:52:51.123Z info message". Nothing in a hot path logs.
+// Moved to common/log.h: the basics uvnvme and the agent share live below both (docs/code-rules.md). This
+// forwarding header stays until agent/daemon and agent/actuate include common/ directly.
 #pragma once
 
-#include <sstream>
-#include <string_view>
-
-#include "agent/common/result.h"
-
-namespace nvmeadapt {
-
-enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
-
-void SetLogLevel(LogLevel level);
-LogLevel CurrentLogLevel();
-Result<LogLevel> ParseLogLevel(std::string_view name);
-void WriteLog(LogLevel level, std::string_view message);
-
-}  // namespace nvmeadapt
-
-#define NA_LOG(level, expr)                                                   \
-  do {                                                                        \
-    if (static_cast<int>(level) >= static_cast<int>(::nvmeadapt::CurrentLogLevel())) { \
-      std::ostringstream na_log_stream_;                                      \
-      na_log_stream_ << expr;                                                 \
-      ::nvmeadapt::WriteLog(level, na_log_stream_.str());                     \
-    }                                                                         \
-  } while (0)
-
-#define NA_DEBUG(expr) NA_LOG(::nvmeadapt::LogLevel::kDebug, expr)
-#define NA_INFO(expr) NA_LOG(::nvmeadapt::LogLevel::kInfo, expr)
-#define NA_WARN(expr) NA_LOG(::nvmeadapt::LogLevel::kWarn, expr)
-#define NA_ERROR(expr) NA_LOG(::nvmeadapt::LogLevel::kError, expr)
+#include "common/log.h"

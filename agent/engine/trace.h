@@ -12,46 +12,10 @@
 //   switch NAME GEN FROM->TO key=value...   (the agent's switch timeline; no engine input, skipped)
 // POLICY is key=value with keys window, threshold, slack, failures, backoff, max_poll, timer, batch, mode.
 // Times are nanoseconds. '#' starts a comment.
+//
+// Writing: trace_format.h. Reading: trace_words.h (words and values) under trace_replay.h (one decoder per
+// record kind, feeding an Engine of the replayer's own).
 #pragma once
 
-#include <string>
-#include <string_view>
-#include <unordered_map>
-#include <vector>
-
-#include "agent/common/result.h"
-#include "agent/engine/engine.h"
-
-namespace nvmeadapt::engine {
-
-std::string FormatPolicy(const Policy& policy);
-std::string FormatQueueLine(std::string_view name, const QueueSetup& setup);
-std::string FormatWindowLine(std::string_view name, const WindowRecord& record);
-std::string FormatTimerLine(std::string_view name, Nanos now, const WindowProgress& progress);
-std::string FormatPolicyLine(std::string_view name, Nanos now, const Policy& policy);
-std::string FormatOverrideLine(std::string_view name, Nanos now, const std::optional<Override>& override_mode);
-std::string FormatLeverLine(std::string_view name, Nanos now, ReapMode actual);
-std::string FormatDecision(std::string_view name, const Decision& decision);
-
-// Feeds trace lines to its own Engine and collects the decisions as formatted lines.
-class TraceReplayer {
- public:
-  // Applies one line. Errors name the line's problem; the replayer's state is unchanged by a bad line.
-  Status Apply(std::string_view line);
-  const std::vector<std::string>& decisions() const { return decisions_; }
-  const Engine& engine() const { return engine_; }
-  std::optional<QueueHandle> Handle(std::string_view name) const;
-
- private:
-  Result<QueueHandle> Lookup(std::string_view name) const;
-  void Emit(std::string_view name, const std::optional<Decision>& decision);
-
-  Engine engine_;
-  std::unordered_map<std::string, QueueHandle> handles_;
-  std::vector<std::string> decisions_;
-};
-
-// Replays a whole trace text. The error names the line number.
-Result<std::vector<std::string>> ReplayTrace(std::string_view text);
-
-}  // namespace nvmeadapt::engine
+#include "agent/engine/trace_format.h"
+#include "agent/engine/trace_replay.h"

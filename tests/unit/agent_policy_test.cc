@@ -1,5 +1,6 @@
-// One policy applier behind SetPolicy and the config reload (issue 19): whichever path changes a queue's
-// policy, the engine, the trace, the BPF control and the metrics all hear of it alike.
+// The closed loop with fakes: SetPolicy (validated, persisted, where a new default reaches), overrides, and
+// the one policy applier behind SetPolicy and the config reload (issue 19): whichever path changes a
+// queue's policy, the engine, the trace, the BPF control and the metrics all hear of it alike.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -22,6 +23,85 @@ std::string ThresholdLine(const std::string& scrape, uint32_t qid) {
 
 using AgentPolicy = AgentLoop;
 
+TEST_F(AgentLoop, SetPolicyIsValidatedPersistedAndWinsOnRestart) {
+  Start();
+  v1::SetPolicyRequest request;
+  request.mutable_policy()->set_pace_slack_ns(-1);
+  auto bad = agent_->SetPolicy(request);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.error().message.find("policy.pace_slack_ns"), std::string::npos);
+  request.set_controller("nvme9");
+  request.mutable_policy()->set_pace_slack_ns(7);
+  auto unknown = agent_->SetPolicy(request);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
+  request.set_controller("uvnvme:7:0");
+  request.set_queue(9);
+  EXPECT_EQ(agent_->SetPolicy(request).error().code, ErrorCode::kNotFound);
+  request.set_queue(2);
+  auto ok = agent_->SetPolicy(request);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(collector_.controls[UvnvmeQueue(2).key.ToString()].pace_slack, 7);
+  EXPECT_EQ(collector_.controls[UvnvmeQueue(1).key.ToString()].pace_slack, 20000);
+  agent_.reset();
+  Start();
+  auto policy = agent_->GetPolicy();
+  ASSERT_EQ(policy.policy().queues_size(), 1);
+  EXPECT_EQ(policy.policy().queues(0).policy().pace_slack_ns(), 7);
+}
+
+TEST_F(AgentLoop, ANewGlobalDefaultModeReachesOnlyControllersDiscoveredLater) {
+  Start();
+  v1::SetPolicyRequest request;
+  request.mutable_policy()->set_mode(v1::CONTROLLER_MODE_POLL);
+  ASSERT_TRUE(agent_->SetPolicy(request));
+  EXPECT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_ADAPTIVE);
+  discovery_.queues.push_back(UvnvmeQueue(1, "uvnvme:7:1"));
+  now_ += 1'000'000'000'000;
+  agent_->RunOnce();
+  v1::ListQueuesRequest list;
+  list.set_controller("uvnvme:7:1");
+  auto queues = agent_->ListQueues(list);
+  ASSERT_TRUE(queues);
+  ASSERT_EQ(queues->queues_size(), 1);
+  EXPECT_EQ(queues->queues(0).controller_mode(), v1::CONTROLLER_MODE_POLL);
+  EXPECT_EQ(queues->queues(0).mode(), v1::REAP_MODE_POLL);
+  // A controller-level mode does reach an existing controller.
+  v1::SetPolicyRequest controller;
+  controller.set_controller("uvnvme:7:0");
+  controller.mutable_policy()->set_mode(v1::CONTROLLER_MODE_SHADOW);
+  ASSERT_TRUE(agent_->SetPolicy(controller));
+  EXPECT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_SHADOW);
+}
+
+TEST_F(AgentLoop, OverridesAreCheckedAndExpire) {
+  discovery_.queues.push_back(UvnvmeQueue(3));
+  discovery_.queues.back().eligible = false;
+  discovery_.queues.back().ineligible_reason = "admin queue";
+  Start();
+  v1::SetQueueModeRequest request;
+  request.mutable_queue()->set_controller("uvnvme:7:0");
+  request.mutable_queue()->set_queue(9);
+  request.set_mode(v1::REAP_MODE_POLL);
+  EXPECT_EQ(agent_->SetQueueMode(request).error().code, ErrorCode::kNotFound);
+  request.mutable_queue()->set_queue(3);
+  auto ineligible = agent_->SetQueueMode(request);
+  EXPECT_EQ(ineligible.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(ineligible.error().message.find("admin queue"), std::string::npos);
+  request.mutable_queue()->set_queue(1);
+  request.set_duration_ns(5'000'000'000);
+  auto set = agent_->SetQueueMode(request);
+  ASSERT_TRUE(set) << set.error().message;
+  EXPECT_EQ(set->queue().mode(), v1::REAP_MODE_POLL);
+  EXPECT_EQ(set->queue().state(), v1::QUEUE_STATE_FORCED);
+  EXPECT_NE(set->queue().override().expires_unix_ns(), 0);
+  now_ += 5'000'000'000;
+  agent_->RunOnce();
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_EQ(Queue(1).last_decision().reason(), "override_expired");
+}
+
 TEST_F(AgentPolicy, AConfigReloadMovesThePollThresholdGaugeAsSetPolicyDoes) {
   policies_.mutable_policy()->set_poll_threshold_ns(10'000);
   Start();
@@ -41,6 +121,7 @@ TEST_F(AgentPolicy, AConfigReloadMovesThePollThresholdGaugeAsSetPolicyDoes) {
   const std::string after_set = ThresholdLine(metrics_.Render(), 1);
   EXPECT_NE(after_set.find(" 2e-05"), std::string::npos) << "the gauge after SetPolicy: " << after_set;
 }
+
 
 }  // namespace
 }  // namespace nvmeadapt::daemon::testing

@@ -199,6 +199,33 @@ TEST(UvnvmeLoadOptions, DurationsCountsAndSizesTakeTheirUnits) {
   EXPECT_EQ(*ParseBytes("1m"), 1u << 20);
 }
 
+// --help is made from the option table: every option it lists is one the parser takes (with a value when
+// --help shows one), and its help starts in one column.
+TEST(UvnvmeLoadOptions, EveryOptionInTheHelpIsParsedAndItsHelpLinesUp) {
+  const std::string usage = LoadUsage();
+  size_t listed = 0;
+  for (size_t start = 0, end; start < usage.size(); start = end + 1) {
+    end = usage.find('\n', start);
+    const std::string line = usage.substr(start, end - start);
+    if (!line.starts_with("  --")) continue;
+    ++listed;
+    ASSERT_GT(line.size(), 27u) << line;
+    EXPECT_EQ(line[26], ' ') << line;
+    EXPECT_NE(line[27], ' ') << line;
+    const std::string name = line.substr(2, line.find(' ', 2) - 2);
+    const bool takes_value = line.find_first_not_of(' ', 2 + name.size()) < 27;
+    if (name == "--help") continue;  // main answers it before parsing
+    auto alone = Parse({name});
+    if (takes_value) {
+      ASSERT_FALSE(alone) << name;
+      EXPECT_EQ(alone.error().message, name + ": needs a value");
+    } else {
+      EXPECT_TRUE(alone) << name << ": " << alone.error().message;
+    }
+  }
+  EXPECT_EQ(listed, 27u);
+}
+
 TEST(UvnvmeLatencyHistogram, QuantilesAreWithinOnePartIn128) {
   std::mt19937_64 random(1);
   std::vector<int64_t> samples;

@@ -8,18 +8,12 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "uvnvme/driver.h"
 #include "uvnvme/host_queue.h"
+#include "uvnvme/load/option_values.h"
 
 namespace nvmeadapt::uvnvme::load {
-
-struct Phase {
-  std::string label;  // as written in the profile, e.g. "2s:qd64:poll"
-  int64_t duration_ns = 0;
-  uint32_t queue_depth = 0;  // per job; 0 = idle
-  std::optional<ReapMode> mode;  // switch every queue to this mode when the phase starts
-};
 
 struct LoadOptions {
   DriverConfig driver;     // controllers, queues, entries, model, coalescing, initial mode
@@ -41,13 +35,8 @@ inline constexpr uint64_t kMaxQueuePhases = 4096;  // queues x phases: each keep
 
 // Errors name the argument: "--qd: expected a positive integer, got 'x'".
 Result<LoadOptions> ParseLoadOptions(std::span<const std::string_view> args);
-std::string LoadUsage();
+std::string LoadUsage();  // generated from the option table: every option, its value and help
 
-// Building blocks, exposed for tests.
-Result<int64_t> ParseDurationNs(std::string_view text);  // "2s", "500ms", "100us", "3" (seconds)
-Result<uint64_t> ParseCount(std::string_view text);      // "4096", "500k", "1m", "2g" (powers of 1000)
-Result<uint64_t> ParseBytes(std::string_view text);      // "4096", "4k" = 4096, "1m" = 1048576
-Result<std::vector<Phase>> ParsePhases(std::string_view profile);
 // --device-clock auto: faithful when the controller threads have CPUs of their own (--controller-cpus
 // with at least one CPU per controller thread, none of them in --host-cpus, which is given), else sleeping.
 DeviceClock AutoDeviceClock(const DriverConfig& driver, const std::vector<int>& host_cpus);

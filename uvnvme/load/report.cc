@@ -43,6 +43,56 @@ std::string ModeText(const LoadOptions& options) {
   return options.external ? "external" : std::string(ReapModeName(options.driver.initial_mode));
 }
 
+// One object a phase, over every queue.
+json PhasesJson(const LoadResult& result) {
+  json phases = json::array();
+  for (size_t i = 0; i < result.phases.size(); ++i) {
+    const PhaseResult& phase = result.phases[i];
+    LatencyHistogram latency;
+    DeviceTiming device;
+    uint64_t completed = 0;
+    uint64_t poll_completed = 0;
+    for (const QueueResult& queue : result.queues) {
+      latency.Merge(queue.phases[i].latency);
+      device.Merge(queue.phases[i].device);
+      completed += queue.phases[i].completed;
+      poll_completed += queue.phases[i].poll_completed;
+    }
+    json p = {{"label", phase.phase.label},
+              {"seconds", phase.seconds},
+              {"qd", phase.phase.queue_depth},
+              {"mode", phase.phase.mode ? json(std::string(ReapModeName(*phase.phase.mode))) : json(nullptr)},
+              {"completed", completed},
+              {"poll_completed", poll_completed},
+              {"iops", Rate(completed, phase.seconds)},
+              {"cpu_seconds", phase.cpu.process},
+              {"host_cpu_seconds", phase.cpu.host},
+              {"controller_cpu_seconds", phase.cpu.controller},
+              {"wakeups", phase.wakeups},
+              {"mode_switches", phase.mode_switches}};
+    AddLatency(p, latency);
+    AddDeviceTiming(p, device, result.device_timing);
+    phases.push_back(std::move(p));
+  }
+  return phases;
+}
+
+json ConfigJson(const LoadOptions& options) {
+  const DriverConfig& driver = options.driver;
+  return {{"controllers", driver.controllers},
+          {"queues_per_controller", driver.queues_per_controller},
+          {"queue_entries", driver.queue_entries},
+          {"controller_threads", driver.controller_threads},
+          {"jobs", options.jobs},
+          {"bs", options.block_bytes},
+          {"rwmixread", options.read_percent},
+          {"model", DescribeModel(driver.model)},
+          {"mode", ModeText(options)},
+          {"device_clock", options.device_clock_requested},
+          {"coalesce_threshold", driver.coalescing.threshold},
+          {"coalesce_time_us", driver.coalescing.time_us}};
+}
+
 }  // namespace
 
 json ReportJson(const LoadOptions& options, const LoadResult& result) {
@@ -104,50 +154,8 @@ json ReportJson(const LoadOptions& options, const LoadResult& result) {
   report["interrupted"] = result.interrupted;
   report["queues"] = std::move(queues);
 
-  json phases = json::array();
-  for (size_t i = 0; i < result.phases.size(); ++i) {
-    const PhaseResult& phase = result.phases[i];
-    LatencyHistogram latency;
-    DeviceTiming device;
-    uint64_t completed = 0;
-    uint64_t poll_completed = 0;
-    for (const QueueResult& queue : result.queues) {
-      latency.Merge(queue.phases[i].latency);
-      device.Merge(queue.phases[i].device);
-      completed += queue.phases[i].completed;
-      poll_completed += queue.phases[i].poll_completed;
-    }
-    json p = {{"label", phase.phase.label},
-              {"seconds", phase.seconds},
-              {"qd", phase.phase.queue_depth},
-              {"mode", phase.phase.mode ? json(std::string(ReapModeName(*phase.phase.mode))) : json(nullptr)},
-              {"completed", completed},
-              {"poll_completed", poll_completed},
-              {"iops", Rate(completed, phase.seconds)},
-              {"cpu_seconds", phase.cpu.process},
-              {"host_cpu_seconds", phase.cpu.host},
-              {"controller_cpu_seconds", phase.cpu.controller},
-              {"wakeups", phase.wakeups},
-              {"mode_switches", phase.mode_switches}};
-    AddLatency(p, latency);
-    AddDeviceTiming(p, device, result.device_timing);
-    phases.push_back(std::move(p));
-  }
-  report["phases"] = std::move(phases);
-
-  const DriverConfig& driver = options.driver;
-  report["config"] = {{"controllers", driver.controllers},
-                      {"queues_per_controller", driver.queues_per_controller},
-                      {"queue_entries", driver.queue_entries},
-                      {"controller_threads", driver.controller_threads},
-                      {"jobs", options.jobs},
-                      {"bs", options.block_bytes},
-                      {"rwmixread", options.read_percent},
-                      {"model", DescribeModel(driver.model)},
-                      {"mode", ModeText(options)},
-                      {"device_clock", options.device_clock_requested},
-                      {"coalesce_threshold", driver.coalescing.threshold},
-                      {"coalesce_time_us", driver.coalescing.time_us}};
+  report["phases"] = PhasesJson(result);
+  report["config"] = ConfigJson(options);
   return report;
 }
 

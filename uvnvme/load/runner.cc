@@ -12,7 +12,7 @@
 #include <memory>
 #include <thread>
 
-#include "agent/common/clock.h"
+#include "common/clock.h"
 #include "uvnvme/sync.h"
 
 namespace nvmeadapt::uvnvme::load {
@@ -64,6 +64,8 @@ class Run {
   CpuSample Sample() const;
   void EnterPhase(size_t index);
   bool WaitUntil(int64_t deadline_ns, const sigset_t* stop_signals) const;  // false: a stop signal came
+  void DrainReapers(int64_t since);
+  void CollectQueues(LoadResult& result);
 
   const LoadOptions& options_;
   Driver& driver_;
@@ -150,6 +152,44 @@ bool Run::WaitUntil(int64_t deadline_ns, const sigset_t* stop_signals) const {
   }
 }
 
+// Waits for every reaper to finish what it has in flight (the last phase ended at `since`) and joins it.
+void Run::DrainReapers(int64_t since) {
+  for (const auto& reaper : reapers_) {
+    while (!reaper->done.load(std::memory_order_acquire)) {
+      if (MonotonicNanos() - since > kDrainTimeoutNs) {
+        // A reaper that cannot drain is a driver bug; its thread cannot be joined, so end the process here
+        // with the queue named rather than hang or unwind under running threads.
+        std::fprintf(stderr, "uvnvme-load: queue c%uq%u did not drain within %lld s (%u in flight)\n",
+                     reaper->queue->ctrl(), reaper->queue->qid(),
+                     static_cast<long long>(kDrainTimeoutNs / 1'000'000'000), reaper->queue->Inflight());
+        std::_Exit(1);
+      }
+      usleep(1000);
+    }
+    reaper->thread.join();
+  }
+}
+
+// Each queue's counters, CPU and per-phase results once its reaper is joined.
+void Run::CollectQueues(LoadResult& result) {
+  for (const auto& reaper : reapers_) {
+    QueueResult queue;
+    queue.ctrl = reaper->queue->ctrl();
+    queue.qid = reaper->queue->qid();
+    queue.final_mode = reaper->queue->mode();
+    queue.counters = reaper->queue->Counters();
+    queue.interrupts = driver_.InterruptsSent(queue.ctrl, queue.qid);
+    queue.host_cpu = Seconds(reaper->final_cpu_ns);
+    queue.phases = std::move(reaper->phases);
+    if (result.device_timing) {
+      const std::vector<DeviceTiming> timing = driver_.Timing(queue.ctrl, queue.qid);
+      for (size_t i = 0; i < queue.phases.size() && i < timing.size(); ++i) queue.phases[i].device = timing[i];
+    }
+    result.cpu.host += queue.host_cpu;
+    result.queues.push_back(std::move(queue));
+  }
+}
+
 Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
   const auto& queues = driver_.queues();
   for (size_t q = 0; q < queues.size(); ++q) {
@@ -201,20 +241,7 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
     before = after;
   }
   EnterPhase(options_.phases.size());
-  for (const auto& reaper : reapers_) {
-    while (!reaper->done.load(std::memory_order_acquire)) {
-      if (MonotonicNanos() - phase_start > kDrainTimeoutNs) {
-        // A reaper that cannot drain is a driver bug; its thread cannot be joined, so end the process here
-        // with the queue named rather than hang or unwind under running threads.
-        std::fprintf(stderr, "uvnvme-load: queue c%uq%u did not drain within %lld s (%u in flight)\n",
-                     reaper->queue->ctrl(), reaper->queue->qid(),
-                     static_cast<long long>(kDrainTimeoutNs / 1'000'000'000), reaper->queue->Inflight());
-        std::_Exit(1);
-      }
-      usleep(1000);
-    }
-    reaper->thread.join();
-  }
+  DrainReapers(phase_start);
   result.seconds = Seconds(MonotonicNanos() - start);
   result.device_clock = driver_.config().device_clock;
   result.device_threads = static_cast<uint32_t>(DeviceThreads(driver_.config()));
@@ -226,22 +253,7 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
   result.cpu.process = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                        static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   result.cpu.controller = driver_.ControllerCpuSeconds();
-  for (const auto& reaper : reapers_) {
-    QueueResult queue;
-    queue.ctrl = reaper->queue->ctrl();
-    queue.qid = reaper->queue->qid();
-    queue.final_mode = reaper->queue->mode();
-    queue.counters = reaper->queue->Counters();
-    queue.interrupts = driver_.InterruptsSent(queue.ctrl, queue.qid);
-    queue.host_cpu = Seconds(reaper->final_cpu_ns);
-    queue.phases = std::move(reaper->phases);
-    if (result.device_timing) {
-      const std::vector<DeviceTiming> timing = driver_.Timing(queue.ctrl, queue.qid);
-      for (size_t i = 0; i < queue.phases.size() && i < timing.size(); ++i) queue.phases[i].device = timing[i];
-    }
-    result.cpu.host += queue.host_cpu;
-    result.queues.push_back(std::move(queue));
-  }
+  CollectQueues(result);
   if (!placement_error) return std::move(placement_error).take_error();
   if (!mode_error) return std::move(mode_error).take_error();
   return result;

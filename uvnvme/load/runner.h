@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "uvnvme/driver.h"
 #include "uvnvme/latency_histogram.h"
 #include "uvnvme/load/options.h"

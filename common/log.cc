@@ -1,4 +1,4 @@
-#include "agent/common/log.h"
+#include "common/log.h"
 
 #include <atomic>
 #include <cstdio>

@@ -13,13 +13,13 @@
 
 namespace nvmeadapt::collect {
 
-class QueueTable {
+class BpfQueueSlots {
  public:
   // index_fd, slots_fd: the two maps.
-  static Result<std::unique_ptr<QueueTable>> Map(int index_fd, int slots_fd);
-  QueueTable(const QueueTable&) = delete;
-  QueueTable& operator=(const QueueTable&) = delete;
-  ~QueueTable();
+  static Result<std::unique_ptr<BpfQueueSlots>> Map(int index_fd, int slots_fd);
+  BpfQueueSlots(const BpfQueueSlots&) = delete;
+  BpfQueueSlots& operator=(const BpfQueueSlots&) = delete;
+  ~BpfQueueSlots();
 
   Status SetControl(const QueueKey& key, const QueueControl& control);
   Status Forget(const QueueKey& key);
@@ -27,7 +27,7 @@ class QueueTable {
   std::vector<QueueKey> Keys() const;
 
  private:
-  QueueTable(int index_fd, na_queue_slot* slots, size_t mapped_bytes);
+  BpfQueueSlots(int index_fd, na_queue_slot* slots, size_t mapped_bytes);
   Result<uint32_t> Lookup(const QueueKey& key) const;
   Result<uint32_t> LookupOrCreate(const QueueKey& key);
 

@@ -1,4 +1,4 @@
-#include "agent/collect/queue_table.h"
+#include "agent/collect/bpf_queue_slots.h"
 
 #include <bpf/bpf.h>
 #include <sys/mman.h>
@@ -28,23 +28,23 @@ void FillClaimedSlot(na_queue_slot& slot, const na_queue_key& key) {
 
 }  // namespace
 
-Result<std::unique_ptr<QueueTable>> QueueTable::Map(int index_fd, int slots_fd) {
+Result<std::unique_ptr<BpfQueueSlots>> BpfQueueSlots::Map(int index_fd, int slots_fd) {
   const long page = sysconf(_SC_PAGESIZE);
   const size_t bytes = (sizeof(na_queue_slot) * NA_MAX_QUEUES + page - 1) / page * page;
   void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, slots_fd, 0);
   if (mapped == MAP_FAILED) return SysError("mmap", "BPF map na_queues", errno);
-  return std::unique_ptr<QueueTable>(
-      new QueueTable(index_fd, static_cast<na_queue_slot*>(mapped), bytes));
+  return std::unique_ptr<BpfQueueSlots>(
+      new BpfQueueSlots(index_fd, static_cast<na_queue_slot*>(mapped), bytes));
 }
 
-QueueTable::QueueTable(int index_fd, na_queue_slot* slots, size_t mapped_bytes)
+BpfQueueSlots::BpfQueueSlots(int index_fd, na_queue_slot* slots, size_t mapped_bytes)
     : index_fd_(index_fd), slots_(slots), mapped_bytes_(mapped_bytes) {}
 
-QueueTable::~QueueTable() {
+BpfQueueSlots::~BpfQueueSlots() {
   if (slots_ != nullptr) munmap(slots_, mapped_bytes_);
 }
 
-Result<uint32_t> QueueTable::Lookup(const QueueKey& key) const {
+Result<uint32_t> BpfQueueSlots::Lookup(const QueueKey& key) const {
   const na_queue_key bpf_key = ToBpfKey(key);
   uint32_t index = 0;
   if (bpf_map_lookup_elem(index_fd_, &bpf_key, &index) != 0) {
@@ -58,7 +58,7 @@ Result<uint32_t> QueueTable::Lookup(const QueueKey& key) const {
 // Same protocol as BPF's na_slot_create (bpf/nvme_adapt.h, struct na_queue_slot): claim the first free
 // slot from the key's home slot on, fill it, publish it with BPF_NOEXIST, then write the key's source; the
 // loser of a race frees its slot and takes the winner's.
-Result<uint32_t> QueueTable::LookupOrCreate(const QueueKey& key) {
+Result<uint32_t> BpfQueueSlots::LookupOrCreate(const QueueKey& key) {
   if (auto found = Lookup(key); found.ok() || found.error().code != ErrorCode::kNotFound) return found;
   const na_queue_key bpf_key = ToBpfKey(key);
   const uint32_t home = na_home_slot(&bpf_key);
@@ -89,7 +89,7 @@ Result<uint32_t> QueueTable::LookupOrCreate(const QueueKey& key) {
   return SysError("insert into BPF map na_queue_index, queue", key.ToString(), err);
 }
 
-Status QueueTable::SetControl(const QueueKey& key, const QueueControl& control) {
+Status BpfQueueSlots::SetControl(const QueueKey& key, const QueueControl& control) {
   if (Status valid = ValidateControl(control); !valid.ok()) return valid;
   std::lock_guard lock(mutex_);
   auto index = LookupOrCreate(key);
@@ -110,7 +110,7 @@ Status QueueTable::SetControl(const QueueKey& key, const QueueControl& control) 
   return OkStatus();
 }
 
-Status QueueTable::Forget(const QueueKey& key) {
+Status BpfQueueSlots::Forget(const QueueKey& key) {
   std::lock_guard lock(mutex_);
   auto index = Lookup(key);
   if (!index.ok()) return std::move(index).take_error();
@@ -124,7 +124,7 @@ Status QueueTable::Forget(const QueueKey& key) {
   return OkStatus();
 }
 
-Result<QueueCounters> QueueTable::Counters(const QueueKey& key) const {
+Result<QueueCounters> BpfQueueSlots::Counters(const QueueKey& key) const {
   auto index = Lookup(key);
   if (!index.ok()) return std::move(index).take_error();
   na_queue_counters copy;
@@ -132,7 +132,7 @@ Result<QueueCounters> QueueTable::Counters(const QueueKey& key) const {
   return FromBpfCounters(copy);
 }
 
-std::vector<QueueKey> QueueTable::Keys() const {
+std::vector<QueueKey> BpfQueueSlots::Keys() const {
   std::vector<QueueKey> keys;
   na_queue_key key{}, next{};
   const void* previous = nullptr;

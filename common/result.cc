@@ -1,4 +1,4 @@
-#include "agent/common/result.h"
+#include "common/result.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "agent/common/files.h"
+#include "common/files.h"
 
 #include <fcntl.h>
 #include <linux/openat2.h>

@@ -1,0 +1,74 @@
+#include "agent/engine/trace_format.h"
+
+#include <sstream>
+
+namespace nvmeadapt::engine {
+
+std::string FormatPolicy(const Policy& p) {
+  std::ostringstream out;
+  out << "window=" << p.window_completions << " threshold=" << p.poll_threshold << " slack=" << p.pace_slack
+      << " failures=" << p.max_failures << " backoff=" << p.backoff_windows << " max_poll=" << p.max_poll_windows
+      << " timer=" << p.timer_granularity << " batch=" << (p.batch_pace_allowance ? 1 : 0)
+      << " settle=" << p.settle_windows << " credit=" << p.pace_credit << " backoff_max=" << p.max_backoff_windows
+      << " load_change=" << p.backoff_load_change_percent << " poll_run_max=" << p.max_poll_run_windows
+      << " mode=" << ControllerModeName(p.mode);
+  return out.str();
+}
+
+std::string FormatQueueLine(std::string_view name, const QueueSetup& setup) {
+  std::ostringstream out;
+  out << "queue " << name << " eligible=" << (setup.eligible ? 1 : 0) << " reap=" << ReapModeName(setup.current)
+      << " safe=" << ReapModeName(setup.safe) << ' ' << FormatPolicy(setup.policy);
+  return out.str();
+}
+
+std::string FormatWindowLine(std::string_view name, const WindowRecord& r) {
+  std::ostringstream out;
+  out << "window " << name << ' ' << ReapModeName(r.mode) << ' ' << r.completions << ' ' << r.start << ' '
+      << r.end;
+  if (r.pace_miss) {
+    out << " miss=" << r.pace_miss->completion_index << ':' << r.pace_miss->elapsed;
+    if (r.pace_miss->batch != 1) out << ':' << r.pace_miss->batch;
+  }
+  return out.str();
+}
+
+std::string FormatTimerLine(std::string_view name, Nanos now, const WindowProgress& progress) {
+  std::ostringstream out;
+  out << "timer " << name << ' ' << now << ' ' << progress.start << ' ' << progress.completions << ' '
+      << progress.last;
+  return out.str();
+}
+
+std::string FormatPolicyLine(std::string_view name, Nanos now, const Policy& policy) {
+  std::ostringstream out;
+  out << "policy " << name << ' ' << now << ' ' << FormatPolicy(policy);
+  return out.str();
+}
+
+std::string FormatOverrideLine(std::string_view name, Nanos now, const std::optional<Override>& o) {
+  std::ostringstream out;
+  out << "override " << name << ' ' << now << ' ' << (o ? ReapModeName(o->mode) : "none");
+  if (o && o->expires_at != 0) out << " expires=" << o->expires_at;
+  return out.str();
+}
+
+std::string FormatLeverLine(std::string_view name, Nanos now, ReapMode actual) {
+  std::ostringstream out;
+  out << "lever " << name << ' ' << now << ' ' << ReapModeName(actual);
+  return out.str();
+}
+
+std::string FormatDecision(std::string_view name, const Decision& d) {
+  std::ostringstream out;
+  out << name << " at=" << d.at << ' ' << ReapModeName(d.from) << "->" << ReapModeName(d.to)
+      << " reason=" << ReasonName(d.reason) << " state=" << QueueStateName(d.state) << " failures=" << d.failures;
+  if (d.pace_index != 0) out << " k=" << d.pace_index;
+  if (d.pace_batch > 1) out << " n=" << d.pace_batch;
+  if (d.limit != 0) out << " measured=" << d.measured << " limit=" << d.limit;
+  if (d.backoff_started) out << " backoff";
+  if (d.shadow) out << " shadow";
+  return out.str();
+}
+
+}  // namespace nvmeadapt::engine

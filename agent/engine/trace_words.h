@@ -1,0 +1,43 @@
+// The trace format's reading side below the record kinds: a line's words and the values inside them,
+// each refusal naming what it read. Used by the replayer's per-record decoders (trace_replay.cc).
+#pragma once
+
+#include <charconv>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "agent/engine/policy.h"
+#include "agent/engine/types.h"
+
+namespace nvmeadapt::engine {
+
+// The words of a line, split at runs of blanks and tabs.
+std::vector<std::string_view> TraceWords(std::string_view line);
+
+Error BadTraceLine(std::string message);
+
+// A whole unsigned or Nanos word; the error names `what`.
+template <class T>
+Result<T> TraceNumber(std::string_view text, std::string_view what) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return BadTraceLine(std::string(what) + ": not a number: '" + std::string(text) + "'");
+  }
+  return value;
+}
+
+Result<ReapMode> TraceReapMode(std::string_view text);
+
+using TraceKeyValues = std::vector<std::pair<std::string_view, std::string_view>>;
+
+// Applies key=value policy words to `policy` (keys: window, threshold, slack, failures, backoff,
+// max_poll, timer, settle, credit, backoff_max, load_change, batch, mode); other keys are returned to the
+// caller untouched, in their order.
+Result<TraceKeyValues> ApplyPolicyWords(std::span<const std::string_view> words, Policy& policy);
+
+}  // namespace nvmeadapt::engine
