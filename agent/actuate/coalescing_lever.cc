@@ -83,7 +83,7 @@ PlannedLever::Step CoalescingLever::SetStep(std::shared_ptr<AdminDevice> device,
   return step;
 }
 
-LeverResult<PlannedLever::Plan> CoalescingLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+LeverResult<PlannedLever::StepPlan> CoalescingLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
   if (!target.vector || *target.vector == 0) {
     // Vector 0 belongs to the admin queue, which coalescing never applies to.
     return Fail(ErrorCode::kUnsupported, target.ToString(),
@@ -105,7 +105,7 @@ LeverResult<PlannedLever::Plan> CoalescingLever::MakePlan(const LeverTarget& tar
 
   const uint32_t current_08 = *aggregation & 0xffffu;
   const bool disabled = (*vector_config & kCoalescingDisableBit) != 0;
-  Plan plan;
+  StepPlan plan;
   plan.found.push_back({CoalescingObject(path), Hex(current_08)});
   plan.found.push_back({VectorObject(path, iv), Hex(VectorConfigCdw11(iv, disabled))});
   if (mode == engine::ReapMode::kPoll) {

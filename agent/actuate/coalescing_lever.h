@@ -32,7 +32,7 @@ class CoalescingLever final : public PlannedLever {
   static std::string VectorObject(const std::string& device, uint32_t vector);
 
  private:
-  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  LeverResult<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
   LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   LeverResult<std::shared_ptr<AdminDevice>> OpenDevice(const std::string& path) const;
   // Runs one command; the completion's Dword 0 or a LeverError naming the device and the command.

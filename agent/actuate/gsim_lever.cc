@@ -96,7 +96,7 @@ LeverResult<std::string> GsimLever::ReadDelay(GsimLayout layout) const {
   return Fail(ErrorCode::kIo, path, path + ": no \"delay_us N\" line");
 }
 
-LeverResult<PlannedLever::Plan> GsimLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+LeverResult<PlannedLever::StepPlan> GsimLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
   if (!target.irq) {
     return Fail(ErrorCode::kUnsupported, target.ToString(), target.ToString() + " has no interrupt vector");
   }
@@ -104,7 +104,7 @@ LeverResult<PlannedLever::Plan> GsimLever::MakePlan(const LeverTarget& target, e
   auto irq_switch = ReadIrqSwitch(layout, *target.irq);
   if (!irq_switch) return irq_switch.error();
   const std::string irq_path = IrqPath(layout, *target.irq);
-  Plan plan;
+  StepPlan plan;
   plan.found.push_back({irq_path, irq_switch->current});  // per IRQ first, then the global delay
   if (options_.delay_us > 0) {
     auto delay = ReadDelay(layout);

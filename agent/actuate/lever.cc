@@ -43,8 +43,6 @@ Error LeverError::ToError() const {
   return error;
 }
 
-std::string LeverTarget::ToString() const { return controller + " q" + std::to_string(qid); }
-
 LeverTarget TargetFor(const discover::Controller& controller, const discover::Queue& queue) {
   LeverTarget target;
   target.controller = controller.name;
@@ -171,47 +169,58 @@ LeverResult<std::vector<WriteRecord>> PlannedLever::Run(std::vector<Step>& steps
   return writes;
 }
 
-LeverResult<Applied> PlannedLever::Prepare(const LeverTarget& target, engine::ReapMode mode, Plan& plan) {
+LeverResult<SwitchPlan> PlannedLever::Plan(const LeverTarget& target, engine::ReapMode mode) {
   auto made = MakePlan(target, mode);
   if (!made) return made.error();
-  plan = std::move(*made);
-  Applied applied;
-  applied.mode = mode;
-  applied.dry_run = dry_run_;
-  applied.restore.lever = kind_;
-  applied.restore.target = target;
-  for (const RestoreStep& found : plan.found) {
+  Applied preview;
+  preview.mode = mode;
+  preview.dry_run = dry_run_;
+  preview.restore.lever = kind_;
+  preview.restore.target = target;
+  for (const RestoreStep& found : made->found) {
     const auto original = originals_.find(found.object);
-    applied.restore.steps.push_back(original != originals_.end() ? RestoreStep{found.object, original->second}
+    preview.restore.steps.push_back(original != originals_.end() ? RestoreStep{found.object, original->second}
                                                                  : found);
   }
+  for (const Step& step : made->steps) preview.writes.push_back(WriteRecord{step.object, step.value, false});
+  return SwitchPlan(*this, std::move(preview), std::move(made->steps), std::move(made->found));
+}
+
+void PlannedLever::KeepOriginals(const std::vector<Step>& steps, const std::vector<RestoreStep>& found) {
+  for (const Step& step : steps) {
+    for (const RestoreStep& value : found) {
+      if (value.object == step.object) originals_.emplace(value.object, value.value);  // keeps the first
+    }
+  }
+}
+
+LeverResult<Applied> SwitchPlan::Execute() {
+  if (executed_) {
+    LeverError twice = lever_->Fail(ErrorCode::kIo, preview_.restore.target.ToString(),
+                                    preview_.restore.target.ToString() + ": a plan executed twice");
+    twice.code = ErrorCode::kInternal;  // a bug, not the device's doing
+    return twice;
+  }
+  executed_ = true;
+  // Before writing: a plan that fails half way has still changed what it wrote first.
+  if (!lever_->dry_run_) lever_->KeepOriginals(steps_, found_);
+  auto writes = lever_->Run(steps_);
+  if (!writes) return writes.error();
+  Applied applied = preview_;
+  applied.writes = std::move(*writes);
   return applied;
 }
 
 LeverResult<Applied> PlannedLever::Preview(const LeverTarget& target, engine::ReapMode mode) {
-  Plan plan;
-  auto applied = Prepare(target, mode, plan);
-  if (!applied) return applied;
-  for (const Step& step : plan.steps) applied->writes.push_back(WriteRecord{step.object, step.value, false});
-  return applied;
+  auto plan = Plan(target, mode);
+  if (!plan) return plan.error();
+  return plan->preview();
 }
 
 LeverResult<Applied> PlannedLever::Apply(const LeverTarget& target, engine::ReapMode mode) {
-  Plan plan;
-  auto applied = Prepare(target, mode, plan);
-  if (!applied) return applied;
-  if (!dry_run_) {
-    // Before writing: a plan that fails half way has still changed what it wrote first.
-    for (const Step& step : plan.steps) {
-      for (const RestoreStep& found : plan.found) {
-        if (found.object == step.object) originals_.emplace(found.object, found.value);  // keeps the first
-      }
-    }
-  }
-  auto writes = Run(plan.steps);
-  if (!writes) return writes.error();
-  applied->writes = std::move(*writes);
-  return applied;
+  auto plan = Plan(target, mode);
+  if (!plan) return plan.error();
+  return plan->Execute();
 }
 
 LeverResult<std::vector<WriteRecord>> PlannedLever::Restore(const RestorePoint& point) {

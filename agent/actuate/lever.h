@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "agent/actuate/lever_kind.h"
+#include "agent/actuate/lever_target.h"
 #include "agent/common/result.h"
 #include "agent/discover/types.h"
 #include "agent/engine/types.h"
@@ -72,19 +73,7 @@ class [[nodiscard]] LeverResult<void> {
   std::optional<LeverError> error_;
 };
 
-// The queue a lever acts for, with everything any lever may need. Build it with TargetFor.
-struct LeverTarget {
-  std::string controller;           // "nvme0", "uvnvme:1234:0"
-  uint32_t qid = 0;
-  std::optional<uint32_t> irq;      // kernel: Linux IRQ of the queue's vector (GSIM)
-  std::optional<uint32_t> vector;   // kernel: NVMe interrupt vector (IV) of the queue's CQ (coalescing)
-  std::string socket_path;          // uvnvme: the process's control socket
-  uint32_t ctrl_index = 0;          // uvnvme: the controller's index in the process
-
-  std::string ToString() const;     // "nvme0 q1"
-  bool operator==(const LeverTarget&) const = default;
-};
-
+// The target of a discovered queue of `controller`.
 LeverTarget TargetFor(const discover::Controller& controller, const discover::Queue& queue);
 
 // One value to write back: a file and its content, a feature and its Command Dword 11, a queue and its mode.
@@ -122,54 +111,74 @@ struct Applied {
   bool dry_run = false;
 };
 
-class Lever {
- public:
-  virtual ~Lever() = default;
-  virtual LeverKind Kind() const = 0;
-  virtual LeverScope Scope() const = 0;
-  virtual bool DryRun() const = 0;
+// One step of a plan: a value a lever writes to an object, and how.
+struct LeverStep {
+  std::string object;
+  std::string value;
+  std::function<LeverResult<void>()> perform;  // not called in dry run
+};
 
-  // Puts `target` in `mode`: reads the current state, writes only what differs. In dry run it reads, records
-  // the writes it would make and makes none.
-  virtual LeverResult<Applied> Apply(const LeverTarget& target, engine::ReapMode mode) = 0;
-  // Writes a restore point back (in dry run: records it). Returns what was written.
-  virtual LeverResult<std::vector<WriteRecord>> Restore(const RestorePoint& point) = 0;
-  // What Apply would do now, without doing or recording it: the writes (performed = false) and the restore
-  // point. The daemon journals the restore point before it calls Apply.
-  virtual LeverResult<Applied> Preview(const LeverTarget& target, engine::ReapMode mode) = 0;
+class PlannedLever;
+
+// What a lever will do to put one target in one mode, read and decided once: the restore point for the journal
+// (before Execute), then Execute. Its lever must outlive it.
+class SwitchPlan {
+ public:
+  // The writes Execute will make (performed = false), the restore point and the mode.
+  const Applied& preview() const { return preview_; }
+  const RestorePoint& restore() const { return preview_.restore; }
+  // False: the target already is in the mode, Execute writes nothing.
+  bool changes() const { return !steps_.empty(); }
+  // Makes the writes (in dry run: records them). A plan executes once; again is kInternal.
+  LeverResult<Applied> Execute();
+
+ private:
+  friend class PlannedLever;
+  SwitchPlan(PlannedLever& lever, Applied preview, std::vector<LeverStep> steps, std::vector<RestoreStep> found)
+      : lever_(&lever), preview_(std::move(preview)), steps_(std::move(steps)), found_(std::move(found)) {}
+
+  PlannedLever* lever_;
+  Applied preview_;
+  std::vector<LeverStep> steps_;
+  std::vector<RestoreStep> found_;
+  bool executed_ = false;
 };
 
 // The base of every lever: a lever plans (reads the state and decides each write), this class performs the
 // plan or, in dry run, records it, and keeps the first value found for each object it changed so that the
 // restore point stays the original however often the queue switches.
-class PlannedLever : public Lever {
+class PlannedLever {
  public:
   PlannedLever(LeverKind kind, LeverScope scope, bool dry_run) : kind_(kind), scope_(scope), dry_run_(dry_run) {}
+  virtual ~PlannedLever() = default;
 
-  LeverKind Kind() const final { return kind_; }
-  LeverScope Scope() const final { return scope_; }
-  bool DryRun() const final { return dry_run_; }
-  LeverResult<Applied> Apply(const LeverTarget& target, engine::ReapMode mode) final;
-  LeverResult<std::vector<WriteRecord>> Restore(const RestorePoint& point) final;
-  LeverResult<Applied> Preview(const LeverTarget& target, engine::ReapMode mode) final;
+  LeverKind Kind() const { return kind_; }
+  LeverScope Scope() const { return scope_; }
+  bool DryRun() const { return dry_run_; }
+
+  // Reads the current state of `target` and decides what puts it in `mode` (only what differs), writing
+  // nothing: the daemon journals the plan's restore point, then executes the plan.
+  LeverResult<SwitchPlan> Plan(const LeverTarget& target, engine::ReapMode mode);
+  // Plan and Execute at once. In dry run it reads, records the writes it would make and makes none.
+  LeverResult<Applied> Apply(const LeverTarget& target, engine::ReapMode mode);
+  // What Apply would do now, without doing or recording it: the plan's preview.
+  LeverResult<Applied> Preview(const LeverTarget& target, engine::ReapMode mode);
+  // Writes a restore point back (in dry run: records it). Returns what was written.
+  LeverResult<std::vector<WriteRecord>> Restore(const RestorePoint& point);
 
   // Dry run: every write recorded so far, in order.
   const std::vector<WriteRecord>& Recorded() const { return recorded_; }
 
  protected:
-  struct Step {
-    std::string object;
-    std::string value;
-    std::function<LeverResult<void>()> perform;  // not called in dry run
-  };
-  struct Plan {
+  using Step = LeverStep;
+  struct StepPlan {
     std::vector<Step> steps;
     // The current value of every object this lever may change for the target (whatever the mode), in the
     // order a restore should write them.
     std::vector<RestoreStep> found;
   };
 
-  virtual LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) = 0;
+  virtual LeverResult<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) = 0;
   virtual LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) = 0;
 
   LeverError Fail(ErrorCode code, std::string object, std::string message) const;
@@ -178,9 +187,10 @@ class PlannedLever : public Lever {
   LeverError Fail(std::string object, const Error& error) const;
 
  private:
+  friend class SwitchPlan;
   LeverResult<std::vector<WriteRecord>> Run(std::vector<Step>& steps);
-  // The plan for `mode` and the restore point it implies (first values kept), performing nothing.
-  LeverResult<Applied> Prepare(const LeverTarget& target, engine::ReapMode mode, Plan& plan);
+  // Keeps the value found of each object a plan is about to write, unless one is kept already.
+  void KeepOriginals(const std::vector<Step>& steps, const std::vector<RestoreStep>& found);
 
   LeverKind kind_;
   LeverScope scope_;

@@ -75,8 +75,8 @@ std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const conf
   return std::make_unique<DryRunLever>();
 }
 
-LeverResult<PlannedLever::Plan> DryRunLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
-  Plan plan;
+LeverResult<PlannedLever::StepPlan> DryRunLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+  StepPlan plan;
   plan.steps.push_back(Step{target.ToString(), std::string(engine::ReapModeName(mode)), nullptr});
   return plan;
 }

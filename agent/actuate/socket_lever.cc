@@ -24,7 +24,7 @@ LeverResult<void> SocketLever::SetMode(ControlClient& client, const LeverTarget&
   return {};
 }
 
-LeverResult<PlannedLever::Plan> SocketLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+LeverResult<PlannedLever::StepPlan> SocketLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
   if (target.socket_path.empty()) {
     return Fail(ErrorCode::kUnsupported, target.ToString(), target.ToString() + " has no control socket");
   }
@@ -53,7 +53,7 @@ LeverResult<PlannedLever::Plan> SocketLever::MakePlan(const LeverTarget& target,
                 target.socket_path + ": " + target.ToString() + " is not among the queues it lists");
   }
   const std::string wanted(engine::ReapModeName(mode));
-  Plan plan;
+  StepPlan plan;
   plan.found.push_back({ModeObject(target), current});
   if (current != wanted) {
     plan.steps.push_back(Step{ModeObject(target), wanted,

@@ -77,12 +77,12 @@ std::string AdaptivePollLever::PathFor(const std::string& controller) const {
   return ExpandPathTemplate(options_.path_template, options_.sysfs_root, controller);
 }
 
-LeverResult<PlannedLever::Plan> AdaptivePollLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+LeverResult<PlannedLever::StepPlan> AdaptivePollLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
   const std::string path = PathFor(target.controller);
   auto current = ReadValue(path, "no adaptive-poll attribute (this kernel lacks the adaptive polling patch)");
   if (!current) return current.error();
   const std::string& wanted = mode == engine::ReapMode::kPoll ? options_.on_value : options_.off_value;
-  Plan plan;
+  StepPlan plan;
   plan.found.push_back({path, *current});
   if (*current != wanted) plan.steps.push_back(WriteStep(path, wanted));
   return plan;
@@ -106,7 +106,7 @@ std::string PollQueuesLever::ResetPath(const std::string& controller) const {
   return JoinPath(JoinPath(JoinPath(options_.sysfs_root, "class/nvme"), controller), "reset_controller");
 }
 
-LeverResult<PlannedLever::Plan> PollQueuesLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+LeverResult<PlannedLever::StepPlan> PollQueuesLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
   const std::string reset = ResetPath(target.controller);
   if (!discover::PathExists(reset)) {
     if (!discover::IsDirectory(Parent(reset))) {
@@ -118,7 +118,7 @@ LeverResult<PlannedLever::Plan> PollQueuesLever::MakePlan(const LeverTarget& tar
   auto current = ReadValue(parameter, "no poll_queues parameter (the nvme module is not loaded?)");
   if (!current) return current.error();
   const std::string wanted = mode == engine::ReapMode::kPoll ? std::to_string(options_.poll_queues) : "0";
-  Plan plan;
+  StepPlan plan;
   plan.found.push_back({parameter, *current});
   if (*current != wanted) plan.steps.push_back(WriteStep(parameter, wanted));
   const auto done = reset_with_.find(target.controller);

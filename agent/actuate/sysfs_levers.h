@@ -50,7 +50,7 @@ class AdaptivePollLever final : public FileLever {
   std::string PathFor(const std::string& controller) const;
 
  private:
-  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  LeverResult<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
   LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   AdaptivePollOptions options_;
 };
@@ -71,7 +71,7 @@ class PollQueuesLever final : public FileLever {
   std::string ResetPath(const std::string& controller) const;
 
  private:
-  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  LeverResult<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
   LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   // Whether the controller runs poll queues now (its namespaces' io_poll); nullopt when none says.
   std::optional<bool> RunsPollQueues(const std::string& controller) const;

@@ -100,7 +100,7 @@ void ModeSwitcher::Run(const std::shared_ptr<Switch>& sw) {
   SwitchOutcome outcome;
   outcome.published = true;
   outcome.requested = options_.monotonic();
-  outcome.status = levers_.Apply(plan);
+  outcome.status = plan.Execute();
   Failpoint("after_lever");
   outcome.acknowledged = options_.monotonic();
   if (disruptive) {

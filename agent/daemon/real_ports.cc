@@ -34,13 +34,6 @@ std::string ExecutableOf(const std::string& procfs_root, pid_t pid) {
   return process + "/root" + std::string(target, static_cast<size_t>(n));
 }
 
-const discover::Queue* FindQueue(const discover::Controller& controller, uint32_t qid) {
-  for (const auto& q : controller.queues) {
-    if (q.qid == qid) return &q;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 std::shared_ptr<const discover::Snapshot> RealDiscovery::snapshot() const {
@@ -89,6 +82,7 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
       found.layer = c.layer;
       found.pid = c.pid;
       found.binary = binary;
+      found.lever_target = actuate::TargetFor(c, q);
       queues.push_back(std::move(found));
     }
   }
@@ -141,45 +135,37 @@ bool RealLevers::Disruptive(const DiscoveredQueue& queue) const {
 
 Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMode mode) {
   const auto lever = For(queue.controller);
-  const auto snapshot = discovery_.snapshot();
-  const discover::Controller* controller = snapshot->Find(queue.controller);
-  const discover::Queue* found = controller ? FindQueue(*controller, queue.qid) : nullptr;
-  if (!lever || !lever->lever || found == nullptr) {
+  if (!lever || !lever->lever) {
     return MakeError(ErrorCode::kNotFound, QueueName(queue.controller, queue.qid) + ": no longer present");
   }
-  const actuate::LeverTarget target = actuate::TargetFor(*controller, *found);
-  auto preview = lever->lever->Preview(target, mode);
-  if (!preview) return preview.error().ToError();
+  const actuate::LeverTarget& target = queue.lever_target;
+  if (target.controller != queue.controller || target.qid != queue.qid) {
+    return MakeError(ErrorCode::kInternal,
+                     QueueName(queue.controller, queue.qid) + ": discovered without its lever target");
+  }
+  auto planned = lever->lever->Plan(target, mode);
+  if (!planned) return planned.error().ToError();
   LeverPlan plan;
   plan.lever = std::string(actuate::LeverKindName(lever->choice.kind));
   // One journal entry per thing changed: the controller for a controller-wide lever, else the queue.
   plan.target = lever->lever->Scope() == actuate::LeverScope::kController ? queue.controller : target.ToString();
-  plan.safe_value = preview->restore.ToJson();
+  plan.safe_value = planned->restore().ToJson();
   plan.applied_value = std::string(engine::ReapModeName(mode));
   plan.dry_run = lever->lever->DryRun();
   plan.device_identity = lever->journal_identity;
-  plan.changes = !preview->writes.empty();
-  std::lock_guard lock(mutex_);
-  pending_[plan.target] = Pending{lever->lever, target, mode};
+  plan.changes = planned->changes();
+  // The plan acts through its lever: kept with it, whatever the table of levers holds by then.
+  plan.execute = [lever = lever->lever, change = std::make_shared<actuate::SwitchPlan>(std::move(*planned)),
+                  name = plan.lever]() -> Status {
+    auto applied = change->Execute();
+    if (!applied) return applied.error().ToError();
+    for (const auto& write : applied->writes) {
+      NA_DEBUG("lever " << name << ": " << write.object << " <- " << write.value
+                        << (write.performed ? "" : " (dry run)"));
+    }
+    return OkStatus();
+  };
   return plan;
-}
-
-Status RealLevers::Apply(const LeverPlan& plan) {
-  Pending pending;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = pending_.find(plan.target);
-    if (it == pending_.end()) return MakeError(ErrorCode::kInternal, plan.target + ": applied without a plan");
-    pending = std::move(it->second);
-    pending_.erase(it);
-  }
-  auto applied = pending.lever->Apply(pending.target, pending.mode);
-  if (!applied) return applied.error().ToError();
-  for (const auto& write : applied->writes) {
-    NA_DEBUG("lever " << plan.lever << ": " << write.object << " <- " << write.value
-                      << (write.performed ? "" : " (dry run)"));
-  }
-  return OkStatus();
 }
 
 Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
