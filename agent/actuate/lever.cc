@@ -9,40 +9,6 @@
 #include "agent/common/files.h"
 
 namespace nvmeadapt::actuate {
-namespace {
-
-ErrorCode WithinLeverCodes(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kRefused:
-    case ErrorCode::kUnsupported:
-    case ErrorCode::kNotFound:
-    case ErrorCode::kPermissionDenied:
-    case ErrorCode::kIo:
-    case ErrorCode::kUnavailable:
-      return code;
-    default:
-      return ErrorCode::kIo;
-  }
-}
-
-}  // namespace
-
-ErrorCode LeverCodeForErrno(int err) {
-  if (err == EINVAL || err == ERANGE) return ErrorCode::kRefused;
-  if (err == ENOTTY || err == EOPNOTSUPP) return ErrorCode::kUnsupported;
-  return WithinLeverCodes(SysError("", "", err).code);
-}
-
-std::string LeverError::ToString() const {
-  return std::string(LeverKindName(lever)) + ": " + std::string(ErrorCodeName(code)) + ": " + message;
-}
-
-Error LeverError::ToError() const {
-  Error error = MakeError(code, ToString());
-  error.sys_errno = sys_errno;
-  return error;
-}
-
 LeverTarget TargetFor(const discover::Controller& controller, const discover::Queue& queue) {
   LeverTarget target;
   target.controller = controller.name;
@@ -120,9 +86,7 @@ Result<RestorePoint> RestorePoint::FromJson(std::string_view json) {
 }
 
 Status WriteAttribute(const std::string& root, const std::string& path, const std::string& value) {
-  auto opened = OpenBeneath(root, path, O_WRONLY | O_TRUNC);
-  if (!opened) return opened.error();
-  const int fd = *opened;
+  NA_ASSIGN_OR_RETURN(const int fd, OpenBeneath(root, path, O_WRONLY | O_TRUNC));
   const std::string line = value + "\n";
   size_t written = 0;
   while (written < line.size()) {
@@ -139,23 +103,15 @@ Status WriteAttribute(const std::string& root, const std::string& path, const st
   return OkStatus();
 }
 
-LeverError PlannedLever::Fail(ErrorCode code, std::string object, std::string message) const {
-  LeverError error;
-  error.code = WithinLeverCodes(code);
-  error.lever = kind_;
-  error.object = std::move(object);
-  error.message = std::move(message);
-  return error;
+Error PlannedLever::Fail(ErrorCode code, std::string object, std::string message) const {
+  return LeverFailure(kind_, code, std::move(object), std::move(message));
 }
 
-LeverError PlannedLever::Fail(std::string object, const Error& error) const {
-  LeverError lever_error = Fail(error.sys_errno != 0 ? LeverCodeForErrno(error.sys_errno) : error.code,
-                                std::move(object), error.message);
-  lever_error.sys_errno = error.sys_errno;
-  return lever_error;
+Error PlannedLever::Fail(std::string object, const Error& error) const {
+  return LeverFailure(kind_, std::move(object), error);
 }
 
-LeverResult<std::vector<WriteRecord>> PlannedLever::Run(std::vector<Step>& steps) {
+Result<std::vector<WriteRecord>> PlannedLever::Run(std::vector<Step>& steps) {
   std::vector<WriteRecord> writes;
   for (auto& step : steps) {
     if (dry_run_) {
@@ -163,27 +119,26 @@ LeverResult<std::vector<WriteRecord>> PlannedLever::Run(std::vector<Step>& steps
       recorded_.push_back(writes.back());
       continue;
     }
-    if (LeverResult<void> done = step.perform(); !done) return done.error();
+    NA_RETURN_IF_ERROR(step.perform());
     writes.push_back({step.object, step.value, true});
   }
   return writes;
 }
 
-LeverResult<SwitchPlan> PlannedLever::Plan(const LeverTarget& target, engine::ReapMode mode) {
-  auto made = MakePlan(target, mode);
-  if (!made) return made.error();
+Result<SwitchPlan> PlannedLever::Plan(const LeverTarget& target, engine::ReapMode mode) {
+  NA_ASSIGN_OR_RETURN(StepPlan made, MakePlan(target, mode));
   Applied preview;
   preview.mode = mode;
   preview.dry_run = dry_run_;
   preview.restore.lever = kind_;
   preview.restore.target = target;
-  for (const RestoreStep& found : made->found) {
+  for (const RestoreStep& found : made.found) {
     const auto original = originals_.find(found.object);
     preview.restore.steps.push_back(original != originals_.end() ? RestoreStep{found.object, original->second}
                                                                  : found);
   }
-  for (const Step& step : made->steps) preview.writes.push_back(WriteRecord{step.object, step.value, false});
-  return SwitchPlan(*this, std::move(preview), std::move(made->steps), std::move(made->found));
+  for (const Step& step : made.steps) preview.writes.push_back(WriteRecord{step.object, step.value, false});
+  return SwitchPlan(*this, std::move(preview), std::move(made.steps), std::move(made.found));
 }
 
 void PlannedLever::KeepOriginals(const std::vector<Step>& steps, const std::vector<RestoreStep>& found) {
@@ -194,45 +149,40 @@ void PlannedLever::KeepOriginals(const std::vector<Step>& steps, const std::vect
   }
 }
 
-LeverResult<Applied> SwitchPlan::Execute() {
+Result<Applied> SwitchPlan::Execute() {
   if (executed_) {
-    LeverError twice = lever_->Fail(ErrorCode::kIo, preview_.restore.target.ToString(),
-                                    preview_.restore.target.ToString() + ": a plan executed twice");
+    Error twice = lever_->Fail(ErrorCode::kIo, preview_.restore.target.ToString(),
+                               preview_.restore.target.ToString() + ": a plan executed twice");
     twice.code = ErrorCode::kInternal;  // a bug, not the device's doing
+    twice.retry = RetryClassOf(twice.code);
     return twice;
   }
   executed_ = true;
   // Before writing: a plan that fails half way has still changed what it wrote first.
   if (!lever_->dry_run_) lever_->KeepOriginals(steps_, found_);
-  auto writes = lever_->Run(steps_);
-  if (!writes) return writes.error();
   Applied applied = preview_;
-  applied.writes = std::move(*writes);
+  NA_ASSIGN_OR_RETURN(applied.writes, lever_->Run(steps_));
   return applied;
 }
 
-LeverResult<Applied> PlannedLever::Preview(const LeverTarget& target, engine::ReapMode mode) {
-  auto plan = Plan(target, mode);
-  if (!plan) return plan.error();
-  return plan->preview();
+Result<Applied> PlannedLever::Preview(const LeverTarget& target, engine::ReapMode mode) {
+  NA_ASSIGN_OR_RETURN(const SwitchPlan plan, Plan(target, mode));
+  return plan.preview();
 }
 
-LeverResult<Applied> PlannedLever::Apply(const LeverTarget& target, engine::ReapMode mode) {
-  auto plan = Plan(target, mode);
-  if (!plan) return plan.error();
-  return plan->Execute();
+Result<Applied> PlannedLever::Apply(const LeverTarget& target, engine::ReapMode mode) {
+  NA_ASSIGN_OR_RETURN(SwitchPlan plan, Plan(target, mode));
+  return plan.Execute();
 }
 
-LeverResult<std::vector<WriteRecord>> PlannedLever::Restore(const RestorePoint& point) {
+Result<std::vector<WriteRecord>> PlannedLever::Restore(const RestorePoint& point) {
   if (point.lever != kind_) {
     return Fail(ErrorCode::kIo, point.target.ToString(),
                 "restore point of lever " + std::string(LeverKindName(point.lever)) + " given to " +
                     std::string(LeverKindName(kind_)));
   }
-  auto steps = MakeRestore(point);
-  if (!steps) return steps.error();
-  auto writes = Run(*steps);
-  if (!writes) return writes.error();
+  NA_ASSIGN_OR_RETURN(std::vector<Step> steps, MakeRestore(point));
+  NA_ASSIGN_OR_RETURN(std::vector<WriteRecord> writes, Run(steps));
   if (!dry_run_) {
     for (const RestoreStep& step : point.steps) originals_.erase(step.object);
   }

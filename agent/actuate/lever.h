@@ -1,6 +1,6 @@
 // One interface for every lever of DESIGN.md section 5 (docs/levers.md): put a queue (or its vector, or its
 // controller, by the lever's scope) in interrupt or poll reaping, report what was written, and say how to put it
-// back. Results are typed: success, or a LeverError with a code, the lever and the object concerned.
+// back. Results are typed: success, or an Error naming the lever and the object concerned (lever_error.h).
 //
 // Levers are not thread-safe: the daemon calls them from one thread (and should call a kPollQueuesReset lever
 // off its main loop: a controller reset blocks for about a second).
@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "agent/actuate/lever_error.h"
 #include "agent/actuate/lever_kind.h"
 #include "agent/actuate/lever_target.h"
 #include "agent/common/result.h"
@@ -23,55 +24,6 @@
 #include "agent/engine/types.h"
 
 namespace nvmeadapt::actuate {
-
-// Why a lever failed. `code` is one of kRefused (the device, kernel or driver said no: NVMe "Feature Not
-// Changeable", EINVAL from a sysfs store, {"ok": false} from a driver), kUnsupported (this machine lacks the
-// lever: no attribute, no GSIM, no vector), kNotFound (the controller, IRQ, device or process is gone),
-// kPermissionDenied, kIo (anything else, garbage answers included) or kUnavailable (transient: timeout, busy).
-struct LeverError {
-  ErrorCode code = ErrorCode::kIo;
-  LeverKind lever = LeverKind::kDryRun;
-  std::string object;       // the path, device, IRQ or socket concerned
-  std::string message;      // one line, naming the object
-  int sys_errno = 0;        // when a syscall failed
-  uint16_t nvme_status = 0; // when an NVMe controller completed the command with an error (see nvme_admin.h)
-
-  std::string ToString() const;  // "coalescing: refused: /dev/nvme0 Set Features 08h: Feature Not Changeable ..."
-  Error ToError() const;         // the common error type, message = ToString()
-};
-
-// Result<T> of agent/common with a LeverError.
-template <class T>
-class [[nodiscard]] LeverResult {
- public:
-  LeverResult(T value) : state_(std::in_place_index<0>, std::move(value)) {}     // NOLINT: implicit by design
-  LeverResult(LeverError error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
-  bool ok() const { return state_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { assert(ok()); return std::get<0>(state_); }
-  const T& value() const& { assert(ok()); return std::get<0>(state_); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  const LeverError& error() const { assert(!ok()); return std::get<1>(state_); }
-
- private:
-  std::variant<T, LeverError> state_;
-};
-
-template <>
-class [[nodiscard]] LeverResult<void> {
- public:
-  LeverResult() = default;
-  LeverResult(LeverError error) : error_(std::move(error)) {}  // NOLINT: implicit by design
-  bool ok() const { return !error_.has_value(); }
-  explicit operator bool() const { return ok(); }
-  const LeverError& error() const { assert(!ok()); return *error_; }
-
- private:
-  std::optional<LeverError> error_;
-};
 
 // The target of a discovered queue of `controller`.
 LeverTarget TargetFor(const discover::Controller& controller, const discover::Queue& queue);
@@ -115,7 +67,7 @@ struct Applied {
 struct LeverStep {
   std::string object;
   std::string value;
-  std::function<LeverResult<void>()> perform;  // not called in dry run
+  std::function<Status()> perform;  // not called in dry run
 };
 
 class PlannedLever;
@@ -130,7 +82,7 @@ class SwitchPlan {
   // False: the target already is in the mode, Execute writes nothing.
   bool changes() const { return !steps_.empty(); }
   // Makes the writes (in dry run: records them). A plan executes once; again is kInternal.
-  LeverResult<Applied> Execute();
+  Result<Applied> Execute();
 
  private:
   friend class PlannedLever;
@@ -158,13 +110,13 @@ class PlannedLever {
 
   // Reads the current state of `target` and decides what puts it in `mode` (only what differs), writing
   // nothing: the daemon journals the plan's restore point, then executes the plan.
-  LeverResult<SwitchPlan> Plan(const LeverTarget& target, engine::ReapMode mode);
+  Result<SwitchPlan> Plan(const LeverTarget& target, engine::ReapMode mode);
   // Plan and Execute at once. In dry run it reads, records the writes it would make and makes none.
-  LeverResult<Applied> Apply(const LeverTarget& target, engine::ReapMode mode);
+  Result<Applied> Apply(const LeverTarget& target, engine::ReapMode mode);
   // What Apply would do now, without doing or recording it: the plan's preview.
-  LeverResult<Applied> Preview(const LeverTarget& target, engine::ReapMode mode);
+  Result<Applied> Preview(const LeverTarget& target, engine::ReapMode mode);
   // Writes a restore point back (in dry run: records it). Returns what was written.
-  LeverResult<std::vector<WriteRecord>> Restore(const RestorePoint& point);
+  Result<std::vector<WriteRecord>> Restore(const RestorePoint& point);
 
   // Dry run: every write recorded so far, in order.
   const std::vector<WriteRecord>& Recorded() const { return recorded_; }
@@ -178,17 +130,16 @@ class PlannedLever {
     std::vector<RestoreStep> found;
   };
 
-  virtual LeverResult<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) = 0;
-  virtual LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) = 0;
+  virtual Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) = 0;
+  virtual Result<std::vector<Step>> MakeRestore(const RestorePoint& point) = 0;
 
-  LeverError Fail(ErrorCode code, std::string object, std::string message) const;
-  // An Error from agent/common (SysError, a parser, the control client) as this lever's: the code comes from
-  // its errno when it has one (LeverCodeForErrno), else is kept within the lever codes.
-  LeverError Fail(std::string object, const Error& error) const;
+  // LeverFailure of this lever.
+  Error Fail(ErrorCode code, std::string object, std::string message) const;
+  Error Fail(std::string object, const Error& error) const;
 
  private:
   friend class SwitchPlan;
-  LeverResult<std::vector<WriteRecord>> Run(std::vector<Step>& steps);
+  Result<std::vector<WriteRecord>> Run(std::vector<Step>& steps);
   // Keeps the value found of each object a plan is about to write, unless one is kept already.
   void KeepOriginals(const std::vector<Step>& steps, const std::vector<RestoreStep>& found);
 
@@ -203,9 +154,5 @@ class PlannedLever {
 // (the lever's sysfs or procfs root) and is opened with OpenBeneath: no '..', no link out of root, the file
 // itself not a link. Errors are SysError with the path, or kPermissionDenied saying why the path was refused.
 Status WriteAttribute(const std::string& root, const std::string& path, const std::string& value);
-
-// The lever code for an errno: EINVAL and ERANGE from a kernel store are kRefused, ENOTTY kUnsupported, the
-// rest as SysError maps them, kept within the lever codes (anything else is kIo).
-ErrorCode LeverCodeForErrno(int err);
 
 }  // namespace nvmeadapt::actuate

@@ -217,7 +217,7 @@ TEST_F(Coalescing, FeatureNotChangeableIsRefused) {
   auto result = lever.Apply(Queue1(), ReapMode::kPoll);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, ErrorCode::kRefused);
-  EXPECT_EQ(result.error().lever, LeverKind::kCoalescing);
+  EXPECT_EQ(LeverOf(result.error()), LeverKind::kCoalescing);
   EXPECT_EQ(result.error().object, "/dev/nvme0");
   EXPECT_EQ(result.error().nvme_status, 0x410e);
   EXPECT_EQ(result.error().sys_errno, 0);
