@@ -76,17 +76,17 @@ Result<GsimLever::IrqSwitch> GsimLever::ReadIrqSwitch(GsimLayout layout, uint32_
 // statistics and takes "delay_us=N"; the directories have a delay_us file holding N.
 Result<std::string> GsimLever::ReadDelay(GsimLayout layout) const {
   const std::string path = DelayPath(layout);
-  auto text = ReadValue(path, "no delay_us (GSIM layout: " + std::string(GsimLayoutName(layout)) + ")");
-  if (!text) return text;
+  NA_ASSIGN_OR_RETURN(const std::string text,
+                      ReadValue(path, "no delay_us (GSIM layout: " + std::string(GsimLayoutName(layout)) + ")"));
   uint32_t delay = 0;
   if (layout != GsimLayout::kGlobalFile) {
-    if (!discover::ParseU32(*text, &delay)) {
+    if (!discover::ParseU32(text, &delay)) {
       return Fail(ErrorCode::kIo, path,
-                  path + ": expected a number of microseconds, read '" + text->substr(0, 40) + "'");
+                  path + ": expected a number of microseconds, read '" + text.substr(0, 40) + "'");
     }
     return DelayValue(layout, delay);
   }
-  for (std::string_view line : discover::Split(*text, "\n")) {
+  for (std::string_view line : discover::Split(text, "\n")) {
     const auto words = discover::Split(line, " \t");
     if (words.size() == 2 && words[0] == kDelayName && discover::ParseU32(words[1], &delay)) {
       return DelayValue(layout, delay);
@@ -123,13 +123,12 @@ Result<std::vector<PlannedLever::Step>> GsimLever::MakeRestore(const RestorePoin
   }
   const GsimLayout layout = Layout();
   const std::string irq_path = IrqPath(layout, *point.target.irq);
-  auto steps = RestoreFiles(point, {irq_path, DelayPath(layout)});
-  if (!steps) return steps;
+  NA_ASSIGN_OR_RETURN(std::vector<Step> steps, RestoreFiles(point, {irq_path, DelayPath(layout)}));
   // An IRQ that vanished took its moderation with it; the global delay did not and is still put back.
   const std::string irq_dir = std::filesystem::path(irq_path).parent_path().string();
   if (discover::IsDirectory(irq_dir)) return steps;
-  std::erase_if(*steps, [&](const Step& step) { return step.object != DelayPath(layout); });
-  if (steps->empty()) {
+  std::erase_if(steps, [&](const Step& step) { return step.object != DelayPath(layout); });
+  if (steps.empty()) {
     return Fail(ErrorCode::kNotFound, irq_path,
                 "IRQ " + std::to_string(*point.target.irq) + " is gone: " + irq_dir + " not found");
   }

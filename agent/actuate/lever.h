@@ -1,24 +1,22 @@
-// One interface for every lever of DESIGN.md section 5 (docs/levers.md): put a queue (or its vector, or its
-// controller, by the lever's scope) in interrupt or poll reaping, report what was written, and say how to put it
-// back. Results are typed: success, or an Error naming the lever and the object concerned (lever_error.h).
+// The base class of every lever of DESIGN.md section 5 (docs/levers.md): put a queue (or its vector, or its
+// controller, by the lever's scope) in interrupt or poll reaping with one plan per switch, report what was
+// written, and say how to put it back (restore_point.h). Results are typed: success, or an Error naming the
+// lever and the object concerned (lever_error.h).
 //
 // Levers are not thread-safe: the daemon calls them from one thread (and should call a kPollQueuesReset lever
 // off its main loop: a controller reset blocks for about a second).
 #pragma once
 
-#include <cassert>
 #include <functional>
 #include <map>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "agent/actuate/lever_error.h"
 #include "agent/actuate/lever_kind.h"
 #include "agent/actuate/lever_target.h"
+#include "agent/actuate/restore_point.h"
 #include "agent/common/result.h"
 #include "agent/discover/types.h"
 #include "agent/engine/types.h"
@@ -27,26 +25,6 @@ namespace nvmeadapt::actuate {
 
 // The target of a discovered queue of `controller`.
 LeverTarget TargetFor(const discover::Controller& controller, const discover::Queue& queue);
-
-// One value to write back: a file and its content, a feature and its Command Dword 11, a queue and its mode.
-struct RestoreStep {
-  std::string object;
-  std::string value;
-  bool operator==(const RestoreStep&) const = default;
-};
-
-// How to put a target back as the lever found it before this agent first changed it. Self-contained, so that
-// it can be journaled (ToJson) and replayed after a restart by a new lever of the same kind. A restore point of
-// a controller-scope lever restores the whole controller.
-struct RestorePoint {
-  LeverKind lever = LeverKind::kDryRun;
-  LeverTarget target;
-  std::vector<RestoreStep> steps;  // Lever::Restore performs them in this order
-
-  bool operator==(const RestorePoint&) const = default;
-  std::string ToJson() const;  // one line
-  static Result<RestorePoint> FromJson(std::string_view json);
-};
 
 // A write a lever made, or would have made in dry run.
 struct WriteRecord {

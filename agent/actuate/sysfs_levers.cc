@@ -151,14 +151,13 @@ std::optional<bool> PollQueuesLever::RunsPollQueues(const std::string& controlle
 }
 
 Result<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const RestorePoint& point) {
-  auto steps = RestoreFiles(point, {ParameterPath()});
-  if (!steps) return steps;
+  NA_ASSIGN_OR_RETURN(std::vector<Step> steps, RestoreFiles(point, {ParameterPath()}));
   const std::string controller = point.target.controller;
   NA_ASSIGN_OR_RETURN(const std::string current, ReadParameter());
   std::optional<std::string> safe;
   for (const RestoreStep& step : point.steps) safe = step.value;
   const bool parameter_changed = safe && *safe != current;
-  std::erase_if(*steps, [&](const Step& step) { return step.value == current; });  // already the safe value
+  std::erase_if(steps, [&](const Step& step) { return step.value == current; });  // already the safe value
   // A reset holds the controller's I/O for about a second: only when it runs with another value than the
   // safe one. Known from this lever's own reset, else from the namespaces' io_poll, else assumed when the
   // parameter differs (the lever writes the parameter before it resets).
@@ -173,7 +172,7 @@ Result<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const Resto
     }
   }
   if (!discover::IsDirectory(Parent(ResetPath(controller)))) {
-    if (steps->empty()) {
+    if (steps.empty()) {
       return Fail(ErrorCode::kNotFound, ResetPath(controller), "controller " + controller + " is gone");
     }
     return steps;  // the parameter is global and stays; the controller took its queues with it
@@ -185,7 +184,7 @@ Result<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const Resto
     if (result) reset_with_.erase(controller);
     return result;
   };
-  steps->push_back(std::move(reset));
+  steps.push_back(std::move(reset));
   return steps;
 }
 

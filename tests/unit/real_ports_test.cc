@@ -33,6 +33,13 @@ class RealPorts : public ::testing::Test {
     environment_.sysfs_root = tmp_ / "sys";
     environment_.procfs_root = tmp_ / "proc";
   }
+  // Discovery of the captured tree's kernel controllers, or of the userspace drivers under it only.
+  discover::DiscoveryOptions Only(bool kernel) {
+    discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
+    options.kernel = kernel;
+    options.uvnvme = !kernel;
+    return options;
+  }
   DiscoveredQueue Find(const std::vector<DiscoveredQueue>& queues, uint32_t qid) {
     for (const auto& q : queues) {
       if (q.qid == qid) return q;
@@ -47,9 +54,7 @@ class RealPorts : public ::testing::Test {
 };
 
 TEST_F(RealPorts, DiscoveryReportsEveryQueueWithItsEligibility) {
-  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
-  options.uvnvme = false;
-  RealDiscovery discovery(options);
+  RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();
   ASSERT_TRUE(queues) << queues.error().message;
   ASSERT_EQ(queues->size(), 4u);
@@ -63,9 +68,7 @@ TEST_F(RealPorts, DiscoveryReportsEveryQueueWithItsEligibility) {
 }
 
 TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePerController) {
-  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
-  options.uvnvme = false;
-  RealDiscovery discovery(options);
+  RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();
   ASSERT_TRUE(queues);
   RealLevers levers(settings_, environment_, discovery);
@@ -108,9 +111,7 @@ TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePe
 // Finding 1 of issue 15: a dry-run daemon once "restored" a crash's journal in dry run, dropped every entry and
 // left the devices changed. A restore is always real, and a dry-run lever journals nothing.
 TEST_F(RealPorts, ADryRunDaemonRestoresForRealAndJournalsNothingOfItsOwn) {
-  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
-  options.uvnvme = false;
-  RealDiscovery discovery(options);
+  RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();
   ASSERT_TRUE(queues);
   RealLevers crashed(settings_, environment_, discovery);
@@ -141,9 +142,7 @@ TEST_F(RealPorts, ADryRunDaemonRestoresForRealAndJournalsNothingOfItsOwn) {
 }
 
 TEST_F(RealPorts, ApplyWithoutPlanAndVanishedQueuesAreErrors) {
-  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
-  options.uvnvme = false;
-  RealDiscovery discovery(options);
+  RealDiscovery discovery(Only(/*kernel=*/true));
   ASSERT_TRUE(discovery.Scan());
   RealLevers levers(settings_, environment_, discovery);
   const LeverPlan unplanned{"adaptive_poll_sysfs", "nvme0", "", "poll"};
@@ -163,9 +162,7 @@ TEST_F(RealPorts, ASwitchOpensItsAdminDeviceOnce) {
   auto opener = std::make_shared<FakeOpener>(controller);
   settings_.kernel_lever = actuate::LeverKind::kCoalescing;
   environment_.admin = opener;
-  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
-  options.uvnvme = false;
-  RealDiscovery discovery(options);
+  RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();
   ASSERT_TRUE(queues);
   RealLevers levers(settings_, environment_, discovery);
@@ -189,9 +186,7 @@ TEST_F(RealPorts, ASwitchConnectsToTheControlSocketOnce) {
   const uint32_t pid = static_cast<uint32_t>(getpid());
   std::filesystem::create_directories(tmp_ / "run/uvnvme");
   FakeUvnvmeServer server(tmp_ / ("run/uvnvme/" + std::to_string(pid) + ".sock"), pid, {{0, 1, "interrupt"}});
-  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
-  options.kernel = false;
-  RealDiscovery discovery(options);
+  RealDiscovery discovery(Only(/*kernel=*/false));
   auto queues = discovery.Scan();
   ASSERT_TRUE(queues);
   ASSERT_EQ(queues->size(), 1u);
