@@ -20,9 +20,30 @@ std::string_view ErrorCodeName(ErrorCode code) {
   return "internal";
 }
 
-std::string Error::ToString() const { return message; }
+RetryClass RetryClassOf(ErrorCode code) {
+  return code == ErrorCode::kUnavailable || code == ErrorCode::kIo || code == ErrorCode::kInternal
+             ? RetryClass::kTransient
+             : RetryClass::kPermanent;
+}
 
-Error MakeError(ErrorCode code, std::string message) { return Error{code, std::move(message), 0}; }
+std::string Error::ToString() const {
+  if (origin.empty()) return message;
+  return origin + ": " + std::string(ErrorCodeName(code)) + ": " + message;
+}
+
+Error Error::Flattened() const {
+  Error flat = *this;
+  flat.message = ToString();
+  flat.origin.clear();
+  return flat;
+}
+
+Error MakeError(ErrorCode code, std::string message) {
+  Error error;
+  error.code = code;
+  error.message = std::move(message);
+  return error;
+}
 
 Error SysError(std::string_view what, std::string_view object, int err) {
   ErrorCode code = ErrorCode::kIo;
@@ -41,7 +62,9 @@ Error SysError(std::string_view what, std::string_view object, int err) {
   }
   message += ": ";
   message += std::strerror(err);
-  return Error{code, std::move(message), err};
+  Error error = MakeError(code, std::move(message));
+  error.sys_errno = err;
+  return error;
 }
 
 }  // namespace nvmeadapt

@@ -1,8 +1,10 @@
 // Typed results across module boundaries: a value or an Error with a code and a message that names the
-// object concerned. Exceptions stay at the edges (main, gRPC handlers).
+// object concerned. Exceptions stay at the edges (main, gRPC handlers). NA_RETURN_IF_ERROR and
+// NA_ASSIGN_OR_RETURN (below) hand an error on to the caller.
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,12 +27,28 @@ enum class ErrorCode {
 
 std::string_view ErrorCodeName(ErrorCode code);
 
+// Whether trying again may succeed by itself.
+enum class RetryClass : uint8_t {
+  kTransient,  // unavailable, I/O, a bug: a retry with backoff may succeed
+  kPermanent,  // a refusal, a missing feature, object or permission: it will not change by itself
+};
+RetryClass RetryClassOf(ErrorCode code);
+
 struct Error {
   ErrorCode code = ErrorCode::kInternal;
   std::string message;
   int sys_errno = 0;  // the errno behind it, when a syscall failed
+  // Set by the module that failed when it says more than the message (the levers: agent/actuate/lever_error.h).
+  std::string origin;         // who failed, e.g. the lever's name
+  std::string object;         // the path, device, IRQ or socket concerned
+  uint16_t nvme_status = 0;   // when an NVMe controller completed a command with an error (actuate/nvme_admin.h)
+  std::optional<RetryClass> retry;  // as the failing module classed it; else by the code (Retry())
 
+  RetryClass Retry() const { return retry ? *retry : RetryClassOf(code); }
+  // The message; with an origin "<origin>: <code>: <message>" ("coalescing: refused: /dev/nvme0 Set ...").
   std::string ToString() const;
+  // For callers that read only `message`: the same error with ToString() as its message, origin cleared.
+  Error Flattened() const;
 };
 
 Error MakeError(ErrorCode code, std::string message);
@@ -78,5 +96,23 @@ class [[nodiscard]] Result<void> {
 
 using Status = Result<void>;
 inline Status OkStatus() { return {}; }
+
+// Returns the error of `expr` (a Result or Status) from the enclosing function, which returns a Result or
+// Status too.
+#define NA_RETURN_IF_ERROR(expr)                                            \
+  do {                                                                      \
+    auto&& na_status_ = (expr);                                             \
+    if (!na_status_) return std::move(na_status_).take_error();             \
+  } while (0)
+
+// `NA_ASSIGN_OR_RETURN(auto value, expr);`: the value of the Result `expr`, moved into the declaration or
+// variable `lhs`, or its error returned from the enclosing function.
+#define NA_ASSIGN_OR_RETURN(lhs, expr) NA_ASSIGN_OR_RETURN_IMPL_(NA_RESULT_CONCAT_(na_result_, __LINE__), lhs, expr)
+#define NA_ASSIGN_OR_RETURN_IMPL_(result, lhs, expr) \
+  auto result = (expr);                              \
+  if (!result) return std::move(result).take_error(); \
+  lhs = std::move(result).value()
+#define NA_RESULT_CONCAT_(a, b) NA_RESULT_CONCAT_INNER_(a, b)
+#define NA_RESULT_CONCAT_INNER_(a, b) a##b
 
 }  // namespace nvmeadapt

@@ -49,13 +49,13 @@ std::string CoalescingLever::VectorObject(const std::string& device, uint32_t ve
   return device + " feature 09h vector " + std::to_string(vector);
 }
 
-LeverResult<std::shared_ptr<AdminDevice>> CoalescingLever::OpenDevice(const std::string& path) const {
+Result<std::shared_ptr<AdminDevice>> CoalescingLever::OpenDevice(const std::string& path) const {
   auto device = options_.opener->Open(path);
   if (!device) return Fail(path, device.error());
   return std::shared_ptr<AdminDevice>(std::move(*device));
 }
 
-LeverResult<uint32_t> CoalescingLever::Run(AdminDevice& device, nvme_passthru_cmd cmd, const std::string& path,
+Result<uint32_t> CoalescingLever::Run(AdminDevice& device, nvme_passthru_cmd cmd, const std::string& path,
                                            const std::string& what) const {
   const int ret = device.Submit(&cmd);
   if (ret == 0) return cmd.result;
@@ -64,7 +64,7 @@ LeverResult<uint32_t> CoalescingLever::Run(AdminDevice& device, nvme_passthru_cm
     return Fail(path, error);
   }
   const NvmeStatus status = NvmeStatus::Decode(static_cast<uint16_t>(ret));
-  LeverError error = Fail(status.Code(), path, path + " " + what + ": " + status.ToString());
+  Error error = Fail(status.Code(), path, path + " " + what + ": " + status.ToString());
   error.nvme_status = status.raw;
   return error;
 }
@@ -74,16 +74,15 @@ PlannedLever::Step CoalescingLever::SetStep(std::shared_ptr<AdminDevice> device,
   Step step;
   step.object = std::move(object);
   step.value = Hex(cdw11);
-  step.perform = [this, device = std::move(device), path, fid, cdw11]() -> LeverResult<void> {
-    auto done = Run(*device, SetFeaturesCommand(fid, cdw11, /*save=*/false, options_.timeout_ms), path,
-                    "Set Features " + FidName(fid));
-    if (!done) return done.error();
-    return {};
+  step.perform = [this, device = std::move(device), path, fid, cdw11]() -> Status {
+    NA_RETURN_IF_ERROR(Run(*device, SetFeaturesCommand(fid, cdw11, /*save=*/false, options_.timeout_ms), path,
+                           "Set Features " + FidName(fid)));
+    return OkStatus();
   };
   return step;
 }
 
-LeverResult<PlannedLever::Plan> CoalescingLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> CoalescingLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
   if (!target.vector || *target.vector == 0) {
     // Vector 0 belongs to the admin queue, which coalescing never applies to.
     return Fail(ErrorCode::kUnsupported, target.ToString(),
@@ -91,41 +90,39 @@ LeverResult<PlannedLever::Plan> CoalescingLever::MakePlan(const LeverTarget& tar
   }
   const uint16_t iv = static_cast<uint16_t>(*target.vector);
   const std::string path = DevicePath(target.controller);
-  auto device = OpenDevice(path);
-  if (!device) return device.error();
-
-  auto aggregation = Run(**device, GetFeaturesCommand(kFidInterruptCoalescing, 0, FeatureSelect::kCurrent,
+  NA_ASSIGN_OR_RETURN(const std::shared_ptr<AdminDevice> device, OpenDevice(path));
+  NA_ASSIGN_OR_RETURN(const uint32_t aggregation,
+                      Run(*device, GetFeaturesCommand(kFidInterruptCoalescing, 0, FeatureSelect::kCurrent,
                                                       options_.timeout_ms),
-                         path, "Get Features 08h");
-  if (!aggregation) return aggregation.error();
-  auto vector_config = Run(**device, GetFeaturesCommand(kFidInterruptVectorConfig, VectorConfigCdw11(iv, false),
-                                                        FeatureSelect::kCurrent, options_.timeout_ms),
-                           path, "Get Features 09h");
-  if (!vector_config) return vector_config.error();
+                          path, "Get Features 08h"));
+  NA_ASSIGN_OR_RETURN(const uint32_t vector_config,
+                      Run(*device, GetFeaturesCommand(kFidInterruptVectorConfig, VectorConfigCdw11(iv, false),
+                                                      FeatureSelect::kCurrent, options_.timeout_ms),
+                          path, "Get Features 09h"));
 
-  const uint32_t current_08 = *aggregation & 0xffffu;
-  const bool disabled = (*vector_config & kCoalescingDisableBit) != 0;
-  Plan plan;
+  const uint32_t current_08 = aggregation & 0xffffu;
+  const bool disabled = (vector_config & kCoalescingDisableBit) != 0;
+  StepPlan plan;
   plan.found.push_back({CoalescingObject(path), Hex(current_08)});
   plan.found.push_back({VectorObject(path, iv), Hex(VectorConfigCdw11(iv, disabled))});
   if (mode == engine::ReapMode::kPoll) {
     const uint32_t wanted_08 =
         CoalescingCdw11(options_.completions, static_cast<uint8_t>(options_.time_us / 100));
     if (current_08 != wanted_08) {
-      plan.steps.push_back(SetStep(*device, path, CoalescingObject(path), kFidInterruptCoalescing, wanted_08));
+      plan.steps.push_back(SetStep(device, path, CoalescingObject(path), kFidInterruptCoalescing, wanted_08));
     }
     if (disabled) {
       plan.steps.push_back(
-          SetStep(*device, path, VectorObject(path, iv), kFidInterruptVectorConfig, VectorConfigCdw11(iv, false)));
+          SetStep(device, path, VectorObject(path, iv), kFidInterruptVectorConfig, VectorConfigCdw11(iv, false)));
     }
   } else if (!disabled) {
     plan.steps.push_back(
-        SetStep(*device, path, VectorObject(path, iv), kFidInterruptVectorConfig, VectorConfigCdw11(iv, true)));
+        SetStep(device, path, VectorObject(path, iv), kFidInterruptVectorConfig, VectorConfigCdw11(iv, true)));
   }
   return plan;
 }
 
-LeverResult<std::vector<PlannedLever::Step>> CoalescingLever::MakeRestore(const RestorePoint& point) {
+Result<std::vector<PlannedLever::Step>> CoalescingLever::MakeRestore(const RestorePoint& point) {
   const std::string path = DevicePath(point.target.controller);
   std::vector<std::pair<std::string, std::pair<uint8_t, uint32_t>>> commands;
   for (const RestoreStep& step : point.steps) {
@@ -144,22 +141,21 @@ LeverResult<std::vector<PlannedLever::Step>> CoalescingLever::MakeRestore(const 
   }
   std::vector<Step> steps;
   if (commands.empty()) return steps;
-  auto device = OpenDevice(path);
-  if (!device) return device.error();
+  NA_ASSIGN_OR_RETURN(const std::shared_ptr<AdminDevice> device, OpenDevice(path));
   for (const auto& [object, command] : commands) {
     const auto [fid, cdw11] = command;
     // Only what differs is written back, as in MakePlan: the journal holds a restore point from before an Apply
     // that may have failed before any write, and a device that refuses the Set (QEMU: Feature Not Changeable)
     // would otherwise fail every restore of a value it never changed.
     const bool vector_config = fid == kFidInterruptVectorConfig;
-    auto current = Run(**device,
-                       GetFeaturesCommand(fid, vector_config ? cdw11 & 0xffffu : 0, FeatureSelect::kCurrent,
-                                          options_.timeout_ms),
-                       path, "Get Features " + FidName(fid));
-    if (!current) return current.error();
+    NA_ASSIGN_OR_RETURN(const uint32_t current,
+                        Run(*device,
+                            GetFeaturesCommand(fid, vector_config ? cdw11 & 0xffffu : 0, FeatureSelect::kCurrent,
+                                               options_.timeout_ms),
+                            path, "Get Features " + FidName(fid)));
     const uint32_t compared = vector_config ? kCoalescingDisableBit : 0xffffu;
-    if ((*current & compared) == (cdw11 & compared)) continue;
-    steps.push_back(SetStep(*device, path, object, fid, cdw11));
+    if ((current & compared) == (cdw11 & compared)) continue;
+    steps.push_back(SetStep(device, path, object, fid, cdw11));
   }
   return steps;
 }

@@ -32,11 +32,11 @@ class CoalescingLever final : public PlannedLever {
   static std::string VectorObject(const std::string& device, uint32_t vector);
 
  private:
-  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
-  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
-  LeverResult<std::shared_ptr<AdminDevice>> OpenDevice(const std::string& path) const;
-  // Runs one command; the completion's Dword 0 or a LeverError naming the device and the command.
-  LeverResult<uint32_t> Run(AdminDevice& device, nvme_passthru_cmd cmd, const std::string& path,
+  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  Result<std::shared_ptr<AdminDevice>> OpenDevice(const std::string& path) const;
+  // Runs one command; the completion's Dword 0 or a Error naming the device and the command.
+  Result<uint32_t> Run(AdminDevice& device, nvme_passthru_cmd cmd, const std::string& path,
                             const std::string& what) const;
   Step SetStep(std::shared_ptr<AdminDevice> device, const std::string& path, std::string object, uint8_t fid,
                uint32_t cdw11) const;

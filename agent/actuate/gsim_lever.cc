@@ -59,35 +59,34 @@ std::string GsimLever::DelayValue(GsimLayout layout, uint32_t delay_us) {
   return layout == GsimLayout::kGlobalFile ? std::string(kDelayName) + "=" + value : value;
 }
 
-LeverResult<GsimLever::IrqSwitch> GsimLever::ReadIrqSwitch(GsimLayout layout, uint32_t irq) const {
+Result<GsimLever::IrqSwitch> GsimLever::ReadIrqSwitch(GsimLayout layout, uint32_t irq) const {
   const std::string path = IrqPath(layout, irq);
   const std::string missing = layout == GsimLayout::kAbsent
                                   ? "no soft_moderation (this kernel lacks GSIM)"
                                   : "no per-IRQ switch (GSIM layout: " + std::string(GsimLayoutName(layout)) + ")";
-  auto text = ReadValue(path, missing);
-  if (!text) return text.error();
-  const std::string word = text->substr(0, text->find_first_of(" \t\n"));
+  NA_ASSIGN_OR_RETURN(const std::string text, ReadValue(path, missing));
+  const std::string word = text.substr(0, text.find_first_of(" \t\n"));
   if (word == "on" || word == "off") return IrqSwitch{word, "on", "off"};
   if (word == "1" || word == "0") return IrqSwitch{word, "1", "0"};
   return Fail(ErrorCode::kIo, path,
-              path + ": expected \"on ...\", \"off ...\", \"1\" or \"0\", read '" + text->substr(0, 40) + "'");
+              path + ": expected \"on ...\", \"off ...\", \"1\" or \"0\", read '" + text.substr(0, 40) + "'");
 }
 
 // The global delay as the value that sets it again: the v1-v3 file shows a "delay_us  N" line among its
 // statistics and takes "delay_us=N"; the directories have a delay_us file holding N.
-LeverResult<std::string> GsimLever::ReadDelay(GsimLayout layout) const {
+Result<std::string> GsimLever::ReadDelay(GsimLayout layout) const {
   const std::string path = DelayPath(layout);
-  auto text = ReadValue(path, "no delay_us (GSIM layout: " + std::string(GsimLayoutName(layout)) + ")");
-  if (!text) return text;
+  NA_ASSIGN_OR_RETURN(const std::string text,
+                      ReadValue(path, "no delay_us (GSIM layout: " + std::string(GsimLayoutName(layout)) + ")"));
   uint32_t delay = 0;
   if (layout != GsimLayout::kGlobalFile) {
-    if (!discover::ParseU32(*text, &delay)) {
+    if (!discover::ParseU32(text, &delay)) {
       return Fail(ErrorCode::kIo, path,
-                  path + ": expected a number of microseconds, read '" + text->substr(0, 40) + "'");
+                  path + ": expected a number of microseconds, read '" + text.substr(0, 40) + "'");
     }
     return DelayValue(layout, delay);
   }
-  for (std::string_view line : discover::Split(*text, "\n")) {
+  for (std::string_view line : discover::Split(text, "\n")) {
     const auto words = discover::Split(line, " \t");
     if (words.size() == 2 && words[0] == kDelayName && discover::ParseU32(words[1], &delay)) {
       return DelayValue(layout, delay);
@@ -96,43 +95,40 @@ LeverResult<std::string> GsimLever::ReadDelay(GsimLayout layout) const {
   return Fail(ErrorCode::kIo, path, path + ": no \"delay_us N\" line");
 }
 
-LeverResult<PlannedLever::Plan> GsimLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> GsimLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
   if (!target.irq) {
     return Fail(ErrorCode::kUnsupported, target.ToString(), target.ToString() + " has no interrupt vector");
   }
   const GsimLayout layout = Layout();
-  auto irq_switch = ReadIrqSwitch(layout, *target.irq);
-  if (!irq_switch) return irq_switch.error();
+  NA_ASSIGN_OR_RETURN(const IrqSwitch irq_switch, ReadIrqSwitch(layout, *target.irq));
   const std::string irq_path = IrqPath(layout, *target.irq);
-  Plan plan;
-  plan.found.push_back({irq_path, irq_switch->current});  // per IRQ first, then the global delay
+  StepPlan plan;
+  plan.found.push_back({irq_path, irq_switch.current});  // per IRQ first, then the global delay
   if (options_.delay_us > 0) {
-    auto delay = ReadDelay(layout);
-    if (!delay) return delay.error();
-    plan.found.push_back({DelayPath(layout), *delay});
+    NA_ASSIGN_OR_RETURN(const std::string delay, ReadDelay(layout));
+    plan.found.push_back({DelayPath(layout), delay});
     const std::string wanted_delay = DelayValue(layout, options_.delay_us);
-    if (mode == engine::ReapMode::kPoll && *delay != wanted_delay) {
+    if (mode == engine::ReapMode::kPoll && delay != wanted_delay) {
       plan.steps.push_back(WriteStep(DelayPath(layout), wanted_delay));
     }
   }
-  const std::string& wanted = mode == engine::ReapMode::kPoll ? irq_switch->on : irq_switch->off;
-  if (irq_switch->current != wanted) plan.steps.push_back(WriteStep(irq_path, wanted));
+  const std::string& wanted = mode == engine::ReapMode::kPoll ? irq_switch.on : irq_switch.off;
+  if (irq_switch.current != wanted) plan.steps.push_back(WriteStep(irq_path, wanted));
   return plan;
 }
 
-LeverResult<std::vector<PlannedLever::Step>> GsimLever::MakeRestore(const RestorePoint& point) {
+Result<std::vector<PlannedLever::Step>> GsimLever::MakeRestore(const RestorePoint& point) {
   if (!point.target.irq) {
     return Fail(ErrorCode::kIo, point.target.ToString(), "restore point without an IRQ");
   }
   const GsimLayout layout = Layout();
   const std::string irq_path = IrqPath(layout, *point.target.irq);
-  auto steps = RestoreFiles(point, {irq_path, DelayPath(layout)});
-  if (!steps) return steps;
+  NA_ASSIGN_OR_RETURN(std::vector<Step> steps, RestoreFiles(point, {irq_path, DelayPath(layout)}));
   // An IRQ that vanished took its moderation with it; the global delay did not and is still put back.
   const std::string irq_dir = std::filesystem::path(irq_path).parent_path().string();
   if (discover::IsDirectory(irq_dir)) return steps;
-  std::erase_if(*steps, [&](const Step& step) { return step.object != DelayPath(layout); });
-  if (steps->empty()) {
+  std::erase_if(steps, [&](const Step& step) { return step.object != DelayPath(layout); });
+  if (steps.empty()) {
     return Fail(ErrorCode::kNotFound, irq_path,
                 "IRQ " + std::to_string(*point.target.irq) + " is gone: " + irq_dir + " not found");
   }

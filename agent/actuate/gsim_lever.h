@@ -44,10 +44,10 @@ class GsimLever final : public FileLever {
   struct IrqSwitch {
     std::string current, on, off;  // the value read and the words that turn moderation on and off
   };
-  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
-  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
-  LeverResult<IrqSwitch> ReadIrqSwitch(GsimLayout layout, uint32_t irq) const;
-  LeverResult<std::string> ReadDelay(GsimLayout layout) const;
+  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  Result<IrqSwitch> ReadIrqSwitch(GsimLayout layout, uint32_t irq) const;
+  Result<std::string> ReadDelay(GsimLayout layout) const;
   static std::string DelayValue(GsimLayout layout, uint32_t delay_us);
   GsimOptions options_;
 };

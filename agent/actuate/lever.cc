@@ -4,46 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <nlohmann/json.hpp>
 
 #include "agent/common/files.h"
 
 namespace nvmeadapt::actuate {
-namespace {
-
-ErrorCode WithinLeverCodes(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kRefused:
-    case ErrorCode::kUnsupported:
-    case ErrorCode::kNotFound:
-    case ErrorCode::kPermissionDenied:
-    case ErrorCode::kIo:
-    case ErrorCode::kUnavailable:
-      return code;
-    default:
-      return ErrorCode::kIo;
-  }
-}
-
-}  // namespace
-
-ErrorCode LeverCodeForErrno(int err) {
-  if (err == EINVAL || err == ERANGE) return ErrorCode::kRefused;
-  if (err == ENOTTY || err == EOPNOTSUPP) return ErrorCode::kUnsupported;
-  return WithinLeverCodes(SysError("", "", err).code);
-}
-
-std::string LeverError::ToString() const {
-  return std::string(LeverKindName(lever)) + ": " + std::string(ErrorCodeName(code)) + ": " + message;
-}
-
-Error LeverError::ToError() const {
-  Error error = MakeError(code, ToString());
-  error.sys_errno = sys_errno;
-  return error;
-}
-
-std::string LeverTarget::ToString() const { return controller + " q" + std::to_string(qid); }
 
 LeverTarget TargetFor(const discover::Controller& controller, const discover::Queue& queue) {
   LeverTarget target;
@@ -59,72 +23,8 @@ LeverTarget TargetFor(const discover::Controller& controller, const discover::Qu
   return target;
 }
 
-std::string RestorePoint::ToJson() const {
-  nlohmann::json t = {{"controller", target.controller}, {"qid", target.qid}};
-  if (target.irq) t["irq"] = *target.irq;
-  if (target.vector) t["vector"] = *target.vector;
-  if (!target.socket_path.empty()) {
-    t["socket"] = target.socket_path;
-    t["ctrl_index"] = target.ctrl_index;
-  }
-  nlohmann::json steps_json = nlohmann::json::array();
-  for (const auto& step : steps) steps_json.push_back({{"object", step.object}, {"value", step.value}});
-  return nlohmann::json{{"lever", LeverKindName(lever)}, {"target", t}, {"steps", steps_json}}.dump();
-}
-
-Result<RestorePoint> RestorePoint::FromJson(std::string_view json) {
-  const auto bad = [](const std::string& what) {
-    return MakeError(ErrorCode::kInvalidArgument, "restore point: " + what);
-  };
-  const nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
-  RestorePoint point;
-  const auto lever = j.find("lever");
-  const auto kind = lever != j.end() && lever->is_string() ? ParseLeverKind(lever->get<std::string>()) : std::nullopt;
-  if (!kind || *kind == LeverKind::kAuto) return bad("\"lever\" missing or unknown");
-  point.lever = *kind;
-  const auto t = j.find("target");
-  if (t == j.end() || !t->is_object()) return bad("\"target\" missing");
-  const auto text = [&](const nlohmann::json& o, const char* key, std::string* out) {
-    const auto it = o.find(key);
-    if (it == o.end()) return true;
-    if (!it->is_string()) return false;
-    *out = it->get<std::string>();
-    return true;
-  };
-  const auto number = [&](const nlohmann::json& o, const char* key, auto* out) {
-    const auto it = o.find(key);
-    if (it == o.end()) return true;
-    if (!it->is_number_unsigned() || it->get<uint64_t>() > UINT32_MAX) return false;
-    *out = it->get<uint32_t>();
-    return true;
-  };
-  uint32_t irq = 0;
-  uint32_t vector = 0;
-  if (!text(*t, "controller", &point.target.controller) || point.target.controller.empty() ||
-      !number(*t, "qid", &point.target.qid) || !text(*t, "socket", &point.target.socket_path) ||
-      !number(*t, "ctrl_index", &point.target.ctrl_index) || !number(*t, "irq", &irq) ||
-      !number(*t, "vector", &vector)) {
-    return bad("\"target\" has a missing or mistyped field");
-  }
-  if (t->contains("irq")) point.target.irq = irq;
-  if (t->contains("vector")) point.target.vector = vector;
-  const auto steps = j.find("steps");
-  if (steps == j.end() || !steps->is_array()) return bad("\"steps\" missing");
-  for (const auto& s : *steps) {
-    RestoreStep step;
-    if (!s.is_object() || !text(s, "object", &step.object) || !text(s, "value", &step.value) || step.object.empty()) {
-      return bad("a step without \"object\" and \"value\" strings");
-    }
-    point.steps.push_back(std::move(step));
-  }
-  return point;
-}
-
 Status WriteAttribute(const std::string& root, const std::string& path, const std::string& value) {
-  auto opened = OpenBeneath(root, path, O_WRONLY | O_TRUNC);
-  if (!opened) return opened.error();
-  const int fd = *opened;
+  NA_ASSIGN_OR_RETURN(const int fd, OpenBeneath(root, path, O_WRONLY | O_TRUNC));
   const std::string line = value + "\n";
   size_t written = 0;
   while (written < line.size()) {
@@ -141,23 +41,15 @@ Status WriteAttribute(const std::string& root, const std::string& path, const st
   return OkStatus();
 }
 
-LeverError PlannedLever::Fail(ErrorCode code, std::string object, std::string message) const {
-  LeverError error;
-  error.code = WithinLeverCodes(code);
-  error.lever = kind_;
-  error.object = std::move(object);
-  error.message = std::move(message);
-  return error;
+Error PlannedLever::Fail(ErrorCode code, std::string object, std::string message) const {
+  return LeverFailure(kind_, code, std::move(object), std::move(message));
 }
 
-LeverError PlannedLever::Fail(std::string object, const Error& error) const {
-  LeverError lever_error = Fail(error.sys_errno != 0 ? LeverCodeForErrno(error.sys_errno) : error.code,
-                                std::move(object), error.message);
-  lever_error.sys_errno = error.sys_errno;
-  return lever_error;
+Error PlannedLever::Fail(std::string object, const Error& error) const {
+  return LeverFailure(kind_, std::move(object), error);
 }
 
-LeverResult<std::vector<WriteRecord>> PlannedLever::Run(std::vector<Step>& steps) {
+Result<std::vector<WriteRecord>> PlannedLever::Run(std::vector<Step>& steps) {
   std::vector<WriteRecord> writes;
   for (auto& step : steps) {
     if (dry_run_) {
@@ -165,65 +57,70 @@ LeverResult<std::vector<WriteRecord>> PlannedLever::Run(std::vector<Step>& steps
       recorded_.push_back(writes.back());
       continue;
     }
-    if (LeverResult<void> done = step.perform(); !done) return done.error();
+    NA_RETURN_IF_ERROR(step.perform());
     writes.push_back({step.object, step.value, true});
   }
   return writes;
 }
 
-LeverResult<Applied> PlannedLever::Prepare(const LeverTarget& target, engine::ReapMode mode, Plan& plan) {
-  auto made = MakePlan(target, mode);
-  if (!made) return made.error();
-  plan = std::move(*made);
-  Applied applied;
-  applied.mode = mode;
-  applied.dry_run = dry_run_;
-  applied.restore.lever = kind_;
-  applied.restore.target = target;
-  for (const RestoreStep& found : plan.found) {
+Result<SwitchPlan> PlannedLever::Plan(const LeverTarget& target, engine::ReapMode mode) {
+  NA_ASSIGN_OR_RETURN(StepPlan made, MakePlan(target, mode));
+  Applied preview;
+  preview.mode = mode;
+  preview.dry_run = dry_run_;
+  preview.restore.lever = kind_;
+  preview.restore.target = target;
+  for (const RestoreStep& found : made.found) {
     const auto original = originals_.find(found.object);
-    applied.restore.steps.push_back(original != originals_.end() ? RestoreStep{found.object, original->second}
+    preview.restore.steps.push_back(original != originals_.end() ? RestoreStep{found.object, original->second}
                                                                  : found);
   }
-  return applied;
+  for (const Step& step : made.steps) preview.writes.push_back(WriteRecord{step.object, step.value, false});
+  return SwitchPlan(*this, std::move(preview), std::move(made.steps), std::move(made.found));
 }
 
-LeverResult<Applied> PlannedLever::Preview(const LeverTarget& target, engine::ReapMode mode) {
-  Plan plan;
-  auto applied = Prepare(target, mode, plan);
-  if (!applied) return applied;
-  for (const Step& step : plan.steps) applied->writes.push_back(WriteRecord{step.object, step.value, false});
-  return applied;
-}
-
-LeverResult<Applied> PlannedLever::Apply(const LeverTarget& target, engine::ReapMode mode) {
-  Plan plan;
-  auto applied = Prepare(target, mode, plan);
-  if (!applied) return applied;
-  if (!dry_run_) {
-    // Before writing: a plan that fails half way has still changed what it wrote first.
-    for (const Step& step : plan.steps) {
-      for (const RestoreStep& found : plan.found) {
-        if (found.object == step.object) originals_.emplace(found.object, found.value);  // keeps the first
-      }
+void PlannedLever::KeepOriginals(const std::vector<Step>& steps, const std::vector<RestoreStep>& found) {
+  for (const Step& step : steps) {
+    for (const RestoreStep& value : found) {
+      if (value.object == step.object) originals_.emplace(value.object, value.value);  // keeps the first
     }
   }
-  auto writes = Run(plan.steps);
-  if (!writes) return writes.error();
-  applied->writes = std::move(*writes);
+}
+
+Result<Applied> SwitchPlan::Execute() {
+  if (executed_) {
+    Error twice = lever_->Fail(ErrorCode::kIo, preview_.restore.target.ToString(),
+                               preview_.restore.target.ToString() + ": a plan executed twice");
+    twice.code = ErrorCode::kInternal;  // a bug, not the device's doing
+    twice.retry = RetryClassOf(twice.code);
+    return twice;
+  }
+  executed_ = true;
+  // Before writing: a plan that fails half way has still changed what it wrote first.
+  if (!lever_->dry_run_) lever_->KeepOriginals(steps_, found_);
+  Applied applied = preview_;
+  NA_ASSIGN_OR_RETURN(applied.writes, lever_->Run(steps_));
   return applied;
 }
 
-LeverResult<std::vector<WriteRecord>> PlannedLever::Restore(const RestorePoint& point) {
+Result<Applied> PlannedLever::Preview(const LeverTarget& target, engine::ReapMode mode) {
+  NA_ASSIGN_OR_RETURN(const SwitchPlan plan, Plan(target, mode));
+  return plan.preview();
+}
+
+Result<Applied> PlannedLever::Apply(const LeverTarget& target, engine::ReapMode mode) {
+  NA_ASSIGN_OR_RETURN(SwitchPlan plan, Plan(target, mode));
+  return plan.Execute();
+}
+
+Result<std::vector<WriteRecord>> PlannedLever::Restore(const RestorePoint& point) {
   if (point.lever != kind_) {
     return Fail(ErrorCode::kIo, point.target.ToString(),
                 "restore point of lever " + std::string(LeverKindName(point.lever)) + " given to " +
                     std::string(LeverKindName(kind_)));
   }
-  auto steps = MakeRestore(point);
-  if (!steps) return steps.error();
-  auto writes = Run(*steps);
-  if (!writes) return writes.error();
+  NA_ASSIGN_OR_RETURN(std::vector<Step> steps, MakeRestore(point));
+  NA_ASSIGN_OR_RETURN(std::vector<WriteRecord> writes, Run(steps));
   if (!dry_run_) {
     for (const RestoreStep& step : point.steps) originals_.erase(step.object);
   }

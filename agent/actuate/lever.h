@@ -1,111 +1,30 @@
-// One interface for every lever of DESIGN.md section 5 (docs/levers.md): put a queue (or its vector, or its
-// controller, by the lever's scope) in interrupt or poll reaping, report what was written, and say how to put it
-// back. Results are typed: success, or a LeverError with a code, the lever and the object concerned.
+// The base class of every lever of DESIGN.md section 5 (docs/levers.md): put a queue (or its vector, or its
+// controller, by the lever's scope) in interrupt or poll reaping with one plan per switch, report what was
+// written, and say how to put it back (restore_point.h). Results are typed: success, or an Error naming the
+// lever and the object concerned (lever_error.h).
 //
 // Levers are not thread-safe: the daemon calls them from one thread (and should call a kPollQueuesReset lever
 // off its main loop: a controller reset blocks for about a second).
 #pragma once
 
-#include <cassert>
 #include <functional>
 #include <map>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
+#include "agent/actuate/lever_error.h"
 #include "agent/actuate/lever_kind.h"
+#include "agent/actuate/lever_target.h"
+#include "agent/actuate/restore_point.h"
 #include "agent/common/result.h"
 #include "agent/discover/types.h"
 #include "agent/engine/types.h"
 
 namespace nvmeadapt::actuate {
 
-// Why a lever failed. `code` is one of kRefused (the device, kernel or driver said no: NVMe "Feature Not
-// Changeable", EINVAL from a sysfs store, {"ok": false} from a driver), kUnsupported (this machine lacks the
-// lever: no attribute, no GSIM, no vector), kNotFound (the controller, IRQ, device or process is gone),
-// kPermissionDenied, kIo (anything else, garbage answers included) or kUnavailable (transient: timeout, busy).
-struct LeverError {
-  ErrorCode code = ErrorCode::kIo;
-  LeverKind lever = LeverKind::kDryRun;
-  std::string object;       // the path, device, IRQ or socket concerned
-  std::string message;      // one line, naming the object
-  int sys_errno = 0;        // when a syscall failed
-  uint16_t nvme_status = 0; // when an NVMe controller completed the command with an error (see nvme_admin.h)
-
-  std::string ToString() const;  // "coalescing: refused: /dev/nvme0 Set Features 08h: Feature Not Changeable ..."
-  Error ToError() const;         // the common error type, message = ToString()
-};
-
-// Result<T> of agent/common with a LeverError.
-template <class T>
-class [[nodiscard]] LeverResult {
- public:
-  LeverResult(T value) : state_(std::in_place_index<0>, std::move(value)) {}     // NOLINT: implicit by design
-  LeverResult(LeverError error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
-  bool ok() const { return state_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { assert(ok()); return std::get<0>(state_); }
-  const T& value() const& { assert(ok()); return std::get<0>(state_); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  const LeverError& error() const { assert(!ok()); return std::get<1>(state_); }
-
- private:
-  std::variant<T, LeverError> state_;
-};
-
-template <>
-class [[nodiscard]] LeverResult<void> {
- public:
-  LeverResult() = default;
-  LeverResult(LeverError error) : error_(std::move(error)) {}  // NOLINT: implicit by design
-  bool ok() const { return !error_.has_value(); }
-  explicit operator bool() const { return ok(); }
-  const LeverError& error() const { assert(!ok()); return *error_; }
-
- private:
-  std::optional<LeverError> error_;
-};
-
-// The queue a lever acts for, with everything any lever may need. Build it with TargetFor.
-struct LeverTarget {
-  std::string controller;           // "nvme0", "uvnvme:1234:0"
-  uint32_t qid = 0;
-  std::optional<uint32_t> irq;      // kernel: Linux IRQ of the queue's vector (GSIM)
-  std::optional<uint32_t> vector;   // kernel: NVMe interrupt vector (IV) of the queue's CQ (coalescing)
-  std::string socket_path;          // uvnvme: the process's control socket
-  uint32_t ctrl_index = 0;          // uvnvme: the controller's index in the process
-
-  std::string ToString() const;     // "nvme0 q1"
-  bool operator==(const LeverTarget&) const = default;
-};
-
+// The target of a discovered queue of `controller`.
 LeverTarget TargetFor(const discover::Controller& controller, const discover::Queue& queue);
-
-// One value to write back: a file and its content, a feature and its Command Dword 11, a queue and its mode.
-struct RestoreStep {
-  std::string object;
-  std::string value;
-  bool operator==(const RestoreStep&) const = default;
-};
-
-// How to put a target back as the lever found it before this agent first changed it. Self-contained, so that
-// it can be journaled (ToJson) and replayed after a restart by a new lever of the same kind. A restore point of
-// a controller-scope lever restores the whole controller.
-struct RestorePoint {
-  LeverKind lever = LeverKind::kDryRun;
-  LeverTarget target;
-  std::vector<RestoreStep> steps;  // Lever::Restore performs them in this order
-
-  bool operator==(const RestorePoint&) const = default;
-  std::string ToJson() const;  // one line
-  static Result<RestorePoint> FromJson(std::string_view json);
-};
 
 // A write a lever made, or would have made in dry run.
 struct WriteRecord {
@@ -122,65 +41,85 @@ struct Applied {
   bool dry_run = false;
 };
 
-class Lever {
- public:
-  virtual ~Lever() = default;
-  virtual LeverKind Kind() const = 0;
-  virtual LeverScope Scope() const = 0;
-  virtual bool DryRun() const = 0;
+// One step of a plan: a value a lever writes to an object, and how.
+struct LeverStep {
+  std::string object;
+  std::string value;
+  std::function<Status()> perform;  // not called in dry run
+};
 
-  // Puts `target` in `mode`: reads the current state, writes only what differs. In dry run it reads, records
-  // the writes it would make and makes none.
-  virtual LeverResult<Applied> Apply(const LeverTarget& target, engine::ReapMode mode) = 0;
-  // Writes a restore point back (in dry run: records it). Returns what was written.
-  virtual LeverResult<std::vector<WriteRecord>> Restore(const RestorePoint& point) = 0;
-  // What Apply would do now, without doing or recording it: the writes (performed = false) and the restore
-  // point. The daemon journals the restore point before it calls Apply.
-  virtual LeverResult<Applied> Preview(const LeverTarget& target, engine::ReapMode mode) = 0;
+class PlannedLever;
+
+// What a lever will do to put one target in one mode, read and decided once: the restore point for the journal
+// (before Execute), then Execute. Its lever must outlive it.
+class SwitchPlan {
+ public:
+  // The writes Execute will make (performed = false), the restore point and the mode.
+  const Applied& preview() const { return preview_; }
+  const RestorePoint& restore() const { return preview_.restore; }
+  // False: the target already is in the mode, Execute writes nothing.
+  bool changes() const { return !steps_.empty(); }
+  // Makes the writes (in dry run: records them). A plan executes once; again is kInternal.
+  Result<Applied> Execute();
+
+ private:
+  friend class PlannedLever;
+  SwitchPlan(PlannedLever& lever, Applied preview, std::vector<LeverStep> steps, std::vector<RestoreStep> found)
+      : lever_(&lever), preview_(std::move(preview)), steps_(std::move(steps)), found_(std::move(found)) {}
+
+  PlannedLever* lever_;
+  Applied preview_;
+  std::vector<LeverStep> steps_;
+  std::vector<RestoreStep> found_;
+  bool executed_ = false;
 };
 
 // The base of every lever: a lever plans (reads the state and decides each write), this class performs the
 // plan or, in dry run, records it, and keeps the first value found for each object it changed so that the
 // restore point stays the original however often the queue switches.
-class PlannedLever : public Lever {
+class PlannedLever {
  public:
   PlannedLever(LeverKind kind, LeverScope scope, bool dry_run) : kind_(kind), scope_(scope), dry_run_(dry_run) {}
+  virtual ~PlannedLever() = default;
 
-  LeverKind Kind() const final { return kind_; }
-  LeverScope Scope() const final { return scope_; }
-  bool DryRun() const final { return dry_run_; }
-  LeverResult<Applied> Apply(const LeverTarget& target, engine::ReapMode mode) final;
-  LeverResult<std::vector<WriteRecord>> Restore(const RestorePoint& point) final;
-  LeverResult<Applied> Preview(const LeverTarget& target, engine::ReapMode mode) final;
+  LeverKind Kind() const { return kind_; }
+  LeverScope Scope() const { return scope_; }
+  bool DryRun() const { return dry_run_; }
+
+  // Reads the current state of `target` and decides what puts it in `mode` (only what differs), writing
+  // nothing: the daemon journals the plan's restore point, then executes the plan.
+  Result<SwitchPlan> Plan(const LeverTarget& target, engine::ReapMode mode);
+  // Plan and Execute at once. In dry run it reads, records the writes it would make and makes none.
+  Result<Applied> Apply(const LeverTarget& target, engine::ReapMode mode);
+  // What Apply would do now, without doing or recording it: the plan's preview.
+  Result<Applied> Preview(const LeverTarget& target, engine::ReapMode mode);
+  // Writes a restore point back (in dry run: records it). Returns what was written.
+  Result<std::vector<WriteRecord>> Restore(const RestorePoint& point);
 
   // Dry run: every write recorded so far, in order.
   const std::vector<WriteRecord>& Recorded() const { return recorded_; }
 
  protected:
-  struct Step {
-    std::string object;
-    std::string value;
-    std::function<LeverResult<void>()> perform;  // not called in dry run
-  };
-  struct Plan {
+  using Step = LeverStep;
+  struct StepPlan {
     std::vector<Step> steps;
     // The current value of every object this lever may change for the target (whatever the mode), in the
     // order a restore should write them.
     std::vector<RestoreStep> found;
   };
 
-  virtual LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) = 0;
-  virtual LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) = 0;
+  virtual Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) = 0;
+  virtual Result<std::vector<Step>> MakeRestore(const RestorePoint& point) = 0;
 
-  LeverError Fail(ErrorCode code, std::string object, std::string message) const;
-  // An Error from agent/common (SysError, a parser, the control client) as this lever's: the code comes from
-  // its errno when it has one (LeverCodeForErrno), else is kept within the lever codes.
-  LeverError Fail(std::string object, const Error& error) const;
+  // LeverFailure of this lever.
+  Error Fail(ErrorCode code, std::string object, std::string message) const;
+  Error Fail(std::string object, const Error& error) const;
 
  private:
-  LeverResult<std::vector<WriteRecord>> Run(std::vector<Step>& steps);
-  // The plan for `mode` and the restore point it implies (first values kept), performing nothing.
-  LeverResult<Applied> Prepare(const LeverTarget& target, engine::ReapMode mode, Plan& plan);
+  friend class SwitchPlan;
+  Result<std::vector<WriteRecord>> Run(std::vector<Step>& steps);
+  // Keeps the value found of each object a plan is about to write, unless one is kept already.
+  void KeepOriginals(const std::vector<Step>& steps, const std::vector<RestoreStep>& found);
 
   LeverKind kind_;
   LeverScope scope_;
@@ -193,9 +132,5 @@ class PlannedLever : public Lever {
 // (the lever's sysfs or procfs root) and is opened with OpenBeneath: no '..', no link out of root, the file
 // itself not a link. Errors are SysError with the path, or kPermissionDenied saying why the path was refused.
 Status WriteAttribute(const std::string& root, const std::string& path, const std::string& value);
-
-// The lever code for an errno: EINVAL and ERANGE from a kernel store are kRefused, ENOTTY kUnsupported, the
-// rest as SysError maps them, kept within the lever codes (anything else is kIo).
-ErrorCode LeverCodeForErrno(int err);
 
 }  // namespace nvmeadapt::actuate

@@ -75,13 +75,13 @@ std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const conf
   return std::make_unique<DryRunLever>();
 }
 
-LeverResult<PlannedLever::Plan> DryRunLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
-  Plan plan;
+Result<PlannedLever::StepPlan> DryRunLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+  StepPlan plan;
   plan.steps.push_back(Step{target.ToString(), std::string(engine::ReapModeName(mode)), nullptr});
   return plan;
 }
 
-LeverResult<std::vector<PlannedLever::Step>> DryRunLever::MakeRestore(const RestorePoint& point) {
+Result<std::vector<PlannedLever::Step>> DryRunLever::MakeRestore(const RestorePoint& point) {
   std::vector<Step> steps;
   for (const RestoreStep& step : point.steps) steps.push_back(Step{step.object, step.value, nullptr});
   return steps;

@@ -55,8 +55,8 @@ class DryRunLever final : public PlannedLever {
   DryRunLever() : PlannedLever(LeverKind::kDryRun, LeverScope::kAny, /*dry_run=*/true) {}
 
  private:
-  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
-  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
 };
 
 }  // namespace nvmeadapt::actuate

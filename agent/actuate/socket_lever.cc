@@ -12,8 +12,7 @@ SocketLever::SocketLever(SocketLeverOptions options)
 
 std::string SocketLever::ModeObject(const LeverTarget& target) { return target.ToString() + " mode"; }
 
-LeverResult<void> SocketLever::SetMode(ControlClient& client, const LeverTarget& target,
-                                       const std::string& mode) const {
+Status SocketLever::SetMode(ControlClient& client, const LeverTarget& target, const std::string& mode) const {
   auto reply = client.Call({{"op", "set_mode"}, {"ctrl", target.ctrl_index}, {"qid", target.qid}, {"mode", mode}});
   if (!reply) return Fail(client.path(), reply.error());
   const auto acked = reply->find("mode");
@@ -24,7 +23,7 @@ LeverResult<void> SocketLever::SetMode(ControlClient& client, const LeverTarget&
   return {};
 }
 
-LeverResult<PlannedLever::Plan> SocketLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> SocketLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
   if (target.socket_path.empty()) {
     return Fail(ErrorCode::kUnsupported, target.ToString(), target.ToString() + " has no control socket");
   }
@@ -53,7 +52,7 @@ LeverResult<PlannedLever::Plan> SocketLever::MakePlan(const LeverTarget& target,
                 target.socket_path + ": " + target.ToString() + " is not among the queues it lists");
   }
   const std::string wanted(engine::ReapModeName(mode));
-  Plan plan;
+  StepPlan plan;
   plan.found.push_back({ModeObject(target), current});
   if (current != wanted) {
     plan.steps.push_back(Step{ModeObject(target), wanted,
@@ -62,7 +61,7 @@ LeverResult<PlannedLever::Plan> SocketLever::MakePlan(const LeverTarget& target,
   return plan;
 }
 
-LeverResult<std::vector<PlannedLever::Step>> SocketLever::MakeRestore(const RestorePoint& point) {
+Result<std::vector<PlannedLever::Step>> SocketLever::MakeRestore(const RestorePoint& point) {
   std::vector<Step> steps;
   for (const RestoreStep& step : point.steps) {
     if (step.object != ModeObject(point.target) || !engine::ParseReapMode(step.value)) {
@@ -70,7 +69,7 @@ LeverResult<std::vector<PlannedLever::Step>> SocketLever::MakeRestore(const Rest
                   "restore point step '" + step.object + "' = '" + step.value + "' is not a mode of " +
                       point.target.ToString());
     }
-    steps.push_back(Step{step.object, step.value, [this, target = point.target, mode = step.value]() -> LeverResult<void> {
+    steps.push_back(Step{step.object, step.value, [this, target = point.target, mode = step.value]() -> Status {
                            auto client = ControlClient::Connect(target.socket_path, options_.timeout_ms);
                            if (!client) return Fail(target.socket_path, client.error());
                            return SetMode(*client, target, mode);

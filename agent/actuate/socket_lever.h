@@ -21,10 +21,10 @@ class SocketLever final : public PlannedLever {
   static std::string ModeObject(const LeverTarget& target);
 
  private:
-  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
-  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   // One set_mode exchange; the reply must acknowledge the mode asked for.
-  LeverResult<void> SetMode(discover::ControlClient& client, const LeverTarget& target, const std::string& mode) const;
+  Status SetMode(discover::ControlClient& client, const LeverTarget& target, const std::string& mode) const;
   SocketLeverOptions options_;
 };
 

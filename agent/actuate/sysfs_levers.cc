@@ -31,14 +31,14 @@ std::string ExpandPathTemplate(const std::string& path_template, const std::stri
   return path;
 }
 
-LeverResult<std::string> FileLever::ReadValue(const std::string& path, const std::string& missing_what) const {
+Result<std::string> FileLever::ReadValue(const std::string& path, const std::string& missing_what) const {
   struct stat st{};
   if (stat(path.c_str(), &st) != 0) {
     const int err = errno;
     if (err != ENOENT) return Fail(path, SysError("stat", path, err));
     const std::string parent = Parent(path);
     if (!discover::IsDirectory(parent)) return Fail(ErrorCode::kNotFound, path, parent + ": not found");
-    LeverError error = Fail(ErrorCode::kUnsupported, path, path + ": " + missing_what);
+    Error error = Fail(ErrorCode::kUnsupported, path, path + ": " + missing_what);
     error.sys_errno = err;
     return error;
   }
@@ -48,13 +48,13 @@ LeverResult<std::string> FileLever::ReadValue(const std::string& path, const std
 }
 
 PlannedLever::Step FileLever::WriteStep(const std::string& path, const std::string& value) const {
-  return Step{path, value, [this, path, value]() -> LeverResult<void> {
+  return Step{path, value, [this, path, value]() -> Status {
                 if (Status written = WriteAttribute(root_, path, value); !written) return Fail(path, written.error());
                 return {};
               }};
 }
 
-LeverResult<std::vector<PlannedLever::Step>> FileLever::RestoreFiles(const RestorePoint& point,
+Result<std::vector<PlannedLever::Step>> FileLever::RestoreFiles(const RestorePoint& point,
                                                                      const std::vector<std::string>& allowed) const {
   std::vector<Step> steps;
   for (const RestoreStep& step : point.steps) {
@@ -77,18 +77,18 @@ std::string AdaptivePollLever::PathFor(const std::string& controller) const {
   return ExpandPathTemplate(options_.path_template, options_.sysfs_root, controller);
 }
 
-LeverResult<PlannedLever::Plan> AdaptivePollLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> AdaptivePollLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
   const std::string path = PathFor(target.controller);
-  auto current = ReadValue(path, "no adaptive-poll attribute (this kernel lacks the adaptive polling patch)");
-  if (!current) return current.error();
+  NA_ASSIGN_OR_RETURN(const std::string current,
+                      ReadValue(path, "no adaptive-poll attribute (this kernel lacks the adaptive polling patch)"));
   const std::string& wanted = mode == engine::ReapMode::kPoll ? options_.on_value : options_.off_value;
-  Plan plan;
-  plan.found.push_back({path, *current});
-  if (*current != wanted) plan.steps.push_back(WriteStep(path, wanted));
+  StepPlan plan;
+  plan.found.push_back({path, current});
+  if (current != wanted) plan.steps.push_back(WriteStep(path, wanted));
   return plan;
 }
 
-LeverResult<std::vector<PlannedLever::Step>> AdaptivePollLever::MakeRestore(const RestorePoint& point) {
+Result<std::vector<PlannedLever::Step>> AdaptivePollLever::MakeRestore(const RestorePoint& point) {
   return RestoreFiles(point, {PathFor(point.target.controller)});
 }
 
@@ -102,11 +102,15 @@ std::string PollQueuesLever::ParameterPath() const {
   return JoinPath(options_.sysfs_root, "module/nvme/parameters/poll_queues");
 }
 
+Result<std::string> PollQueuesLever::ReadParameter() const {
+  return ReadValue(ParameterPath(), "no poll_queues parameter (the nvme module is not loaded?)");
+}
+
 std::string PollQueuesLever::ResetPath(const std::string& controller) const {
   return JoinPath(JoinPath(JoinPath(options_.sysfs_root, "class/nvme"), controller), "reset_controller");
 }
 
-LeverResult<PlannedLever::Plan> PollQueuesLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> PollQueuesLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
   const std::string reset = ResetPath(target.controller);
   if (!discover::PathExists(reset)) {
     if (!discover::IsDirectory(Parent(reset))) {
@@ -115,17 +119,16 @@ LeverResult<PlannedLever::Plan> PollQueuesLever::MakePlan(const LeverTarget& tar
     return Fail(ErrorCode::kUnsupported, reset, reset + ": no reset_controller attribute");
   }
   const std::string parameter = ParameterPath();
-  auto current = ReadValue(parameter, "no poll_queues parameter (the nvme module is not loaded?)");
-  if (!current) return current.error();
+  NA_ASSIGN_OR_RETURN(const std::string current, ReadParameter());
   const std::string wanted = mode == engine::ReapMode::kPoll ? std::to_string(options_.poll_queues) : "0";
-  Plan plan;
-  plan.found.push_back({parameter, *current});
-  if (*current != wanted) plan.steps.push_back(WriteStep(parameter, wanted));
+  StepPlan plan;
+  plan.found.push_back({parameter, current});
+  if (current != wanted) plan.steps.push_back(WriteStep(parameter, wanted));
   const auto done = reset_with_.find(target.controller);
   if (done == reset_with_.end() || done->second != wanted) {
     Step step = WriteStep(reset, "1");
     step.perform = [this, inner = std::move(step.perform), controller = target.controller, wanted] {
-      LeverResult<void> result = inner();
+      Status result = inner();
       if (result) reset_with_[controller] = wanted;
       return result;
     };
@@ -147,16 +150,14 @@ std::optional<bool> PollQueuesLever::RunsPollQueues(const std::string& controlle
   return std::nullopt;
 }
 
-LeverResult<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const RestorePoint& point) {
-  auto steps = RestoreFiles(point, {ParameterPath()});
-  if (!steps) return steps;
+Result<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const RestorePoint& point) {
+  NA_ASSIGN_OR_RETURN(std::vector<Step> steps, RestoreFiles(point, {ParameterPath()}));
   const std::string controller = point.target.controller;
-  auto current = ReadValue(ParameterPath(), "no poll_queues parameter (the nvme module is not loaded?)");
-  if (!current) return current.error();
+  NA_ASSIGN_OR_RETURN(const std::string current, ReadParameter());
   std::optional<std::string> safe;
   for (const RestoreStep& step : point.steps) safe = step.value;
-  const bool parameter_changed = safe && *safe != *current;
-  std::erase_if(*steps, [&](const Step& step) { return step.value == *current; });  // already the safe value
+  const bool parameter_changed = safe && *safe != current;
+  std::erase_if(steps, [&](const Step& step) { return step.value == current; });  // already the safe value
   // A reset holds the controller's I/O for about a second: only when it runs with another value than the
   // safe one. Known from this lever's own reset, else from the namespaces' io_poll, else assumed when the
   // parameter differs (the lever writes the parameter before it resets).
@@ -171,7 +172,7 @@ LeverResult<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const 
     }
   }
   if (!discover::IsDirectory(Parent(ResetPath(controller)))) {
-    if (steps->empty()) {
+    if (steps.empty()) {
       return Fail(ErrorCode::kNotFound, ResetPath(controller), "controller " + controller + " is gone");
     }
     return steps;  // the parameter is global and stays; the controller took its queues with it
@@ -179,11 +180,11 @@ LeverResult<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const 
   if (!reset_needed) return steps;
   Step reset = WriteStep(ResetPath(controller), "1");  // the parameter counts at reset only
   reset.perform = [this, inner = std::move(reset.perform), controller = point.target.controller] {
-    LeverResult<void> result = inner();
+    Status result = inner();
     if (result) reset_with_.erase(controller);
     return result;
   };
-  steps->push_back(std::move(reset));
+  steps.push_back(std::move(reset));
   return steps;
 }
 

@@ -19,10 +19,10 @@ class FileLever : public PlannedLever {
       : PlannedLever(kind, scope, dry_run), root_(std::move(root)) {}
   // A missing file whose directory exists is kUnsupported ("<path>: <missing_what>"); a missing directory is
   // kNotFound (the controller or IRQ is gone).
-  LeverResult<std::string> ReadValue(const std::string& path, const std::string& missing_what) const;
+  Result<std::string> ReadValue(const std::string& path, const std::string& missing_what) const;
   Step WriteStep(const std::string& path, const std::string& value) const;
   // Restore steps may only name files this lever would write for the point's target.
-  LeverResult<std::vector<Step>> RestoreFiles(const RestorePoint& point,
+  Result<std::vector<Step>> RestoreFiles(const RestorePoint& point,
                                               const std::vector<std::string>& allowed) const;
 
  private:
@@ -50,8 +50,8 @@ class AdaptivePollLever final : public FileLever {
   std::string PathFor(const std::string& controller) const;
 
  private:
-  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
-  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   AdaptivePollOptions options_;
 };
 
@@ -71,8 +71,9 @@ class PollQueuesLever final : public FileLever {
   std::string ResetPath(const std::string& controller) const;
 
  private:
-  LeverResult<Plan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
-  LeverResult<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+  Result<std::string> ReadParameter() const;
   // Whether the controller runs poll queues now (its namespaces' io_poll); nullopt when none says.
   std::optional<bool> RunsPollQueues(const std::string& controller) const;
   PollQueuesOptions options_;

@@ -100,7 +100,7 @@ void ModeSwitcher::Run(const std::shared_ptr<Switch>& sw) {
   SwitchOutcome outcome;
   outcome.published = true;
   outcome.requested = options_.monotonic();
-  outcome.status = levers_.Apply(plan);
+  outcome.status = plan.Execute();
   Failpoint("after_lever");
   outcome.acknowledged = options_.monotonic();
   if (disruptive) {
@@ -111,9 +111,7 @@ void ModeSwitcher::Run(const std::shared_ptr<Switch>& sw) {
 }
 
 Status ModeSwitcher::Prepare(Switch& sw, LeverPlan& plan, bool& disruptive) {
-  auto planned = levers_.Plan(sw.queue, sw.mode);
-  if (!planned) return planned.error();
-  plan = std::move(*planned);
+  NA_ASSIGN_OR_RETURN(plan, levers_.Plan(sw.queue, sw.mode));
   // One reset of a controller-wide lever moves every queue of the controller: the other queues' switches
   // then change nothing and are not held to the reset spacing.
   disruptive = plan.changes && levers_.Disruptive(sw.queue);

@@ -5,9 +5,11 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "agent/actuate/lever_target.h"
 #include "agent/collect/collector.h"
 #include "agent/common/result.h"
 #include "agent/engine/types.h"
@@ -30,6 +32,7 @@ struct DiscoveredQueue {
   std::string layer;       // "local", "host", "target", "backing" (QueueInfo.layer, docs/fabrics.md)
   pid_t pid = 0;           // userspace driver process, for USDT attachment
   std::string binary;      // its executable
+  actuate::LeverTarget lever_target;  // what its lever needs to act for it (vector, IRQ, control socket)
 };
 
 // "nvme0:q1", "uvnvme:1234:0:q2": how operators name a queue.
@@ -43,7 +46,7 @@ class Discovery {
   virtual Result<std::vector<DiscoveredQueue>> Scan() = 0;
 };
 
-// A change a lever is about to make: enough to make it, journal it, and undo it.
+// A change a lever is about to make: enough to journal it, undo it, and make it (once, with Execute).
 struct LeverPlan {
   std::string lever;          // the lever's name
   std::string target;         // what it writes (path, socket + queue, device + vector)
@@ -53,6 +56,12 @@ struct LeverPlan {
   std::string device_identity;  // the device as the journal names it (device_identity.h)
   bool changes = true;          // false: the target already is in the mode (a controller-wide lever that
                                 // another queue's switch already moved): nothing is written, nothing reset
+  // Makes the change as planned, without reading again: set by the lever that planned it.
+  std::function<Status()> execute;
+
+  Status Execute() const {
+    return execute ? execute() : MakeError(ErrorCode::kInternal, target + ": applied without a plan");
+  }
 };
 
 class Levers {
@@ -63,12 +72,12 @@ class Levers {
   // The controller mode the engine runs for this queue. A lever that acts on a whole controller cannot follow
   // per-queue decisions: it maps `adaptive` to what it can do for the controller (see docs/levers.md).
   virtual engine::ControllerMode ModeFor(const DiscoveredQueue&, engine::ControllerMode mode) const { return mode; }
-  // Reads the current value and says what would be written to put the queue in `mode`.
   // True when a change by this queue's lever disrupts the controller's I/O (a controller reset): such
   // changes are spaced by AgentOptions::min_disruptive_interval per controller.
   virtual bool Disruptive(const DiscoveredQueue&) const { return false; }
+  // Reads the current value once and says what would be written to put the queue in `mode`; the plan's
+  // Execute writes it.
   virtual Result<LeverPlan> Plan(const DiscoveredQueue& queue, engine::ReapMode mode) = 0;
-  virtual Status Apply(const LeverPlan& plan) = 0;
   // Writes a journal entry's safe value back, always for real (also in a dry-run daemon: the entry records a
   // real change of an earlier run). kNotFound when the target is gone.
   virtual Status Restore(const v1::JournalEntry& entry) = 0;

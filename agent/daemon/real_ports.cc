@@ -34,11 +34,20 @@ std::string ExecutableOf(const std::string& procfs_root, pid_t pid) {
   return process + "/root" + std::string(target, static_cast<size_t>(n));
 }
 
-const discover::Queue* FindQueue(const discover::Controller& controller, uint32_t qid) {
-  for (const auto& q : controller.queues) {
-    if (q.qid == qid) return &q;
+// Lever errors as the daemon reports them: one message that names the lever and the code.
+template <class T>
+Result<T> Reported(Result<T> result) {
+  if (result) return result;
+  return std::move(result).take_error().Flattened();
+}
+
+Result<actuate::RestorePoint> RestorePointOf(const v1::JournalEntry& entry) {
+  auto point = actuate::RestorePoint::FromJson(entry.safe_value());
+  if (!point) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "journal entry for " + entry.target() + " has no usable restore point: " + point.error().message);
   }
-  return nullptr;
+  return point;
 }
 
 }  // namespace
@@ -89,6 +98,7 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
       found.layer = c.layer;
       found.pid = c.pid;
       found.binary = binary;
+      found.lever_target = actuate::TargetFor(c, q);
       queues.push_back(std::move(found));
     }
   }
@@ -141,73 +151,53 @@ bool RealLevers::Disruptive(const DiscoveredQueue& queue) const {
 
 Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMode mode) {
   const auto lever = For(queue.controller);
-  const auto snapshot = discovery_.snapshot();
-  const discover::Controller* controller = snapshot->Find(queue.controller);
-  const discover::Queue* found = controller ? FindQueue(*controller, queue.qid) : nullptr;
-  if (!lever || !lever->lever || found == nullptr) {
+  if (!lever || !lever->lever) {
     return MakeError(ErrorCode::kNotFound, QueueName(queue.controller, queue.qid) + ": no longer present");
   }
-  const actuate::LeverTarget target = actuate::TargetFor(*controller, *found);
-  auto preview = lever->lever->Preview(target, mode);
-  if (!preview) return preview.error().ToError();
+  const actuate::LeverTarget& target = queue.lever_target;
+  if (target.controller != queue.controller || target.qid != queue.qid) {
+    return MakeError(ErrorCode::kInternal,
+                     QueueName(queue.controller, queue.qid) + ": discovered without its lever target");
+  }
+  NA_ASSIGN_OR_RETURN(actuate::SwitchPlan planned, Reported(lever->lever->Plan(target, mode)));
   LeverPlan plan;
   plan.lever = std::string(actuate::LeverKindName(lever->choice.kind));
   // One journal entry per thing changed: the controller for a controller-wide lever, else the queue.
   plan.target = lever->lever->Scope() == actuate::LeverScope::kController ? queue.controller : target.ToString();
-  plan.safe_value = preview->restore.ToJson();
+  plan.safe_value = planned.restore().ToJson();
   plan.applied_value = std::string(engine::ReapModeName(mode));
   plan.dry_run = lever->lever->DryRun();
   plan.device_identity = lever->journal_identity;
-  plan.changes = !preview->writes.empty();
-  std::lock_guard lock(mutex_);
-  pending_[plan.target] = Pending{lever->lever, target, mode};
+  plan.changes = planned.changes();
+  // The plan acts through its lever: kept with it, whatever the table of levers holds by then.
+  plan.execute = [lever = lever->lever, change = std::make_shared<actuate::SwitchPlan>(std::move(planned)),
+                  name = plan.lever]() -> Status {
+    NA_ASSIGN_OR_RETURN(const actuate::Applied applied, Reported(change->Execute()));
+    for (const auto& write : applied.writes) {
+      NA_DEBUG("lever " << name << ": " << write.object << " <- " << write.value
+                        << (write.performed ? "" : " (dry run)"));
+    }
+    return OkStatus();
+  };
   return plan;
-}
-
-Status RealLevers::Apply(const LeverPlan& plan) {
-  Pending pending;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = pending_.find(plan.target);
-    if (it == pending_.end()) return MakeError(ErrorCode::kInternal, plan.target + ": applied without a plan");
-    pending = std::move(it->second);
-    pending_.erase(it);
-  }
-  auto applied = pending.lever->Apply(pending.target, pending.mode);
-  if (!applied) return applied.error().ToError();
-  for (const auto& write : applied->writes) {
-    NA_DEBUG("lever " << plan.lever << ": " << write.object << " <- " << write.value
-                      << (write.performed ? "" : " (dry run)"));
-  }
-  return OkStatus();
 }
 
 Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
                              const actuate::LeverEnvironment& environment) {
-  auto point = actuate::RestorePoint::FromJson(entry.safe_value());
-  if (!point) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "journal entry for " + entry.target() + " has no usable restore point: " + point.error().message);
-  }
-  auto lever = actuate::MakeLever(point->lever, /*dry_run=*/false, settings, environment);
-  auto restored = lever->Restore(*point);
-  if (!restored) return restored.error().ToError();
+  NA_ASSIGN_OR_RETURN(const actuate::RestorePoint point, RestorePointOf(entry));
+  auto lever = actuate::MakeLever(point.lever, /*dry_run=*/false, settings, environment);
+  NA_RETURN_IF_ERROR(Reported(lever->Restore(point)));
   return OkStatus();
 }
 
 Status RealLevers::Restore(const v1::JournalEntry& entry) {
-  auto point = actuate::RestorePoint::FromJson(entry.safe_value());
-  if (!point) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "journal entry for " + entry.target() + " has no usable restore point: " + point.error().message);
-  }
+  NA_ASSIGN_OR_RETURN(const actuate::RestorePoint point, RestorePointOf(entry));
   // The controller's own lever when it is of that kind and real (it forgets its first values), else a fresh
   // real one: an entry is a real change, whatever this run's dry-run setting.
   if (const auto current = For(entry.controller()); current && current->lever &&
-                                                          current->lever->Kind() == point->lever &&
+                                                          current->lever->Kind() == point.lever &&
                                                           !current->lever->DryRun()) {
-    auto restored = current->lever->Restore(*point);
-    if (!restored) return restored.error().ToError();
+    NA_RETURN_IF_ERROR(Reported(current->lever->Restore(point)));
     return OkStatus();
   }
   return RestoreWithFreshLever(entry, settings_, environment_);

@@ -36,8 +36,9 @@ class RealDiscovery : public Discovery {
 Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
                              const actuate::LeverEnvironment& environment);
 
-// Thread-safe: the loop asks which lever serves a queue while controllers' workers plan and apply (each
-// controller's switches one at a time; different controllers' at once).
+// Thread-safe: the loop asks which lever serves a queue while controllers' workers plan and execute (each
+// controller's switches one at a time; different controllers' at once). A plan reads the device once and
+// carries what its Execute writes; it keeps its lever, so it outlives a device replaced meanwhile.
 class RealLevers : public Levers {
  public:
   RealLevers(config::LeverSettings settings, actuate::LeverEnvironment environment, const RealDiscovery& discovery)
@@ -47,7 +48,6 @@ class RealLevers : public Levers {
   engine::ControllerMode ModeFor(const DiscoveredQueue& queue, engine::ControllerMode mode) const override;
   bool Disruptive(const DiscoveredQueue& queue) const override;
   Result<LeverPlan> Plan(const DiscoveredQueue& queue, engine::ReapMode mode) override;
-  Status Apply(const LeverPlan& plan) override;
   Status Restore(const v1::JournalEntry& entry) override;
 
  private:
@@ -57,11 +57,6 @@ class RealLevers : public Levers {
     actuate::LeverChoice choice;
     std::shared_ptr<actuate::PlannedLever> lever;  // shared: a switch keeps its lever if the device is replaced
   };
-  struct Pending {
-    std::shared_ptr<actuate::PlannedLever> lever;
-    actuate::LeverTarget target;
-    engine::ReapMode mode = engine::ReapMode::kInterrupt;
-  };
 
   // The lever of a controller in the last snapshot, resolved once per device (a copy: nullopt when the
   // controller is not in the snapshot).
@@ -70,9 +65,8 @@ class RealLevers : public Levers {
   config::LeverSettings settings_;
   actuate::LeverEnvironment environment_;
   const RealDiscovery& discovery_;
-  mutable std::mutex mutex_;  // guards levers_ and pending_; never held while a lever runs
+  mutable std::mutex mutex_;  // guards levers_; never held while a lever runs
   mutable std::map<std::string, ControllerLever> levers_;
-  std::map<std::string, Pending> pending_;  // by journal target, between Plan and Apply
 };
 
 }  // namespace nvmeadapt::daemon

@@ -10,10 +10,6 @@ constexpr engine::Nanos kMaxRetryDelay = 60'000'000'000;
 
 }  // namespace
 
-bool SwitchRecovery::RetryWorthwhile(ErrorCode code) {
-  return code == ErrorCode::kUnavailable || code == ErrorCode::kIo || code == ErrorCode::kInternal;
-}
-
 bool SwitchRecovery::Failed(ManagedQueue& queue, const Error& error) {
   queue.degraded = true;
   // Lever errors already name their lever; others (no plan, no journal) get it here.
@@ -25,7 +21,7 @@ bool SwitchRecovery::Failed(ManagedQueue& queue, const Error& error) {
   errors.last_code = error.code;
   errors.worked_since = false;
   queue.retry_delay = std::min(queue.retry_delay ? queue.retry_delay * 2 : kFirstRetryDelay, kMaxRetryDelay);
-  return RetryWorthwhile(error.code);
+  return error.Retry() == RetryClass::kTransient;
 }
 
 void SwitchRecovery::Applied(ManagedQueue& queue) {

@@ -15,10 +15,6 @@ namespace nvmeadapt::daemon {
 
 class SwitchRecovery {
  public:
-  // Transient failures are retried; a refusal (a device's "do not retry", an EINVAL from the kernel), a
-  // missing lever or a missing permission will not change by itself.
-  static bool RetryWorthwhile(ErrorCode code);
-
   // The queue's switch failed: it is degraded (the reason names its lever), the lever's error is counted
   // and the queue's backoff grows (1 s doubling to 60 s; queue.retry_delay). True when worth retrying.
   bool Failed(ManagedQueue& queue, const Error& error);

@@ -3,13 +3,6 @@
 #include "agent/engine/trace_format.h"
 #include "agent/engine/trace_words.h"
 
-// Local until agent/common has a propagation macro of its own (issue 19).
-#define NA_TRY(expr)                            \
-  do {                                          \
-    auto na_status_ = (expr);                   \
-    if (!na_status_) return na_status_.error(); \
-  } while (0)
-
 namespace nvmeadapt::engine {
 namespace {
 
@@ -98,7 +91,7 @@ Status TraceReplayer::Apply(std::string_view line) {
 
 Status TraceReplayer::DecodeQueue(const Record& record) {
   const auto w = record.words;
-  NA_TRY(Expect(w, 2, "queue NAME [eligible=0|1] [reap=MODE] [safe=MODE] [POLICY...]"));
+  NA_RETURN_IF_ERROR(Expect(w, 2, "queue NAME [eligible=0|1] [reap=MODE] [safe=MODE] [POLICY...]"));
   if (handles_.count(std::string(w[1]))) return BadTraceLine("queue '" + std::string(w[1]) + "' exists");
   QueueSetup setup;
   // A trace without settle=, credit=, backoff_max=, load_change= or poll_run_max= was recorded by an
@@ -121,7 +114,7 @@ Status TraceReplayer::DecodeQueue(const Record& record) {
       return BadTraceLine("queue: unknown key '" + std::string(key) + "'");
     }
   }
-  NA_TRY(ValidatePolicy(setup.policy, ""));
+  NA_RETURN_IF_ERROR(ValidatePolicy(setup.policy, ""));
   AddedQueue added = engine_.AddQueue(setup, 0);
   handles_.emplace(std::string(w[1]), added.handle);
   Emit(w[1], added.decision);
@@ -129,7 +122,7 @@ Status TraceReplayer::DecodeQueue(const Record& record) {
 }
 
 Status TraceReplayer::DecodeRemove(const Record& record) {
-  NA_TRY(Expect(record.words, 2, "remove NAME"));
+  NA_RETURN_IF_ERROR(Expect(record.words, 2, "remove NAME"));
   auto handle = Lookup(record.words[1]);
   if (!handle) return handle.error();
   engine_.RemoveQueue(*handle);
@@ -142,7 +135,7 @@ Status TraceReplayer::DecodeSwitch(const Record&) { return OkStatus(); }
 
 Status TraceReplayer::DecodeWindow(const Record& record) {
   const auto w = record.words;
-  NA_TRY(Expect(w, 6, "window NAME MODE COMPLETIONS START END [miss=K:ELAPSED]"));
+  NA_RETURN_IF_ERROR(Expect(w, 6, "window NAME MODE COMPLETIONS START END [miss=K:ELAPSED]"));
   WindowRecord r;
   r.queue = record.queue;
   auto mode = TraceReapMode(w[2]);
@@ -168,7 +161,7 @@ Status TraceReplayer::DecodeWindow(const Record& record) {
 
 Status TraceReplayer::DecodeTimer(const Record& record) {
   const auto w = record.words;
-  NA_TRY(Expect(w, 5, "timer NAME NOW START COMPLETIONS [LAST]"));
+  NA_RETURN_IF_ERROR(Expect(w, 5, "timer NAME NOW START COMPLETIONS [LAST]"));
   auto now = TraceNumber<Nanos>(w[2], "now");
   auto start = TraceNumber<Nanos>(w[3], "start");
   auto completions = TraceNumber<uint32_t>(w[4], "completions");
@@ -186,14 +179,14 @@ Status TraceReplayer::DecodePolicy(const Record& record) {
   auto rest = ApplyPolicyWords(record.words.subspan(3), policy);
   if (!rest) return rest.error();
   if (!rest->empty()) return BadTraceLine("policy: unknown key '" + std::string(rest->front().first) + "'");
-  NA_TRY(ValidatePolicy(policy, ""));
+  NA_RETURN_IF_ERROR(ValidatePolicy(policy, ""));
   Emit(record.words[1], engine_.SetPolicy(record.queue, policy, record.now));
   return OkStatus();
 }
 
 Status TraceReplayer::DecodeOverride(const Record& record) {
   const auto w = record.words;
-  NA_TRY(Expect(w, 4, "override NAME NOW MODE|none [expires=NS]"));
+  NA_RETURN_IF_ERROR(Expect(w, 4, "override NAME NOW MODE|none [expires=NS]"));
   std::optional<Override> o;
   if (w[3] != "none") {
     auto mode = TraceReapMode(w[3]);
@@ -211,7 +204,7 @@ Status TraceReplayer::DecodeOverride(const Record& record) {
 }
 
 Status TraceReplayer::DecodeLever(const Record& record) {
-  NA_TRY(Expect(record.words, 4, "lever NAME NOW MODE"));
+  NA_RETURN_IF_ERROR(Expect(record.words, 4, "lever NAME NOW MODE"));
   auto mode = TraceReapMode(record.words[3]);
   if (!mode) return mode.error();
   Emit(record.words[1], engine_.OnLeverResult(record.queue, *mode, record.now));
@@ -236,4 +229,3 @@ Result<std::vector<std::string>> ReplayTrace(std::string_view text) {
 
 }  // namespace nvmeadapt::engine
 
-#undef NA_TRY

@@ -11,6 +11,7 @@
 
 #include "agent/actuate/coalescing_lever.h"
 #include "agent/actuate/nvme_admin.h"
+#include "tests/unit/fake_admin_device.h"
 #include "tests/unit/lever_printers.h"
 #include "tests/unit/test_fs.h"
 
@@ -18,6 +19,8 @@ namespace nvmeadapt::actuate {
 namespace {
 
 using engine::ReapMode;
+using nvmeadapt::testing::FakeController;
+using nvmeadapt::testing::FakeOpener;
 using Writes = std::vector<WriteRecord>;
 using Steps = std::vector<RestoreStep>;
 
@@ -151,49 +154,6 @@ TEST(NvmeStatusDecode, OtherStatuses) {
   }
 }
 
-// An NVMe controller's features 08h and 09h, with scripted failures.
-struct FakeController {
-  uint32_t coalescing = 0;                    // FID 08h CDW11
-  std::map<uint16_t, bool> disabled;          // FID 09h CD per vector (coalescing enabled by default)
-  std::vector<nvme_passthru_cmd> commands;    // as submitted
-  std::map<std::pair<uint8_t, uint8_t>, int> fail;  // (opcode, fid) -> ioctl return value
-};
-
-class FakeDevice final : public AdminDevice {
- public:
-  explicit FakeDevice(std::shared_ptr<FakeController> c) : c_(std::move(c)) {}
-  int Submit(nvme_passthru_cmd* cmd) override {
-    c_->commands.push_back(*cmd);
-    const uint8_t fid = cmd->cdw10 & 0xff;
-    if (auto it = c_->fail.find({cmd->opcode, fid}); it != c_->fail.end()) return it->second;
-    const uint16_t iv = cmd->cdw11 & 0xffff;
-    if (cmd->opcode == kOpcodeGetFeatures) {
-      cmd->result = fid == kFidInterruptCoalescing ? c_->coalescing : VectorConfigCdw11(iv, c_->disabled[iv]);
-    } else if (fid == kFidInterruptCoalescing) {
-      c_->coalescing = cmd->cdw11 & 0xffff;
-    } else {
-      c_->disabled[iv] = (cmd->cdw11 & kCoalescingDisableBit) != 0;
-    }
-    return 0;
-  }
-
- private:
-  std::shared_ptr<FakeController> c_;
-};
-
-class FakeOpener final : public AdminDeviceOpener {
- public:
-  explicit FakeOpener(std::shared_ptr<FakeController> c) : c_(std::move(c)) {}
-  Result<std::unique_ptr<AdminDevice>> Open(const std::string& path) override {
-    opened.push_back(path);
-    return std::unique_ptr<AdminDevice>(std::make_unique<FakeDevice>(c_));
-  }
-  std::vector<std::string> opened;
-
- private:
-  std::shared_ptr<FakeController> c_;
-};
-
 LeverTarget Queue1() {
   LeverTarget target;
   target.controller = "nvme0";
@@ -257,7 +217,7 @@ TEST_F(Coalescing, FeatureNotChangeableIsRefused) {
   auto result = lever.Apply(Queue1(), ReapMode::kPoll);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, ErrorCode::kRefused);
-  EXPECT_EQ(result.error().lever, LeverKind::kCoalescing);
+  EXPECT_EQ(LeverOf(result.error()), LeverKind::kCoalescing);
   EXPECT_EQ(result.error().object, "/dev/nvme0");
   EXPECT_EQ(result.error().nvme_status, 0x410e);
   EXPECT_EQ(result.error().sys_errno, 0);

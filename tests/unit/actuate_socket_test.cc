@@ -59,7 +59,7 @@ TEST_F(SocketLevers, DriverErrorIsRefusedWithItsMessage) {
   auto result = lever.Apply(Queue(1), ReapMode::kPoll);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, ErrorCode::kRefused);
-  EXPECT_EQ(result.error().lever, LeverKind::kUvnvmeSocket);
+  EXPECT_EQ(LeverOf(result.error()), LeverKind::kUvnvmeSocket);
   EXPECT_EQ(result.error().object, server_.path());
   EXPECT_NE(result.error().message.find("queue 1 is draining"), std::string::npos) << result.error().message;
   EXPECT_EQ(server_.Queue(0, 1).mode, "interrupt");

@@ -89,7 +89,7 @@ TEST_F(FileLevers, AdaptivePollMissingAttributeIsUnsupported) {
   auto result = lever.Apply(Nvme0(), ReapMode::kPoll);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, ErrorCode::kUnsupported);
-  EXPECT_EQ(result.error().lever, LeverKind::kAdaptivePollSysfs);
+  EXPECT_EQ(LeverOf(result.error()), LeverKind::kAdaptivePollSysfs);
   EXPECT_EQ(result.error().object, lever.PathFor("nvme0"));
   EXPECT_NE(result.error().message.find(lever.PathFor("nvme0")), std::string::npos);
   EXPECT_NE(result.error().message.find("adaptive polling patch"), std::string::npos) << result.error().message;
@@ -320,6 +320,23 @@ TEST(LeverErrno, KernelRefusalsAndMissingSupport) {
   EXPECT_EQ(LeverCodeForErrno(ENOENT), ErrorCode::kNotFound);
   EXPECT_EQ(LeverCodeForErrno(EBUSY), ErrorCode::kUnavailable);
   EXPECT_EQ(LeverCodeForErrno(ENOTDIR), ErrorCode::kIo);
+}
+
+TEST(LeverFailure, NamesItsLeverAndObjectAndClassesItsRetryByTheLeverCode) {
+  const Error refused = LeverFailure(LeverKind::kGsim, ErrorCode::kRefused, "/proc/irq/29/soft_moderation", "no");
+  EXPECT_EQ(LeverOf(refused), LeverKind::kGsim);
+  EXPECT_EQ(refused.object, "/proc/irq/29/soft_moderation");
+  EXPECT_EQ(refused.ToString(), "gsim: refused: no");
+  EXPECT_EQ(refused.retry, RetryClass::kPermanent);
+  // A code outside the lever codes is kIo, and so is its class (transient).
+  const Error bad = LeverFailure(LeverKind::kGsim, ErrorCode::kInvalidArgument, "x", "bad");
+  EXPECT_EQ(bad.code, ErrorCode::kIo);
+  EXPECT_EQ(bad.retry, RetryClass::kTransient);
+  // An errno decides the code of a wrapped error.
+  const Error wrapped = LeverFailure(LeverKind::kAdaptivePollSysfs, "/sys/x", SysError("write", "/sys/x", EINVAL));
+  EXPECT_EQ(wrapped.code, ErrorCode::kRefused);
+  EXPECT_EQ(wrapped.sys_errno, EINVAL);
+  EXPECT_EQ(LeverOf(MakeError(ErrorCode::kIo, "not a lever's")), std::nullopt);
 }
 
 }  // namespace

@@ -145,9 +145,10 @@ class FakeLevers : public Levers {
     LeverPlan plan{"fake", target, current, std::string(engine::ReapModeName(mode))};
     plan.dry_run = dry_run;
     plan.changes = !already_there.count(target);
+    plan.execute = [this, plan] { return Apply(plan); };
     return plan;
   }
-  Status Apply(const LeverPlan& plan) override {
+  Status Apply(const LeverPlan& plan) {
     if (!hang_controller.empty() && plan.target.rfind(hang_controller + ":q", 0) == 0) {
       {
         std::lock_guard lock(mutex);
@@ -192,9 +193,9 @@ class FakeLevers : public Levers {
   bool disruptive = false;  // every change resets the controller
   std::set<std::string> already_there;  // targets whose plans change nothing (a controller-wide lever moved them)
   ErrorCode refuse_code = ErrorCode::kRefused;
-  std::function<void(const LeverPlan&)> on_apply;  // runs inside Apply, before it succeeds or refuses
+  std::function<void(const LeverPlan&)> on_apply;  // runs inside a plan's Execute, before it succeeds or refuses
   int applies = 0;
-  std::string hang_controller;  // Apply for a queue of this controller waits on `hang` first
+  std::string hang_controller;  // Execute for a queue of this controller waits on `hang` first
   Latch hang;
   int hung = 0;  // Applies that waited (or wait) on `hang`
 };

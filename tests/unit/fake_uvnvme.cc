@@ -82,6 +82,11 @@ std::vector<std::string> FakeUvnvmeServer::Requests() const {
   return requests_;
 }
 
+int FakeUvnvmeServer::Connections() const {
+  std::lock_guard lock(mutex_);
+  return connections_;
+}
+
 FakeUvnvmeServer::QueueState FakeUvnvmeServer::Queue(uint32_t ctrl, uint32_t qid) const {
   std::lock_guard lock(mutex_);
   for (const auto& q : queues_) {
@@ -160,7 +165,11 @@ void FakeUvnvmeServer::Serve() {
     if (fds[0].revents) break;
     if (fds[1].revents & POLLIN) {
       const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) clients.push_back({fd, {}});
+      if (fd >= 0) {
+        clients.push_back({fd, {}});
+        std::lock_guard lock(mutex_);
+        ++connections_;
+      }
     }
     for (size_t i = 2; i < fds.size(); ++i) {
       if (!fds[i].revents) continue;

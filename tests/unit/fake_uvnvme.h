@@ -41,6 +41,7 @@ class FakeUvnvmeServer {
   void Stop();
 
   std::vector<std::string> Requests() const;  // every request line received, in order
+  int Connections() const;                    // every connection accepted
   QueueState Queue(uint32_t ctrl, uint32_t qid) const;
   const std::string& path() const { return path_; }
 
@@ -56,6 +57,7 @@ class FakeUvnvmeServer {
   mutable std::mutex mutex_;
   std::vector<QueueState> queues_;
   std::vector<std::string> requests_;
+  int connections_ = 0;
   Behavior behavior_ = Behavior::kProtocol;
   std::string refuse_next_;
   bool stopped_ = false;

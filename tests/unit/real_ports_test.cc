@@ -1,13 +1,22 @@
 // The daemon's ports over the real discovery and levers, on a captured tree.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include "agent/daemon/real_ports.h"
+#include "tests/unit/fake_admin_device.h"
+#include "tests/unit/fake_uvnvme.h"
 #include "tests/unit/test_fs.h"
 
 namespace nvmeadapt::daemon {
 namespace {
 
 using nvmeadapt::testing::CopyTree;
+using nvmeadapt::testing::FakeController;
+using nvmeadapt::testing::FakeOpener;
+using nvmeadapt::testing::FakeUvnvmeServer;
 using nvmeadapt::testing::ReadFile;
 using nvmeadapt::testing::SysfsCase;
 using nvmeadapt::testing::TempDir;
@@ -24,6 +33,13 @@ class RealPorts : public ::testing::Test {
     environment_.sysfs_root = tmp_ / "sys";
     environment_.procfs_root = tmp_ / "proc";
   }
+  // Discovery of the captured tree's kernel controllers, or of the userspace drivers under it only.
+  discover::DiscoveryOptions Only(bool kernel) {
+    discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
+    options.kernel = kernel;
+    options.uvnvme = !kernel;
+    return options;
+  }
   DiscoveredQueue Find(const std::vector<DiscoveredQueue>& queues, uint32_t qid) {
     for (const auto& q : queues) {
       if (q.qid == qid) return q;
@@ -38,9 +54,7 @@ class RealPorts : public ::testing::Test {
 };
 
 TEST_F(RealPorts, DiscoveryReportsEveryQueueWithItsEligibility) {
-  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
-  options.uvnvme = false;
-  RealDiscovery discovery(options);
+  RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();
   ASSERT_TRUE(queues) << queues.error().message;
   ASSERT_EQ(queues->size(), 4u);
@@ -54,9 +68,7 @@ TEST_F(RealPorts, DiscoveryReportsEveryQueueWithItsEligibility) {
 }
 
 TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePerController) {
-  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
-  options.uvnvme = false;
-  RealDiscovery discovery(options);
+  RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();
   ASSERT_TRUE(queues);
   RealLevers levers(settings_, environment_, discovery);
@@ -70,7 +82,7 @@ TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePe
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->target, "nvme0");
   EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n") << "planning wrote";
-  ASSERT_TRUE(levers.Apply(*plan));
+  ASSERT_TRUE(plan->Execute());
   EXPECT_EQ(ReadFile(tmp_ / kAttribute), "1\n");
   auto second = levers.Plan(q2, engine::ReapMode::kPoll);
   ASSERT_TRUE(second);
@@ -78,7 +90,7 @@ TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePe
   EXPECT_EQ(actuate::RestorePoint::FromJson(second->safe_value)->steps,
             actuate::RestorePoint::FromJson(plan->safe_value)->steps)
       << "the original value, not the current one";
-  ASSERT_TRUE(levers.Apply(*second));
+  ASSERT_TRUE(second->Execute());
 
   // A new daemon (after a crash) restores from the journal entry alone.
   RealLevers after_crash(settings_, environment_, discovery);
@@ -99,9 +111,7 @@ TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePe
 // Finding 1 of issue 15: a dry-run daemon once "restored" a crash's journal in dry run, dropped every entry and
 // left the devices changed. A restore is always real, and a dry-run lever journals nothing.
 TEST_F(RealPorts, ADryRunDaemonRestoresForRealAndJournalsNothingOfItsOwn) {
-  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
-  options.uvnvme = false;
-  RealDiscovery discovery(options);
+  RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();
   ASSERT_TRUE(queues);
   RealLevers crashed(settings_, environment_, discovery);
@@ -109,7 +119,7 @@ TEST_F(RealPorts, ADryRunDaemonRestoresForRealAndJournalsNothingOfItsOwn) {
   ASSERT_TRUE(plan);
   EXPECT_FALSE(plan->dry_run);
   EXPECT_EQ(plan->device_identity.rfind("pci=0000:00:05.0 serial=", 0), 0u) << plan->device_identity;
-  ASSERT_TRUE(crashed.Apply(*plan));
+  ASSERT_TRUE(plan->Execute());
   ASSERT_EQ(ReadFile(tmp_ / kAttribute), "1\n");
 
   config::LeverSettings dry = settings_;
@@ -126,23 +136,74 @@ TEST_F(RealPorts, ADryRunDaemonRestoresForRealAndJournalsNothingOfItsOwn) {
   ASSERT_TRUE(dry_run.Restore(entry));
   EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n") << "a dry-run daemon restored in dry run";
 
-  ASSERT_TRUE(crashed.Apply(*crashed.Plan(Find(*queues, 1), engine::ReapMode::kPoll)));
+  ASSERT_TRUE(crashed.Plan(Find(*queues, 1), engine::ReapMode::kPoll)->Execute());
   ASSERT_TRUE(RestoreWithFreshLever(entry, dry, environment_));
   EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n");
 }
 
 TEST_F(RealPorts, ApplyWithoutPlanAndVanishedQueuesAreErrors) {
-  discover::DiscoveryOptions options = discover::DiscoveryOptions::UnderRoot(tmp_.path());
-  options.uvnvme = false;
-  RealDiscovery discovery(options);
+  RealDiscovery discovery(Only(/*kernel=*/true));
   ASSERT_TRUE(discovery.Scan());
   RealLevers levers(settings_, environment_, discovery);
-  EXPECT_EQ(levers.Apply(LeverPlan{"adaptive_poll_sysfs", "nvme0", "", "poll"}).error().code, ErrorCode::kInternal);
+  const LeverPlan unplanned{"adaptive_poll_sysfs", "nvme0", "", "poll"};
+  EXPECT_EQ(unplanned.Execute().error().code, ErrorCode::kInternal);
   DiscoveredQueue gone;
   gone.controller = "nvme7";
   gone.qid = 1;
   EXPECT_EQ(levers.Plan(gone, engine::ReapMode::kPoll).error().code, ErrorCode::kNotFound);
   EXPECT_EQ(levers.LeverFor(gone), "");
+}
+
+// One switch reads its device once: the plan that gives the journal its restore point is the one executed
+// (issue 19: Plan and Apply each read the device, two opens and four Get Features per coalescing switch).
+TEST_F(RealPorts, ASwitchOpensItsAdminDeviceOnce) {
+  auto controller = std::make_shared<FakeController>();
+  controller->disabled[1] = true;  // q1's vector does not coalesce yet: poll mode sets 08h and 09h
+  auto opener = std::make_shared<FakeOpener>(controller);
+  settings_.kernel_lever = actuate::LeverKind::kCoalescing;
+  environment_.admin = opener;
+  RealDiscovery discovery(Only(/*kernel=*/true));
+  auto queues = discovery.Scan();
+  ASSERT_TRUE(queues);
+  RealLevers levers(settings_, environment_, discovery);
+  auto plan = levers.Plan(Find(*queues, 1), engine::ReapMode::kPoll);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_TRUE(plan->changes);
+  ASSERT_TRUE(plan->Execute());
+  EXPECT_EQ(opener->opened.size(), 1u);
+  const auto gets = std::count_if(controller->commands.begin(), controller->commands.end(), [](const auto& cmd) {
+    return cmd.opcode == actuate::kOpcodeGetFeatures;
+  });
+  EXPECT_EQ(gets, 2) << "08h and 09h, read once";
+  EXPECT_EQ(controller->commands.size(), 4u) << "two reads, two writes";
+  EXPECT_FALSE(controller->disabled[1]);
+  EXPECT_EQ(plan->Execute().error().code, ErrorCode::kInternal) << "a plan executes once";
+}
+
+// The same for a userspace driver: one connection to its control socket per switch (it was two, each with its
+// own "list").
+TEST_F(RealPorts, ASwitchConnectsToTheControlSocketOnce) {
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  std::filesystem::create_directories(tmp_ / "run/uvnvme");
+  FakeUvnvmeServer server(tmp_ / ("run/uvnvme/" + std::to_string(pid) + ".sock"), pid, {{0, 1, "interrupt"}});
+  RealDiscovery discovery(Only(/*kernel=*/false));
+  auto queues = discovery.Scan();
+  ASSERT_TRUE(queues);
+  ASSERT_EQ(queues->size(), 1u);
+  RealLevers levers(settings_, environment_, discovery);
+  ASSERT_EQ(levers.LeverFor(queues->front()), "uvnvme_socket");
+  const int connections = server.Connections();
+  const size_t requests = server.Requests().size();
+  auto plan = levers.Plan(queues->front(), engine::ReapMode::kPoll);
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_TRUE(plan->Execute());
+  EXPECT_EQ(server.Connections() - connections, 1);
+  const std::vector<std::string> all = server.Requests();
+  const std::vector<std::string> asked(all.begin() + static_cast<std::ptrdiff_t>(requests), all.end());
+  ASSERT_EQ(asked.size(), 2u) << "one list, one set_mode";
+  EXPECT_NE(asked[0].find("\"list\""), std::string::npos) << asked[0];
+  EXPECT_NE(asked[1].find("\"set_mode\""), std::string::npos) << asked[1];
+  EXPECT_EQ(server.Queue(0, 1).mode, "poll");
 }
 
 }  // namespace
