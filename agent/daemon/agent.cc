@@ -38,7 +38,6 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
                 SwitchOptions{options_.min_disruptive_interval, options_.lever_timeout, options_.restore_rules.boot_id,
                               deps_.monotonic, deps_.wall},
                 [this](std::function<void()> step) { ToLoop(std::move(step)); }) {
-  listeners_.Add(trace_);
   if (deps_.metrics) listeners_.Add(metrics_listener_.emplace(*deps_.metrics));
   listeners_.Add(event_listener_);
 }
@@ -105,6 +104,7 @@ Status Agent::Start() {
   policy_.Install(std::move(*book));
   if (!options_.record_windows_path.empty()) {
     if (Status opened = trace_.Open(options_.record_windows_path); !opened) return opened;
+    listeners_.Add(trace_);  // only then: a line per window is formatted for nobody otherwise
   }
   Rediscover(now);
   return OkStatus();
