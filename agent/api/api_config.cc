@@ -76,7 +76,9 @@ bool IsLoopbackHost(std::string_view host) {
   return false;
 }
 
-Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
+namespace {
+
+Status NoControlCharactersInAnyField(const v1::ApiConfig& config) {
   for (const auto& [value, field] : {std::pair{&config.unix_socket(), "unix_socket"},
                                      {&config.unix_socket_group(), "unix_socket_group"},
                                      {&config.tcp_address(), "tcp_address"},
@@ -86,13 +88,16 @@ Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
                                      {&config.token_file(), "token_file"},
                                      {&config.read_token_file(), "read_token_file"},
                                      {&config.unix_socket_admin_group(), "unix_socket_admin_group"}}) {
-    if (Status st = NoControlCharacters(*value, field); !st) return st.error();
+    NA_RETURN_IF_ERROR(NoControlCharacters(*value, field));
   }
   for (const std::string& name : config.tls().admin_certificate_names()) {
     if (name.empty()) return Invalid("tls.admin_certificate_names", "an empty name");
-    if (Status st = NoControlCharacters(name, "tls.admin_certificate_names"); !st) return st.error();
+    NA_RETURN_IF_ERROR(NoControlCharacters(name, "tls.admin_certificate_names"));
   }
-  ApiSettings s;
+  return OkStatus();
+}
+
+Status ResolveUnixSocket(const v1::ApiConfig& config, ApiSettings& s) {
   if (!config.unix_socket_disabled()) {
     std::string path = config.unix_socket().empty() ? std::string(kDefaultUnixSocket) : config.unix_socket();
     if (path.front() != '/') return Invalid("unix_socket", "must be an absolute path, got " + Quoted(path));
@@ -112,7 +117,30 @@ Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
   if (!s.unix_socket && !s.unix_socket_admin_group.empty()) {
     return Invalid("unix_socket_admin_group", "set while api.unix_socket_disabled is true");
   }
+  return OkStatus();
+}
 
+Status ResolveTls(const v1::ApiConfig& config, ApiSettings& s) {
+  if (config.tls().cert_file().empty() || config.tls().key_file().empty()) {
+    return Invalid("tcp_address", "TCP needs TLS (api.tls.cert_file and api.tls.key_file) or, on a "
+                                  "loopback address only, api.insecure_loopback_tcp");
+  }
+  s.tls_cert_file = config.tls().cert_file();
+  s.tls_key_file = config.tls().key_file();
+  s.tls_client_ca_file = config.tls().client_ca_file();
+  if (config.tls().admin_certificate_names_size() > 0 && s.tls_client_ca_file.empty()) {
+    return Invalid("tls.admin_certificate_names", "set without api.tls.client_ca_file");
+  }
+  s.admin_certificate_names.assign(config.tls().admin_certificate_names().begin(),
+                                   config.tls().admin_certificate_names().end());
+  if (config.tls().reload_interval_seconds() != 0) {
+    NA_RETURN_IF_ERROR(CheckRange(config.tls().reload_interval_seconds(), 1, 86400, "tls.reload_interval_seconds"));
+    s.tls_reload_seconds = config.tls().reload_interval_seconds();
+  }
+  return OkStatus();
+}
+
+Status ResolveTcp(const v1::ApiConfig& config, ApiSettings& s) {
   const bool tls_set = !config.tls().cert_file().empty() || !config.tls().key_file().empty() ||
                        !config.tls().client_ca_file().empty() || config.tls().admin_certificate_names_size() > 0;
   if (config.tcp_address().empty()) {
@@ -121,72 +149,61 @@ Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
     if (tls_set) return Invalid("tls", "set without api.tcp_address");
     if (!config.token_file().empty()) return Invalid("token_file", "set without api.tcp_address");
     if (!config.read_token_file().empty()) return Invalid("read_token_file", "set without api.tcp_address");
-  } else {
-    auto host_port = SplitHostPort(config.tcp_address());
-    if (!host_port) return Invalid("tcp_address", host_port.error().message);
-    s.tcp_address = config.tcp_address();
-    if (config.insecure_loopback_tcp()) {
-      if (!IsLoopbackHost(host_port->host)) {
-        return Invalid("tcp_address", "insecure_loopback_tcp allows only a loopback address (127.0.0.0/8, ::1, "
-                                      "localhost), got " + Quoted(config.tcp_address()));
-      }
-      if (tls_set) return Invalid("insecure_loopback_tcp", "cannot be combined with api.tls");
-      s.tcp_insecure_loopback = true;
-    } else {
-      if (config.tls().cert_file().empty() || config.tls().key_file().empty()) {
-        return Invalid("tcp_address", "TCP needs TLS (api.tls.cert_file and api.tls.key_file) or, on a "
-                                      "loopback address only, api.insecure_loopback_tcp");
-      }
-      s.tls_cert_file = config.tls().cert_file();
-      s.tls_key_file = config.tls().key_file();
-      s.tls_client_ca_file = config.tls().client_ca_file();
-      if (config.tls().admin_certificate_names_size() > 0 && s.tls_client_ca_file.empty()) {
-        return Invalid("tls.admin_certificate_names", "set without api.tls.client_ca_file");
-      }
-      s.admin_certificate_names.assign(config.tls().admin_certificate_names().begin(),
-                                       config.tls().admin_certificate_names().end());
-      if (config.tls().reload_interval_seconds() != 0) {
-        if (Status st = CheckRange(config.tls().reload_interval_seconds(), 1, 86400, "tls.reload_interval_seconds");
-            !st) {
-          return st.error();
-        }
-        s.tls_reload_seconds = config.tls().reload_interval_seconds();
-      }
-    }
-    s.token_file = config.token_file();
-    s.read_token_file = config.read_token_file();
-    if (!s.token_file.empty() && s.token_file == s.read_token_file) {
-      return Invalid("read_token_file", "is the admin token_file: a token has one role");
-    }
+    return OkStatus();
   }
+  auto host_port = SplitHostPort(config.tcp_address());
+  if (!host_port) return Invalid("tcp_address", host_port.error().message);
+  s.tcp_address = config.tcp_address();
+  if (config.insecure_loopback_tcp()) {
+    if (!IsLoopbackHost(host_port->host)) {
+      return Invalid("tcp_address", "insecure_loopback_tcp allows only a loopback address (127.0.0.0/8, ::1, "
+                                    "localhost), got " + Quoted(config.tcp_address()));
+    }
+    if (tls_set) return Invalid("insecure_loopback_tcp", "cannot be combined with api.tls");
+    s.tcp_insecure_loopback = true;
+  } else {
+    NA_RETURN_IF_ERROR(ResolveTls(config, s));
+  }
+  s.token_file = config.token_file();
+  s.read_token_file = config.read_token_file();
+  if (!s.token_file.empty() && s.token_file == s.read_token_file) {
+    return Invalid("read_token_file", "is the admin token_file: a token has one role");
+  }
+  return OkStatus();
+}
+
+Status ResolveLimits(const v1::ApiConfig& config, ApiSettings& s) {
+  if (config.max_receive_message_bytes() != 0) {
+    NA_RETURN_IF_ERROR(CheckRange(config.max_receive_message_bytes(), 1024, 16 << 20, "max_receive_message_bytes"));
+    s.max_receive_message_bytes = config.max_receive_message_bytes();
+  }
+  if (config.max_watch_streams() != 0) {
+    NA_RETURN_IF_ERROR(CheckRange(config.max_watch_streams(), 1, 4096, "max_watch_streams"));
+    s.max_watch_streams = config.max_watch_streams();
+  }
+  if (config.max_streams_per_connection() != 0) {
+    NA_RETURN_IF_ERROR(CheckRange(config.max_streams_per_connection(), 1, 4096, "max_streams_per_connection"));
+    s.max_streams_per_connection = config.max_streams_per_connection();
+  }
+  if (config.watch_queue_events() != 0) {
+    NA_RETURN_IF_ERROR(CheckRange(config.watch_queue_events(), 16, 1 << 20, "watch_queue_events"));
+    s.watch_queue_events = config.watch_queue_events();
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<ApiSettings> ResolveApiConfig(const v1::ApiConfig& config) {
+  NA_RETURN_IF_ERROR(NoControlCharactersInAnyField(config));
+  ApiSettings s;
+  NA_RETURN_IF_ERROR(ResolveUnixSocket(config, s));
+  NA_RETURN_IF_ERROR(ResolveTcp(config, s));
   if (!v1::ReadAccess_IsValid(config.tcp_read_access())) {
     return Invalid("tcp_read_access", "unknown value " + std::to_string(static_cast<int>(config.tcp_read_access())));
   }
   s.tcp_read_open = config.tcp_read_access() == v1::READ_ACCESS_OPEN;
-
-  if (config.max_receive_message_bytes() != 0) {
-    if (Status st = CheckRange(config.max_receive_message_bytes(), 1024, 16 << 20, "max_receive_message_bytes");
-        !st) {
-      return st.error();
-    }
-    s.max_receive_message_bytes = config.max_receive_message_bytes();
-  }
-  if (config.max_watch_streams() != 0) {
-    if (Status st = CheckRange(config.max_watch_streams(), 1, 4096, "max_watch_streams"); !st) return st.error();
-    s.max_watch_streams = config.max_watch_streams();
-  }
-  if (config.max_streams_per_connection() != 0) {
-    if (Status st = CheckRange(config.max_streams_per_connection(), 1, 4096, "max_streams_per_connection"); !st) {
-      return st.error();
-    }
-    s.max_streams_per_connection = config.max_streams_per_connection();
-  }
-  if (config.watch_queue_events() != 0) {
-    if (Status st = CheckRange(config.watch_queue_events(), 16, 1 << 20, "watch_queue_events"); !st) {
-      return st.error();
-    }
-    s.watch_queue_events = config.watch_queue_events();
-  }
+  NA_RETURN_IF_ERROR(ResolveLimits(config, s));
   return s;
 }
 

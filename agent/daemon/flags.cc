@@ -52,15 +52,36 @@ std::string DaemonUsage() {
          "token file, socket group or TLS files included).\n";
 }
 
+namespace {
+
+// The whole of `text` as a number of seconds, or nothing.
+std::optional<double> Seconds(const std::string& text) {
+  double seconds = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return seconds;
+}
+
+// "--name=value" as name and value; any other word as it is.
+struct FlagWord {
+  std::string name;
+  std::optional<std::string> inline_value;
+};
+FlagWord SplitFlag(const std::string& word) {
+  if (const size_t eq = word.find('='); word.rfind("--", 0) == 0 && eq != std::string::npos) {
+    return {word.substr(0, eq), word.substr(eq + 1)};
+  }
+  return {word, std::nullopt};
+}
+
+}  // namespace
+
 Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
   DaemonFlags flags;
   for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::optional<std::string> inline_value;
-    if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
+    const FlagWord word = SplitFlag(args[i]);
+    const std::string& arg = word.name;
+    const std::optional<std::string>& inline_value = word.inline_value;
     auto value = [&]() -> Result<std::string> {
       if (inline_value) return *inline_value;
       if (i + 1 >= args.size()) return Bad(arg + ": needs a value");
@@ -114,21 +135,17 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
     } else if (arg == "--min-disruptive-interval") {
       auto v = value();
       if (!v) return v.error();
-      double seconds = -1;
-      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), seconds);
-      if (ec != std::errc() || end != v->data() + v->size() || seconds < 0 || seconds > 86400) {
+      const std::optional<double> seconds = Seconds(*v);
+      if (!seconds || *seconds < 0 || *seconds > 86400) {
         return Bad("--min-disruptive-interval: not a number of seconds in [0, 86400]: '" + *v + "'");
       }
-      flags.min_disruptive_interval_seconds = seconds;
+      flags.min_disruptive_interval_seconds = *seconds;
     } else if (arg == "--exit-after") {
       auto v = value();
       if (!v) return v.error();
-      double seconds = 0;
-      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), seconds);
-      if (ec != std::errc() || end != v->data() + v->size() || seconds <= 0) {
-        return Bad("--exit-after: not a positive number of seconds: '" + *v + "'");
-      }
-      flags.exit_after_seconds = seconds;
+      const std::optional<double> seconds = Seconds(*v);
+      if (!seconds || *seconds <= 0) return Bad("--exit-after: not a positive number of seconds: '" + *v + "'");
+      flags.exit_after_seconds = *seconds;
     } else {
       return Bad("unknown argument '" + args[i] + "' (see --help)");
     }

@@ -4,7 +4,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <thread>
 
 #include "agent/common/clock.h"
@@ -102,6 +105,65 @@ int RestoreOnly(const StartupRestore& restore) {
   return restore.status ? 0 : kExitRuntime;
 }
 
+// Signals are read from a signalfd by a watcher thread, so no handler runs inside the loop. Before any
+// thread starts: every thread inherits the mask.
+Result<int> BlockedSignalFd() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+  if (const int err = pthread_sigmask(SIG_BLOCK, &signals, nullptr); err != 0) {
+    return SysError("block", "SIGTERM, SIGINT and SIGHUP", err);
+  }
+  const int fd = signalfd(-1, &signals, SFD_CLOEXEC);
+  if (fd < 0) return SysError("signalfd", "SIGTERM, SIGINT and SIGHUP", errno);
+  return fd;
+}
+
+// Reads signals until one asks the daemon to stop (true) or the signalfd fails (false); a SIGHUP calls
+// `reload` and goes on.
+bool WatchSignals(int signal_fd, const std::function<void()>& reload) {
+  pthread_setname_np(pthread_self(), "na-signals");
+  for (;;) {
+    signalfd_siginfo info{};
+    const ssize_t n = read(signal_fd, &info, sizeof info);
+    if (n != static_cast<ssize_t>(sizeof info)) {
+      if (n < 0 && errno == EINTR) continue;
+      return false;
+    }
+    if (info.ssi_signo != SIGHUP) {
+      NA_INFO("signal " << info.ssi_signo << ": stopping");
+      return true;
+    }
+    reload();
+  }
+}
+
+// The metrics endpoint, unless --metrics-listen off (then null).
+Result<std::unique_ptr<metrics::AgentMetrics>> StartMetrics(const v1::Config& config, const DaemonFlags& flags) {
+  if (flags.metrics_listen && *flags.metrics_listen == "off") return std::unique_ptr<metrics::AgentMetrics>();
+  auto metrics_options = metrics::MetricsOptionsFromConfig(config.metrics());
+  auto agent_metrics = std::make_unique<metrics::AgentMetrics>(metrics_options->max_tracked_queues);
+  agent_metrics->ExportPerQueueIntervalHistogram(metrics_options->per_queue_interval_histogram);
+  if (Status started = agent_metrics->Start(metrics_options->listen_address); !started) return started.error();
+  return agent_metrics;
+}
+
+AgentOptions AgentOptionsFor(const v1::Config& config, const DaemonFlags& flags, const RestoreRules& rules,
+                             const StartupRestore& restored_first) {
+  AgentOptions options;
+  options.state_dir = config.state_dir();
+  options.config_policies = config::PoliciesOf(config);
+  options.record_windows_path = flags.record_windows;
+  options.version = NVME_ADAPT_VERSION;
+  options.restore_rules = rules;
+  options.restore_at_start = false;  // done before: RestoreFirst
+  options.journal_warning = restored_first.journal_warning;
+  if (flags.min_disruptive_interval_seconds) {
+    options.min_disruptive_interval = static_cast<engine::Nanos>(*flags.min_disruptive_interval_seconds * 1e9);
+  }
+  return options;
+}
+
 int Run(const DaemonFlags& flags) {
   auto config = LoadConfig(flags);
   if (config) SetLogLevel(*ParseLogLevel(config->log_level()));
@@ -117,54 +179,29 @@ int Run(const DaemonFlags& flags) {
     NA_WARN("cpu scheduling: " << scheduled.error().message << "; the agent runs as it was started");
   }
 
-  // Signals are read from a signalfd by a watcher thread, so no handler runs inside the loop.
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
-  if (pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) {
-    std::fprintf(stderr, "nvme-adaptd: cannot block signals\n");
+  const Result<int> signal_fd = BlockedSignalFd();
+  if (!signal_fd) {
+    NA_ERROR(signal_fd.error().message);
     return kExitRuntime;
   }
-  const int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
-  if (signal_fd < 0) {
-    NA_ERROR(SysError("signalfd", "", errno).message);
-    return kExitRuntime;
-  }
-
   auto components = BuildComponents(*config, flags);
   if (!components) {
     NA_ERROR("cannot start: " << components.error().message);
     return kExitRuntime;
   }
   // Metrics first: a port in use is a start failure the operator should see at once.
-  std::unique_ptr<metrics::AgentMetrics> agent_metrics;
-  if (!flags.metrics_listen || *flags.metrics_listen != "off") {
-    auto metrics_options = metrics::MetricsOptionsFromConfig(config->metrics());
-    agent_metrics = std::make_unique<metrics::AgentMetrics>(metrics_options->max_tracked_queues);
-    agent_metrics->ExportPerQueueIntervalHistogram(metrics_options->per_queue_interval_histogram);
-    if (Status started = agent_metrics->Start(metrics_options->listen_address); !started) {
-      NA_ERROR("cannot start: metrics: " << started.error().message);
-      return kExitRuntime;
-    }
+  auto agent_metrics = StartMetrics(*config, flags);
+  if (!agent_metrics) {
+    NA_ERROR("cannot start: metrics: " << agent_metrics.error().message);
+    return kExitRuntime;
   }
-  AgentOptions options;
-  options.state_dir = config->state_dir();
-  options.config_policies = config::PoliciesOf(*config);
-  options.record_windows_path = flags.record_windows;
-  options.version = NVME_ADAPT_VERSION;
-  options.restore_rules = rules;
-  options.restore_at_start = false;  // done above
-  options.journal_warning = restored_first.journal_warning;
-  if (flags.min_disruptive_interval_seconds) {
-    options.min_disruptive_interval = static_cast<engine::Nanos>(*flags.min_disruptive_interval_seconds * 1e9);
-  }
-  Agent agent(options, AgentDeps{components->collector.get(), components->discovery.get(),
-                                 components->levers.get(), nullptr, nullptr, agent_metrics.get()});
+  Agent agent(AgentOptionsFor(*config, flags, rules, restored_first), AgentDeps{components->collector.get(), components->discovery.get(),
+                                 components->levers.get(), nullptr, nullptr, agent_metrics->get()});
   if (Status started = agent.Start(); !started) {
     NA_ERROR("cannot start: " << started.error().message);
     return kExitRuntime;
   }
-  GrpcMetrics grpc_metrics(agent_metrics.get());
+  GrpcMetrics grpc_metrics(agent_metrics->get());
   auto api_server = api::StartApiServer(config->api(), agent, &grpc_metrics);
   if (!api_server) {
     NA_ERROR("cannot start: api: " << api_server.error().message);
@@ -176,28 +213,16 @@ int Run(const DaemonFlags& flags) {
                          << (*api_server)->unix_socket().value_or("tcp only"));
 
   // A mounted ConfigMap changes with no signal: the file's change reloads as SIGHUP does.
-  ConfigReloader reloader(flags.config_path, [&] { return LoadConfig(flags); }, agent, agent_metrics.get());
+  ConfigReloader reloader(flags.config_path, [&] { return LoadConfig(flags); }, agent, agent_metrics->get());
   auto config_watch = ConfigWatch::Start(flags.config_path, [&] { (void)reloader.Reload("file changed"); });
   if (!config_watch) NA_WARN("config watch: " << config_watch.error().message << "; only SIGHUP reloads");
 
   std::thread watcher([&] {
-    pthread_setname_np(pthread_self(), "na-signals");
-    for (;;) {
-      signalfd_siginfo info{};
-      const ssize_t n = read(signal_fd, &info, sizeof info);
-      if (n != static_cast<ssize_t>(sizeof info)) {
-        if (n < 0 && errno == EINTR) continue;
-        break;
-      }
-      if (info.ssi_signo == SIGHUP) {
-        if (Status tokens = (*api_server)->Reload(); !tokens) NA_ERROR("reload: " << tokens.error().message);
-        (void)reloader.Reload("SIGHUP");
-        continue;
-      }
-      NA_INFO("signal " << info.ssi_signo << ": stopping");
-      agent.Stop();
-      break;
-    }
+    const bool stop = WatchSignals(*signal_fd, [&] {
+      if (Status tokens = (*api_server)->Reload(); !tokens) NA_ERROR("reload: " << tokens.error().message);
+      (void)reloader.Reload("SIGHUP");
+    });
+    if (stop) agent.Stop();
   });
   std::thread timer;
   if (flags.exit_after_seconds) {
@@ -213,7 +238,7 @@ int Run(const DaemonFlags& flags) {
   if (!restored) NA_ERROR("shutdown: not every change could be put back: " << restored.error().message);
   watcher.join();
   if (timer.joinable()) timer.join();
-  close(signal_fd);
+  close(*signal_fd);
   NA_INFO("stopped");
   return restored ? 0 : kExitRuntime;
 }

@@ -110,6 +110,31 @@ bool IsPassingState(const std::string& state) {
 
 // `state_before`: the controller's state read before /proc/interrupts was, so that a reset that began or ended
 // while the controller was read shows as a state that changed.
+// The interrupt vector of controller `name`'s queue `qid`, from its /proc/interrupts line; none if it has
+// no line of its own (a poll queue).
+std::optional<Vector> QueueVector(const DiscoveryOptions& options, const KernelFacts& facts,
+                                  const std::map<uint32_t, std::string>& msi_kinds, const std::string& name,
+                                  uint32_t qid) {
+  auto it = facts.by_handler.find(name + "q" + std::to_string(qid));
+  if (it == facts.by_handler.end()) return std::nullopt;
+  const IrqLine& line = *it->second;
+  Vector v;
+  v.irq = line.irq;
+  v.chip = line.chip;
+  v.handlers = line.handlers;
+  const bool with_admin = std::find(v.handlers.begin(), v.handlers.end(), name + "q0") != v.handlers.end();
+  v.index = with_admin ? 0 : qid;  // pci.c: vector = dev->num_vecs == 1 ? 0 : qid
+  const auto kind = msi_kinds.find(line.irq);
+  v.kind = kind == msi_kinds.end() ? VectorKind::kIntx
+           : kind->second == "msi" ? VectorKind::kMsi
+                                    : VectorKind::kMsix;
+  const std::string irq_dir = JoinPath(JoinPath(options.procfs_root, "irq"), std::to_string(line.irq));
+  if (auto affinity = ReadText(JoinPath(irq_dir, "smp_affinity_list"))) {
+    if (auto cpus = ParseCpuList(*affinity)) v.affinity = std::move(*cpus);
+  }
+  return v;
+}
+
 Result<Controller> ReadController(const DiscoveryOptions& options, const std::string& dir, const std::string& name,
                                   uint32_t instance, const KernelFacts& facts, const std::string& state_before) {
   if (!IsDirectory(dir)) return MakeError(ErrorCode::kNotFound, dir + ": not a directory");
@@ -165,25 +190,7 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
     Queue q;
     q.qid = qid;
     q.key = collect::QueueKey{collect::Source::kKernelNvme, instance, qid, 0};
-    const std::string handler = name + "q" + std::to_string(qid);
-    if (auto it = facts.by_handler.find(handler); it != facts.by_handler.end()) {
-      const IrqLine& line = *it->second;
-      Vector v;
-      v.irq = line.irq;
-      v.chip = line.chip;
-      v.handlers = line.handlers;
-      const bool with_admin = std::find(v.handlers.begin(), v.handlers.end(), name + "q0") != v.handlers.end();
-      v.index = with_admin ? 0 : qid;  // pci.c: vector = dev->num_vecs == 1 ? 0 : qid
-      const auto kind = msi_kinds.find(line.irq);
-      v.kind = kind == msi_kinds.end() ? VectorKind::kIntx
-               : kind->second == "msi" ? VectorKind::kMsi
-                                        : VectorKind::kMsix;
-      const std::string irq_dir = JoinPath(JoinPath(options.procfs_root, "irq"), std::to_string(line.irq));
-      if (auto affinity = ReadText(JoinPath(irq_dir, "smp_affinity_list"))) {
-        if (auto cpus = ParseCpuList(*affinity)) v.affinity = std::move(*cpus);
-      }
-      q.vector = std::move(v);
-    }
+    q.vector = QueueVector(options, facts, msi_kinds, name, qid);
     const bool pcie = c.transport.empty() || c.transport == "pcie";
     q.mode = (pcie && !q.vector && qid != 0) ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt;
     if (auto it = cpus_by_qid.find(qid); it != cpus_by_qid.end()) {

@@ -147,6 +147,45 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
   AddControllerIntervalHistograms(queues, out);
 }
 
+namespace {
+
+// The collector's own series: which collector, its ring buffer, its BPF programs.
+void AddCollectorFamilies(const AgentWideState& agent, std::vector<MetricFamily>& out) {
+  if (agent.collector) {
+    FamilyBuilder collector("nvme_adapt_collector_info",
+                            "Always 1; the collector label names the one in use (bpf, or the procfs fallback).",
+                            MetricType::Gauge);
+    collector.Add({{"collector", *agent.collector}}, 1);
+    collector.MoveTo(out);
+    FamilyBuilder drops("nvme_adapt_ringbuf_drops_total", "Window records lost because the ring buffer was full.",
+                        MetricType::Counter);
+    drops.Add({}, static_cast<double>(agent.ringbuf_drops));
+    drops.MoveTo(out);
+    FamilyBuilder records("nvme_adapt_ringbuf_records_total", "Window records read from the ring buffer.",
+                          MetricType::Counter);
+    records.Add({}, static_cast<double>(agent.collector_records));
+    records.MoveTo(out);
+    FamilyBuilder attached("nvme_adapt_bpf_programs_attached", "BPF programs the collector has attached.",
+                           MetricType::Gauge);
+    attached.Add({}, static_cast<double>(agent.bpf_programs_attached));
+    attached.MoveTo(out);
+  }
+  FamilyBuilder runs("nvme_adapt_bpf_runs_total",
+                     "Runs of each BPF program (events it handled); needs kernel.bpf_stats_enabled=1.",
+                     MetricType::Counter);
+  FamilyBuilder run_seconds("nvme_adapt_bpf_run_seconds_total",
+                            "CPU time spent in each BPF program; needs kernel.bpf_stats_enabled=1.",
+                            MetricType::Counter);
+  for (const auto& [program, totals] : agent.bpf_programs) {
+    runs.Add({{"program", program}}, static_cast<double>(totals.runs));
+    run_seconds.Add({{"program", program}}, static_cast<double>(totals.run_time_ns) * kSecondsPerNano);
+  }
+  runs.MoveTo(out);
+  run_seconds.MoveTo(out);
+}
+
+}  // namespace
+
 void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& out) {
   FamilyBuilder build("nvme_adapt_build_info", "Always 1; labels say which build of the agent runs.",
                       MetricType::Gauge);
@@ -190,37 +229,7 @@ void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& ou
   }
   switch_latency.MoveTo(out);
 
-  if (agent.collector) {
-    FamilyBuilder collector("nvme_adapt_collector_info",
-                            "Always 1; the collector label names the one in use (bpf, or the procfs fallback).",
-                            MetricType::Gauge);
-    collector.Add({{"collector", *agent.collector}}, 1);
-    collector.MoveTo(out);
-    FamilyBuilder drops("nvme_adapt_ringbuf_drops_total", "Window records lost because the ring buffer was full.",
-                        MetricType::Counter);
-    drops.Add({}, static_cast<double>(agent.ringbuf_drops));
-    drops.MoveTo(out);
-    FamilyBuilder records("nvme_adapt_ringbuf_records_total", "Window records read from the ring buffer.",
-                          MetricType::Counter);
-    records.Add({}, static_cast<double>(agent.collector_records));
-    records.MoveTo(out);
-    FamilyBuilder attached("nvme_adapt_bpf_programs_attached", "BPF programs the collector has attached.",
-                           MetricType::Gauge);
-    attached.Add({}, static_cast<double>(agent.bpf_programs_attached));
-    attached.MoveTo(out);
-  }
-  FamilyBuilder runs("nvme_adapt_bpf_runs_total",
-                     "Runs of each BPF program (events it handled); needs kernel.bpf_stats_enabled=1.",
-                     MetricType::Counter);
-  FamilyBuilder run_seconds("nvme_adapt_bpf_run_seconds_total",
-                            "CPU time spent in each BPF program; needs kernel.bpf_stats_enabled=1.",
-                            MetricType::Counter);
-  for (const auto& [program, totals] : agent.bpf_programs) {
-    runs.Add({{"program", program}}, static_cast<double>(totals.runs));
-    run_seconds.Add({{"program", program}}, static_cast<double>(totals.run_time_ns) * kSecondsPerNano);
-  }
-  runs.MoveTo(out);
-  run_seconds.MoveTo(out);
+  AddCollectorFamilies(agent, out);
 
   FamilyBuilder grpc("nvme_adapt_grpc_requests_total", "Finished gRPC calls, by method and status code.",
                      MetricType::Counter);
