@@ -80,6 +80,7 @@ struct EmulatedController::Worker {
   void ApplyCoalescing();
   void Fetch();
   bool PostDue(int64_t now);  // true if it posted anything
+  void Breathe(const std::string& name);  // once per kFaithfulMaxSpinNs of spinning
   void Signal(Slot& slot, uint32_t head);
   int64_t Interrupts(int64_t now);  // returns the earliest coalescing deadline, or INT64_MAX
   // Before sleeping: asleep it cannot watch the CQ head doorbells, so completions held back behind an
@@ -101,7 +102,8 @@ struct EmulatedController::Worker {
   std::atomic<uint32_t> timing_requested{0};
   std::atomic<uint32_t> timing_taken{0};  // the period this thread counts in now (acknowledges requests)
   uint32_t timing_period = 0;             // controller thread's copy
-  int64_t awake_since_ns = 0;             // faithful: when it last slept (the spin budget)
+  int64_t awake_since_ns = 0;             // faithful: when it last slept or breathed (the spin budget)
+  bool breath_failed = false;             // faithful: the real-time class could not be taken back
   int64_t last_busy_ns = 0;               // faithful: when it last held or posted a command
   uint64_t order = 0;
   uint64_t rng = 0x9E3779B97F4A7C15ULL;

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "agent/common/clock.h"
+#include "common/log.h"
 #include "uvnvme/controller_parts.h"
+#include "uvnvme/placement.h"
 #include "uvnvme/sync.h"
 
 namespace nvmeadapt::uvnvme {
@@ -54,7 +56,8 @@ void EmulatedController::Worker::Run(size_t index) {
           SpinUntil(wake, generation);
           continue;
         }
-        look = now + 1000;  // the breather: a real-time spinner would starve this CPU's kernel workers
+        Breathe(name);
+        continue;
       } else if (wake != INT64_MAX) {
         look = wake - kFaithfulWakeMarginNs;  // far off: sleep, then spin for the last stretch
       }  // else idle: sleep until a doorbell
@@ -72,6 +75,16 @@ void EmulatedController::Worker::Run(size_t index) {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   final_cpu_ns.store(int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec);
+}
+
+void EmulatedController::Worker::Breathe(const std::string& name) {
+  // A real-time spinner would starve this CPU's kernel workers (kernels without the fair server).
+  if (Status status = YieldToFairTasks(pthread_self(), name); !status.ok()) {
+    // Still spinning, now in the fair class: lateness shows it. Say so once, not once a second.
+    if (!breath_failed) NA_WARN("uvnvme: " << status.error().message);
+    breath_failed = true;
+  }
+  awake_since_ns = MonotonicNanos();
 }
 
 void EmulatedController::Worker::SpinUntil(int64_t until, uint32_t generation) {
