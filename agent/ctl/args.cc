@@ -15,7 +15,7 @@ constexpr std::string_view kGlobalFlags[] = {"insecure-loopback-tcp", "json", "h
 constexpr std::string_view kCommandValueOptions[] = {
     "source", "controller", "queue", "window-completions", "poll-threshold", "pace-slack", "max-failures",
     "backoff-windows", "max-poll-windows", "timer-granularity", "batch-pace-allowance", "settle-windows", "pace-credit",
-    "max-backoff-windows", "backoff-load-change", "max-poll-run-windows", "mode", "file", "for", "kind",
+    "max-backoff-windows", "backoff-load-change", "max-poll-run-windows", "stall-backoff", "mode", "file", "for", "kind",
     "count"};
 constexpr std::string_view kCommandFlags[] = {"replace"};
 

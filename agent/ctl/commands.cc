@@ -132,7 +132,8 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
                     SetDuration(args, "pace-credit", policy, &P::set_pace_credit_ns),
                     SetUint(args, "max-backoff-windows", policy, &P::set_max_backoff_windows),
                     SetUint(args, "backoff-load-change", policy, &P::set_backoff_load_change_percent),
-                    SetUint(args, "max-poll-run-windows", policy, &P::set_max_poll_run_windows)}) {
+                    SetUint(args, "max-poll-run-windows", policy, &P::set_max_poll_run_windows),
+                    SetOnOff(args, "stall-backoff", policy, &P::set_stall_backoff)}) {
     if (!st) return st.error();
   }
   if (const std::string* mode = args.value("mode")) {

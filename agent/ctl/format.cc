@@ -58,7 +58,8 @@ std::vector<std::string> PolicyRow(const std::string& level, const v1::Policy& p
           Field(p.has_pace_credit_ns(), [&] { return FormatDuration(p.pace_credit_ns()); }),
           Field(p.has_max_backoff_windows(), [&] { return std::to_string(p.max_backoff_windows()); }),
           Field(p.has_backoff_load_change_percent(), [&] { return std::to_string(p.backoff_load_change_percent()) + "%"; }),
-          Field(p.has_max_poll_run_windows(), [&] { return std::to_string(p.max_poll_run_windows()); })};
+          Field(p.has_max_poll_run_windows(), [&] { return std::to_string(p.max_poll_run_windows()); }),
+          Field(p.has_stall_backoff(), [&] { return std::string(p.stall_backoff() ? "on" : "off"); })};
 }
 
 }  // namespace
@@ -124,7 +125,8 @@ void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out) {
 
 void PrintPolicySet(const v1::PolicySet& policy, const v1::Policy* effective_global, std::ostream& out) {
   Table t({"LEVEL", "MODE", "WINDOW", "THRESHOLD", "SLACK", "MAX-FAILURES", "BACKOFF", "MAX-POLL", "TIMER", "BATCH", "SETTLE",
-           "CREDIT", "MAX-BACKOFF", "LOAD-CHANGE", "MAX-POLL-RUN"});
+           "CREDIT", "MAX-BACKOFF", "LOAD-CHANGE", "MAX-POLL-RUN",
+           "STALL-BACKOFF"});
   if (effective_global) t.Add(PolicyRow("effective global", *effective_global));
   t.Add(PolicyRow("global", policy.policy()));
   for (const auto& c : policy.controllers()) t.Add(PolicyRow("controller " + c.controller(), c.policy()));

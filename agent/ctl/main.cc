@@ -28,7 +28,7 @@ Commands:
       --pace-slack DURATION   --max-failures N   --backoff-windows N   --max-poll-windows N
       --timer-granularity DURATION   --batch-pace-allowance on|off   --settle-windows N
       --pace-credit DURATION   --max-backoff-windows N   --backoff-load-change PERCENT
-      --max-poll-run-windows N
+      --max-poll-run-windows N   --stall-backoff on|off
       Fields not given are left as they are; with --replace the level becomes exactly what is given.
       --file reads a Policy as JSON ("-" for stdin), e.g. {"mode": "CONTROLLER_MODE_ADAPTIVE"};
       flags override its fields.
@@ -85,7 +85,7 @@ int Main(int argc, char** argv) {
                                  {"mode", "window-completions", "poll-threshold", "pace-slack", "max-failures",
                                   "backoff-windows", "max-poll-windows", "timer-granularity", "batch-pace-allowance",
                                   "settle-windows", "pace-credit", "max-backoff-windows", "backoff-load-change",
-                                  "max-poll-run-windows", "controller", "queue",
+                                  "max-poll-run-windows", "stall-backoff", "controller", "queue",
                                   "replace", "file"})
                   : CheckOptions(args, "policy get", {});
     run = &RunPolicy;

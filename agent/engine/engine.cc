@@ -121,6 +121,9 @@ void Engine::LeavePolling(Queue& q) {
 
 Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
   const ReapMode from = q.mode;
+  // Before any window of this try was kept, and not a run resumed after a re-measure.
+  const bool fresh_try_stalled = reason == Reason::kStalled && q.policy.stall_backoff && q.poll_windows == 0 &&
+                                 q.poll_run_level == 0;
   q.mode = ReapMode::kInterrupt;
   q.poll_windows = 0;
   q.pace_credit = 0;
@@ -129,7 +132,7 @@ Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
   if (from == ReapMode::kPoll) LeavePolling(q);
   ++q.failures;
   bool backoff_started = false;
-  if (q.failures >= q.policy.max_failures) {
+  if (q.failures >= q.policy.max_failures || fresh_try_stalled) {
     backoff_started = true;
     q.backoff_left = BackoffLength(q.policy, q.backoff_level);
     if (q.backoff_left > 0 && q.backoff_level < 32) ++q.backoff_level;
