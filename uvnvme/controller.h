@@ -78,6 +78,9 @@ struct DeviceTiming {
   std::array<uint64_t, kIntervalBuckets> intervals{};
   int64_t interval_max_ns = 0;
   uint64_t posted = 0;
+  // How long raising an interrupt (the eventfd write) held the controller thread: completions that fall
+  // due meanwhile are posted after it, so it bounds interrupt mode's lateness from below.
+  LatencyHistogram signal_write;
 
   void RecordPost(int64_t lateness_ns);
   void RecordInterval(int64_t interval_ns);

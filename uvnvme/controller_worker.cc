@@ -185,7 +185,9 @@ void EmulatedController::Worker::Signal(Slot& slot, uint32_t head) {
   // Counted before the write, so whoever the interrupt wakes already sees it counted. The eventfd is
   // blocking and its counter far from overflow: the write cannot fail short of a bug.
   slot.interrupts.fetch_add(1, std::memory_order_relaxed);
+  const int64_t before = MonotonicNanos();
   if (write(slot.irq_fd, &one, sizeof one) != sizeof one) slot.interrupts.fetch_sub(1, std::memory_order_relaxed);
+  if (timing_period < slot.timing.size()) slot.timing[timing_period].signal_write.Record(MonotonicNanos() - before);
 }
 
 int64_t EmulatedController::Worker::Interrupts(int64_t now) {
