@@ -34,7 +34,9 @@ void EmulatedController::Worker::Run(size_t index) {
     const uint32_t generation = waker.generation.load(std::memory_order_seq_cst);
     if (config_requested.load(std::memory_order_relaxed) != config_applied) ApplyCoalescing();
     if (timing_requested.load(std::memory_order_acquire) != timing_period) TakeTimingPeriod();
-    Fetch();
+    const int64_t fetched_before_ns = last_fetch_ns;
+    last_fetch_ns = MonotonicNanos();
+    Fetch(fetched_before_ns);
     int64_t now = MonotonicNanos();
     const bool posted = PostDue(now);
     // Completions are visible before the mask bits are read: pairs with the host's unmask-then-drain.
@@ -113,7 +115,7 @@ void EmulatedController::Worker::ApplyCoalescing() {
   ack_cv.notify_all();
 }
 
-void EmulatedController::Worker::Fetch() {
+void EmulatedController::Worker::Fetch(int64_t previous_fetch_ns) {
   for (uint32_t s = 0; s < slots.size(); ++s) {
     Slot& slot = *slots[s];
     const uint32_t entries = slot.memory->entries();
@@ -122,7 +124,11 @@ void EmulatedController::Worker::Fetch() {
     const SubmissionEntry* ring = slot.memory->submissions();
     while (slot.sq_head != tail) {
       const SubmissionEntry& sqe = ring[slot.sq_head];
-      const int64_t doorbell = static_cast<int64_t>((uint64_t{sqe.submit_ns_hi} << 32) | sqe.submit_ns_lo);
+      // The host stamps the doorbell's time just before it stores the tail; a host thread preempted between
+      // the two (eight polling reapers on one CPU: for tens of ms) leaves an old stamp. The tail was not there
+      // at the previous fetch, so it was rung after it: service cannot start before the device could see it.
+      const int64_t stamped = static_cast<int64_t>((uint64_t{sqe.submit_ns_hi} << 32) | sqe.submit_ns_lo);
+      const int64_t doorbell = std::max(stamped, previous_fetch_ns);
       const uint32_t bytes = ((sqe.cdw12 & 0xffffu) + 1) * kLbaBytes;
       const int64_t due = slot.scheduler->DueTime(doorbell, sqe.opcode == kOpcodeWrite, bytes, rng);
       heap.push_back(InFlight{due, order++, s, sqe.cid, sqe.tag});
