@@ -15,11 +15,12 @@ class EngineStallBackoff : public EngineFixture {
     return p;
   }
 
-  // The polling window in flight gets no completion for 2 ms: the timer fails it as stalled.
-  Decision Stall(QueueHandle q) {
+  // The polling window in flight reaps `reaped` completions in 10 us, then none for 2 ms: the timer fails
+  // it as stalled.
+  Decision Stall(QueueHandle q, uint32_t reaped = 2) {
     const Nanos start = now_;
     now_ += 2'000'000;
-    auto d = engine_.OnTimer(q, now_, WindowProgress{start, 0, start});
+    auto d = engine_.OnTimer(q, now_, WindowProgress{start, reaped, reaped > 0 ? start + 10 * kUs : start});
     EXPECT_TRUE(d);
     if (!d) return Decision{};
     EXPECT_EQ(d->reason, Reason::kStalled);
@@ -37,6 +38,14 @@ TEST_F(EngineStallBackoff, AStallInATrysFirstWindowBacksOffAtOnce) {
   EXPECT_EQ(d.failures, 1u);  // the count stays true: one failure started this backoff
   EXPECT_EQ(engine_.View(q).state, QueueState::kBackoff);
   EXPECT_EQ(engine_.View(q).backoff_left, 64u);
+}
+
+TEST_F(EngineStallBackoff, AStallBeforeTheTryReapedAnythingIsOneFailure) {
+  const QueueHandle q = Add(WithStallBackoff(true));
+  StartTry(q);
+  const Decision d = Stall(q, 0);  // the switch had not taken effect in the reaper
+  EXPECT_FALSE(d.backoff_started);
+  EXPECT_EQ(engine_.View(q).state, QueueState::kMeasuring);
 }
 
 TEST_F(EngineStallBackoff, OffATrysStallCountsAsOneFailureAsInThePatch) {
