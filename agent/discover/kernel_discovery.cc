@@ -5,6 +5,7 @@
 //   /proc/interrupts handler names "nvme%dq%d"; the CQ of qid uses vector qid, or 0 when the device got one
 //   /sys/module/nvme/parameters/use_threaded_interrupts, /proc/cmdline "threadirqs", /sys/kernel/realtime
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
 
@@ -83,11 +84,16 @@ void Classify(const Controller& controller, const KernelFacts& facts, Queue& q) 
   q.reason_text.clear();
   const std::string self = controller.name + "q" + std::to_string(q.qid);
   if (q.qid == 0) return set(Ineligibility::kAdminQueue, "admin queue");
+  if (controller.transport == "tcp") {
+    // nvme_tcp reaps its default queues in io_work and its poll queues (nr_poll_queues at connect) when
+    // polled: the connection is switched as a whole by the reconnect lever, like PCIe's poll_queues + reset.
+    if (q.mode == engine::ReapMode::kPoll) return set(Ineligibility::kPollQueue, "poll queue (nr_poll_queues at connect)");
+    return;
+  }
   if (!controller.transport.empty() && controller.transport != "pcie") {
-    // Its transport reaps completions itself (nvme_tcp's io_work; poll queues only with nr_poll_queues at
-    // connect): nothing per queue to switch.
-    return set(Ineligibility::kNoInterrupts, controller.transport + " host queue: no MSI-X vector (its mode is set by "
-                                             "the poll queue count at connect)");
+    // Its transport reaps completions itself, with no lever here to change how.
+    return set(Ineligibility::kNoInterrupts, controller.transport + " host queue: no MSI-X vector and no lever (the "
+                                             "reconnect lever serves tcp only)");
   }
   if (!q.vector) return set(Ineligibility::kPollQueue, "poll queue (no vector)");
   if (q.vector->kind == VectorKind::kMsi) return set(Ineligibility::kNotMsix, "MSI, not MSI-X");
@@ -186,13 +192,21 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   }
 
   const std::map<uint32_t, std::string> msi_kinds = MsiKinds(JoinPath(dir, "device"));
+  // A TCP host's poll queues are its last qids.
+  uint32_t first_tcp_poll_qid = UINT32_MAX;
+  if (c.transport == "tcp") {
+    const uint32_t polls = FabricsPollQueues(dir, OnlineCpus(options.sysfs_root)).value_or(0);
+    const uint32_t last = *qids.rbegin();
+    if (polls > 0 && polls <= last) first_tcp_poll_qid = last - polls + 1;
+  }
   for (uint32_t qid : qids) {
     Queue q;
     q.qid = qid;
     q.key = collect::QueueKey{collect::Source::kKernelNvme, instance, qid, 0};
     q.vector = QueueVector(options, facts, msi_kinds, name, qid);
     const bool pcie = c.transport.empty() || c.transport == "pcie";
-    q.mode = (pcie && !q.vector && qid != 0) ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt;
+    q.mode = ((pcie && !q.vector && qid != 0) || qid >= first_tcp_poll_qid) ? engine::ReapMode::kPoll
+                                                                              : engine::ReapMode::kInterrupt;
     if (auto it = cpus_by_qid.find(qid); it != cpus_by_qid.end()) {
       q.cpus = it->second;
     } else if (q.vector && qid != 0 && !have_hctx) {
