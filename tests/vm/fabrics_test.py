@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fabrics_agent  # noqa: E402
 import fabrics_facts as ff  # noqa: E402
 import fabrics_layers  # noqa: E402
+import fabrics_lever  # noqa: E402
 import nvme_facts as facts  # noqa: E402
 from nvme_e2e_test import Checks, _write_summary  # noqa: E402
 from vmkernel import FABRICS_MODULES, KERNELS, VmSetupError  # noqa: E402
@@ -100,7 +101,9 @@ def assert_results(results):
             summary["runs"][f"{conn}/{run}"] = fabrics_layers.check_run(
                 checks, results / "io" / conn / run, f"{conn}/{run}", info, hipri=run.endswith("hipri"))
     summary["layers"] = fabrics_layers.layer_summary(summary)
-    fabrics_agent.check_agent(checks, results, summary["connections"]["poll"], summary)
+    lever = _connection(checks, results, "lever", summary)
+    fabrics_agent.check_agent(checks, results, lever, summary)
+    fabrics_lever.check_lever(checks, results, summary)
     return checks, summary
 
 
