@@ -127,7 +127,15 @@ def main(argv=None):
                               results_dir=build_dir / "vm-results" / name, kernel=args.kernel,
                               env={"NVA_EXTRA_MODULES": " ".join(FABRICS_MODULES)}, timeout=args.timeout,
                               kernel_args=KERNEL_ARGS), clock)
-    except (VmSetupError, VmRunError, subprocess.CalledProcessError, KeyboardInterrupt) as e:
+    except VmRunError as e:
+        results = build_dir / "vm-results" / name
+        if results.is_dir():
+            _write_summary(results, {"error": str(e), "guest_kernel_crash": e.crash, "checks": [],
+                                     "total_seconds": round(clock.elapsed(), 1)}, 1)
+        what = "the guest kernel crashed before any check ran" if e.crash else "the VM did not finish"
+        print(f"{name}: FAILED: {what}: {e}", file=sys.stderr)
+        return 1
+    except (VmSetupError, subprocess.CalledProcessError, KeyboardInterrupt) as e:
         print(f"{name}: FAILED: {e}", file=sys.stderr)
         return 1
     results = vm.results_dir
