@@ -111,9 +111,17 @@ def check_lever(checks, results, summary):
                      if e.get("kind") == "EVENT_KIND_QUEUE_REMOVED" and e.get("queue", {}).get("controller") == host)
     status = json.loads((n / "status-after-disconnect.json").read_text())
     stopped = int((n / "exit-status").read_text())
-    out["vanished"] = {"removed_events": removed, "exit_status": stopped}
+    switched = _host(n / "poll" / "host.txt")
+    left = _entries(n / "journal-after-stop.json")
+    dropped = [line.split(" info ")[-1][:160] for line in (n / "daemon.log").read_text().splitlines()
+               if "journal: dropped" in line and "tcp_reconnect" in line]
+    out["vanished"] = {"removed_events": removed, "exit_status": stopped, "switched_before": switched,
+                       "journal_dropped": dropped, "journal_left": left}
     checks.check(f"agent: {host} disconnected mid-window: its queues dropped with events, nvme0's kept",
                  listed and not gone and removed == sorted(listed) and backing,
                  f"listed {sorted(listed)}, left {sorted(gone)}, QUEUE_REMOVED for {removed}, nvme0 {sorted(backing)}")
     checks.check("agent: answered after the disconnect and stopped by SIGTERM with exit status 0",
                  bool(status) and stopped == 0, f"status answered: {bool(status)}, exit status {stopped}")
+    checks.check("agent: the reconnect journaled before the disconnect was dropped at stop (nothing to restore)",
+                 switched.get("io_poll") == "1" and len(dropped) == 1 and not left,
+                 f"host before the disconnect {switched}; log {dropped}; journal left {left}")

@@ -109,7 +109,10 @@ agent_start fabrics "$b/next"
 wait_until 60 "the host reconnected without poll queues" _host_polls 0
 fabrics_refresh
 fabrics_host_state "$b/next/host-restored.txt"
+# Switched again (journaled), then the host disconnects under the agent: its queues are dropped with events,
+# and at SIGTERM the journal drops the entry (nothing connected over it to restore) and ends empty.
 step agent-host-vanishes
+fabrics_switch poll "$b/next/poll"
 agent_watch "$b/next/watch.json"
 host_ctrl=$fabrics_ctrl
 wait_until 30 "the agent to list $host_ctrl" _agent_lists "$host_ctrl" "$b/next/queues-before-disconnect.json"
@@ -117,6 +120,7 @@ fabrics_disconnect lever
 wait_until 30 "the agent to drop $host_ctrl" _agent_lists_no "$host_ctrl" "$b/next/queues-after-disconnect.json"
 ctl --json status > "$b/next/status-after-disconnect.json"
 agent_stop "$b/next" TERM
+cp "$AGENT_DIR/state/journal.json" "$b/next/journal-after-stop.json" 2> /dev/null || echo '{}' > "$b/next/journal-after-stop.json"
 
 step finish
 fabrics_target_teardown
