@@ -36,13 +36,15 @@ CONNECTIONS = ("interrupt", "poll")
 # A kernel loop that stops a CPU (soft lockup) panics the guest at once, with every CPU's backtrace on the
 # console (loglevel 5 lets the watchdog's KERN_WARNING lines through), instead of holding the test for its
 # timeout: QEMU runs with -no-reboot, so the panic ends the VM and the test fails naming the console.
-# One vCPU running (of two the guest may hotplug): the 6.12 guest died with "Oops: int3" in __schedule while
-# the bed's tracepoints were being enabled, its code bytes already the patched jmp: a vCPU ran a stale
-# translation of text another vCPU had just rewritten (static keys). With one vCPU running, TCG sees every
-# write to the text before it runs it; maxcpus 2 keeps TCG's parallel code, with the guest's memory barriers.
 KERNEL_ARGS = "hardened_usercopy=off softlockup_panic=1 softlockup_all_cpu_backtrace=1 loglevel=5"
 # The events guest/fabrics_lib.sh keeps a never-firing trigger on (fabrics_pin_events).
 PINNED_EVENTS = ("nvme/nvme_complete_rq", "block/block_rq_complete", "nvmet/nvmet_req_init", "nvmet/nvmet_req_complete")
+# One vCPU running (of two the guest may hotplug): the 6.12 guest died with "Oops: int3" in __schedule while
+# the bed's tracepoints were being enabled, the code bytes at the trap already the patched jmp (e9): a vCPU
+# trapped on an int3 that another vCPU's text patching (static keys) had already replaced and retired. With
+# one vCPU running no vCPU executes the text while another rewrites it; maxcpus 2 keeps TCG's parallel code
+# (the guest's memory barriers, which QEMU's NVMe doorbell handshake needs: vmrun.py).
+VCPUS, MAX_CPUS = 1, 2
 SHAPES = [f"{bs}-{rw}" for bs in ("4k", "2m") for rw in ("randread", "randwrite", "randrw")]
 
 
@@ -130,7 +132,7 @@ def main(argv=None):
         vm = run_vm(VmOptions(guest_script=VM_DIR / "guest" / "fabrics.sh", build_dir=build_dir,
                               results_dir=build_dir / "vm-results" / name, kernel=args.kernel,
                               env={"NVA_EXTRA_MODULES": " ".join(FABRICS_MODULES)}, timeout=args.timeout,
-                              kernel_args=KERNEL_ARGS, smp=1, max_cpus=2), clock)
+                              kernel_args=KERNEL_ARGS, smp=VCPUS, max_cpus=MAX_CPUS), clock)
     except VmRunError as e:
         results = build_dir / "vm-results" / name
         if results.is_dir():
