@@ -8,12 +8,7 @@ import json
 
 import fabrics_facts as ff
 import nvme_facts as facts
-
-TOLERANCE = 0.01
-
-
-def _within(a, b):
-    return abs(a - b) <= TOLERANCE * max(a, b, 1)
+from fabrics_agent import _within
 
 
 def _host(path):
