@@ -194,10 +194,13 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   const std::map<uint32_t, std::string> msi_kinds = MsiKinds(JoinPath(dir, "device"));
   // A TCP host's poll queues are its last qids.
   uint32_t first_tcp_poll_qid = UINT32_MAX;
+  bool tcp_layout_known = true;
   if (c.transport == "tcp") {
-    const uint32_t polls = FabricsPollQueues(dir, OnlineCpus(options.sysfs_root)).value_or(0);
+    const std::optional<uint32_t> polls = FabricsPollQueues(dir, OnlineCpus(options.sysfs_root));
     const uint32_t last = *qids.rbegin();
-    if (polls > 0 && polls <= last) first_tcp_poll_qid = last - polls + 1;
+    if (polls && *polls > 0 && *polls <= last) first_tcp_poll_qid = last - *polls + 1;
+    // Right after a connect its namespace is not scanned yet: which queues poll is known at the next scan.
+    tcp_layout_known = polls.has_value() || last == 0;
   }
   for (uint32_t qid : qids) {
     Queue q;
@@ -216,7 +219,7 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
     c.queues.push_back(std::move(q));
   }
   c.state = OptionalAttribute(dir, "state");
-  c.settled = !IsPassingState(state_before) && state_before == c.state;
+  c.settled = !IsPassingState(state_before) && state_before == c.state && tcp_layout_known;
   return c;
 }
 

@@ -198,6 +198,10 @@ TEST(DiscoverKernel, TcpHostQueuesAreEligibleAndItsLastQidsArePollQueues) {
   EXPECT_EQ(c.layer, "host");
   WriteFile(dir + "/nvme0n1/queue/io_poll", "0\n");
   EXPECT_TRUE(QueueOf(OnlyController(DiscoverTree(tmp.path())), 3).eligible) << "no poll queues";
+  EXPECT_TRUE(OnlyController(DiscoverTree(tmp.path())).settled);
+  std::filesystem::remove(dir + "/nvme0n1/queue/io_poll");
+  EXPECT_FALSE(OnlyController(DiscoverTree(tmp.path())).settled)
+      << "just connected, its namespace not scanned: which queues poll is known at the next scan";
 }
 
 TEST(DiscoverKernel, OtherFabricsQueuesHaveNoLever) {

@@ -129,6 +129,14 @@ _agent_lists() {
   ctl --json queues > "$2" && grep -q "\"controller\":\"$1\"" "$2"
 }
 
+# _agent_lists_layout POLLS OUT: the agent lists every queue of $fabrics_ctrl (queue_count), POLLS of them as
+# poll queues (OUT: its queue list).
+_agent_lists_layout() {
+  ctl --json queues > "$2" || return 1
+  [[ $(grep -o "\"controller\":\"$fabrics_ctrl\"" "$2" | wc -l) == $(cat "/sys/class/nvme/$fabrics_ctrl/queue_count") &&
+     $(grep -o 'nr_poll_queues at connect' "$2" | wc -l) == "$1" ]]
+}
+
 # fabrics_switch MODE DIR: `policy set --controller <host> --mode MODE` (the reconnect lever), then waits
 # until the host runs (poll) or does not run (interrupt) poll queues and the agent lists it. DIR gets the
 # CLI's answer, the host's state and the agent's queues.
@@ -139,7 +147,7 @@ fabrics_switch() {
   ctl --json policy set --controller "$fabrics_ctrl" --mode "$mode" > "$dir/set-policy.json"
   wait_until 60 "the host reconnected with io_poll $polls" _host_polls "$polls"
   fabrics_refresh
-  wait_until 30 "the agent to list $fabrics_ctrl" _agent_lists "$fabrics_ctrl" "$dir/queues.json"
+  wait_until 30 "the agent to list $fabrics_ctrl as the kernel does" _agent_lists_layout "$polls" "$dir/queues.json"
   fabrics_host_state "$dir/host.txt"
   ctl --json status > "$dir/status.json"
 }
