@@ -141,6 +141,14 @@ std::optional<Vector> QueueVector(const DiscoveryOptions& options, const KernelF
   return v;
 }
 
+// A TCP host's poll queues are its last qids (up to `last`); UINT32_MAX when it has none. `known` false right
+// after a connect, its namespace not scanned yet: which queues poll is known at the next scan.
+uint32_t FirstTcpPollQid(const DiscoveryOptions& options, const std::string& dir, uint32_t last, bool* known) {
+  const std::optional<uint32_t> polls = FabricsPollQueues(dir, OnlineCpus(options.sysfs_root));
+  *known = polls.has_value() || last == 0;
+  return polls && *polls > 0 && *polls <= last ? last - *polls + 1 : UINT32_MAX;
+}
+
 Result<Controller> ReadController(const DiscoveryOptions& options, const std::string& dir, const std::string& name,
                                   uint32_t instance, const KernelFacts& facts, const std::string& state_before) {
   if (!IsDirectory(dir)) return MakeError(ErrorCode::kNotFound, dir + ": not a directory");
@@ -192,16 +200,9 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   }
 
   const std::map<uint32_t, std::string> msi_kinds = MsiKinds(JoinPath(dir, "device"));
-  // A TCP host's poll queues are its last qids.
-  uint32_t first_tcp_poll_qid = UINT32_MAX;
   bool tcp_layout_known = true;
-  if (c.transport == "tcp") {
-    const std::optional<uint32_t> polls = FabricsPollQueues(dir, OnlineCpus(options.sysfs_root));
-    const uint32_t last = *qids.rbegin();
-    if (polls && *polls > 0 && *polls <= last) first_tcp_poll_qid = last - *polls + 1;
-    // Right after a connect its namespace is not scanned yet: which queues poll is known at the next scan.
-    tcp_layout_known = polls.has_value() || last == 0;
-  }
+  const uint32_t first_tcp_poll_qid =
+      c.transport == "tcp" ? FirstTcpPollQid(options, dir, *qids.rbegin(), &tcp_layout_known) : UINT32_MAX;
   for (uint32_t qid : qids) {
     Queue q;
     q.qid = qid;
