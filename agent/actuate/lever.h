@@ -3,8 +3,8 @@
 // written, and say how to put it back (restore_point.h). Results are typed: success, or an Error naming the
 // lever and the object concerned (lever_error.h).
 //
-// Levers are not thread-safe: the daemon calls them from one thread (and should call a kPollQueuesReset lever
-// off its main loop: a controller reset blocks for about a second).
+// Levers are not thread-safe: the daemon calls them from one thread (and should call a kPollQueuesReset or
+// kTcpReconnect lever off its main loop: a controller reset or reconnect blocks for a second or more).
 #pragma once
 
 #include <functional>

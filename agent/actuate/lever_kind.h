@@ -15,6 +15,7 @@ enum class LeverKind : uint8_t {
   kPollQueuesReset,    // nvme poll_queues module parameter + reset_controller
   kUvnvmeSocket,       // the userspace driver's control socket
   kDryRun,             // records what would be done
+  kTcpReconnect,       // an NVMe/TCP host: disconnect and connect again with nr_poll_queues (reconnect_lever.h)
 };
 
 // What one call of a lever changes.
@@ -34,13 +35,14 @@ constexpr std::string_view LeverKindName(LeverKind kind) {
     case LeverKind::kPollQueuesReset: return "poll_queues_reset";
     case LeverKind::kUvnvmeSocket: return "uvnvme_socket";
     case LeverKind::kDryRun: return "dry_run";
+    case LeverKind::kTcpReconnect: return "tcp_reconnect";
   }
   return "auto";
 }
 
 constexpr std::optional<LeverKind> ParseLeverKind(std::string_view name) {
   for (LeverKind kind : {LeverKind::kAuto, LeverKind::kAdaptivePollSysfs, LeverKind::kGsim, LeverKind::kCoalescing,
-                         LeverKind::kPollQueuesReset, LeverKind::kUvnvmeSocket, LeverKind::kDryRun}) {
+                         LeverKind::kPollQueuesReset, LeverKind::kUvnvmeSocket, LeverKind::kDryRun, LeverKind::kTcpReconnect}) {
     if (LeverKindName(kind) == name) return kind;
   }
   return std::nullopt;

@@ -2,6 +2,7 @@
 
 #include "agent/actuate/coalescing_lever.h"
 #include "agent/actuate/gsim_lever.h"
+#include "agent/actuate/reconnect_lever.h"
 #include "agent/actuate/socket_lever.h"
 #include "agent/actuate/sysfs_levers.h"
 #include "agent/discover/fs.h"
@@ -37,6 +38,12 @@ LeverChoice ResolveLever(const config::LeverSettings& settings, const discover::
       if (settings.uvnvme_lever != LeverKind::kAuto) return done({settings.uvnvme_lever, false, "levers.uvnvme_lever"});
       return done({LeverKind::kUvnvmeSocket, false, "uvnvme default: control socket"});
     case collect::Source::kKernelNvme:
+      if (controller.transport == "tcp") {
+        // Disruptive, like poll_queues: only when named. levers.kernel_lever serves the PCIe controllers.
+        if (settings.kernel_lever == LeverKind::kTcpReconnect) return done({settings.kernel_lever, false, "levers.kernel_lever"});
+        return done({LeverKind::kDryRun, true, "tcp host: shadow decisions only (the reconnect lever tcp_reconnect "
+                                               "switches it when levers.controllers names it: it disconnects)"});
+      }
       if (settings.kernel_lever != LeverKind::kAuto) return done({settings.kernel_lever, false, "levers.kernel_lever"});
       if (facts.adaptive_poll_attribute) {
         return done({LeverKind::kAdaptivePollSysfs, false, "kernel default: adaptive-poll attribute present"});
@@ -66,6 +73,9 @@ std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const conf
                                                                  environment.admin});
     case LeverKind::kPollQueuesReset:
       return std::make_unique<PollQueuesLever>(PollQueuesOptions{environment.sysfs_root, settings.poll_queues, dry_run});
+    case LeverKind::kTcpReconnect:
+      return std::make_unique<ReconnectLever>(
+          ReconnectOptions{environment.sysfs_root, settings.poll_queues, "nvme", dry_run, environment.commands});
     case LeverKind::kUvnvmeSocket:
       return std::make_unique<SocketLever>(SocketLeverOptions{static_cast<int>(settings.socket_timeout_ms), dry_run});
     case LeverKind::kAuto:

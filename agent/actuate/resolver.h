@@ -3,14 +3,16 @@
 //
 // Order: a per-controller override; else the source's default (levers.kernel_lever / levers.uvnvme_lever);
 // else, for AUTO: uvnvme -> the control socket; kernel -> the adaptive-poll attribute if the kernel has it,
-// else GSIM if the kernel has it, else coalescing (Set Features 08h/09h). The poll_queues lever is never picked
-// by AUTO: it resets the controller. An explicit choice is kept even where the machine lacks the lever (Apply
+// else GSIM if the kernel has it, else coalescing (Set Features 08h/09h); an NVMe/TCP host -> dry run (shadow
+// decisions), levers.kernel_lever counting for it only when it is tcp_reconnect. The poll_queues and reconnect
+// levers are never picked by AUTO: they reset or disconnect the controller. An explicit choice is kept even where the machine lacks the lever (Apply
 // then fails with kUnsupported, which the daemon reports). `levers.dry_run` makes every lever a dry run.
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "agent/actuate/command_runner.h"
 #include "agent/actuate/lever.h"
 #include "agent/actuate/nvme_admin.h"
 #include "agent/config/levers_config.h"
@@ -29,6 +31,7 @@ struct LeverEnvironment {
   std::string procfs_root = "/proc";
   std::string dev_root = "/dev";
   std::shared_ptr<AdminDeviceOpener> admin;  // SystemAdminDeviceOpener() when empty
+  std::shared_ptr<CommandRunner> commands;   // nvme-cli for the reconnect lever; SystemCommandRunner when empty
 };
 
 LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover::Controller& controller,

@@ -86,6 +86,7 @@ Result<LeverKind> FromProto(v1::LeverKind kind, std::string_view field_path) {
     case v1::LEVER_KIND_POLL_QUEUES_RESET: return LeverKind::kPollQueuesReset;
     case v1::LEVER_KIND_UVNVME_SOCKET: return LeverKind::kUvnvmeSocket;
     case v1::LEVER_KIND_DRY_RUN: return LeverKind::kDryRun;
+    case v1::LEVER_KIND_TCP_RECONNECT: return LeverKind::kTcpReconnect;
     default: break;
   }
   return MakeError(ErrorCode::kInvalidArgument,

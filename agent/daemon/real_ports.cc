@@ -146,7 +146,8 @@ engine::ControllerMode RealLevers::ModeFor(const DiscoveredQueue& queue, engine:
 bool RealLevers::Disruptive(const DiscoveredQueue& queue) const {
   const auto lever = For(queue.controller);
   return lever && lever->lever && !lever->lever->DryRun() &&
-         lever->choice.kind == actuate::LeverKind::kPollQueuesReset;
+         (lever->choice.kind == actuate::LeverKind::kPollQueuesReset ||
+          lever->choice.kind == actuate::LeverKind::kTcpReconnect);
 }
 
 Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMode mode) {

@@ -73,7 +73,8 @@ Snapshot SettleSnapshot(const Snapshot& before, Snapshot now) {
       continue;
     }
     now.skipped.push_back(Skipped{it->name, MakeError(ErrorCode::kUnavailable,
-                                                      "controller " + it->state + ": read again once it is live")});
+                                                      "controller " + it->state + ", not settled (in a reset or reconnect, or its "
+                                                      "namespaces not scanned yet): read again at the next scan")});
     it = now.controllers.erase(it);
   }
   return now;

@@ -1,6 +1,9 @@
 #include "agent/discover/fabrics_layer.h"
 
+#include <unistd.h>
+
 #include "agent/discover/fs.h"
+#include "agent/discover/procfs_parse.h"
 
 namespace nvmeadapt::discover {
 namespace {
@@ -34,6 +37,34 @@ std::set<std::string> NvmetExportedDisks(const DiscoveryOptions& options) {
     }
   }
   return disks;
+}
+
+uint32_t OnlineCpus(const std::string& sysfs_root) {
+  if (auto text = ReadTrimmed(JoinPath(sysfs_root, "devices/system/cpu/online"))) {
+    if (auto cpus = ParseCpuList(*text); cpus && !cpus->empty()) return static_cast<uint32_t>(cpus->size());
+  }
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<uint32_t>(n) : 1u;
+}
+
+std::optional<uint32_t> FabricsPollQueues(const std::string& controller_dir, uint32_t online_cpus) {
+  auto entries = ListDir(controller_dir);
+  if (!entries) return std::nullopt;
+  std::optional<bool> polled;
+  for (const auto& entry : *entries) {
+    if (entry.rfind("nvme", 0) != 0) continue;
+    auto io_poll = ReadTrimmed(JoinPath(JoinPath(JoinPath(controller_dir, entry), "queue"), "io_poll"));
+    if (!io_poll) continue;
+    polled = *io_poll == "1";
+    break;
+  }
+  if (!polled) return std::nullopt;
+  if (!*polled) return 0u;
+  uint32_t queue_count = 0;
+  auto text = ReadTrimmed(JoinPath(controller_dir, "queue_count"));
+  if (text) ParseU32(*text, &queue_count);
+  const uint32_t io_queues = queue_count > 0 ? queue_count - 1 : 0;
+  return io_queues > online_cpus ? io_queues - online_cpus : 1u;
 }
 
 std::string_view ControllerLayer(const Controller& controller, const std::set<std::string>& exported) {

@@ -4,6 +4,8 @@
 // otherwise. A bounded set: it is a metric label.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -20,6 +22,15 @@ inline constexpr std::string_view kLayerBacking = "backing";
 // The block devices ("nvme0n1") the enabled namespaces of the node's nvmet subsystems export. Empty
 // without nvmet (no configfs tree); unreadable entries are left out (a subsystem being torn down).
 std::set<std::string> NvmetExportedDisks(const DiscoveryOptions& options);
+
+// How many poll queues a fabrics host controller (its /sys/class/nvme/nvmeN directory) runs now. sysfs names
+// none: a namespace's queue/io_poll says whether there are any (0 -> 0); with some, the connection asked
+// for the default I/O queues (one per online CPU, nvme_tcp caps them there) and the rest of queue_count
+// minus the admin queue are poll queues (at least 1). nullopt when no namespace says (none attached yet).
+// The poll queues are the last qids (nvme_tcp orders them default, read, poll).
+// The number of online CPUs from {sysfs}/devices/system/cpu/online; sysconf's when that is unreadable.
+uint32_t OnlineCpus(const std::string& sysfs_root);
+std::optional<uint32_t> FabricsPollQueues(const std::string& controller_dir, uint32_t online_cpus);
 
 // The controller's layer, from its transport and namespaces.
 std::string_view ControllerLayer(const Controller& controller, const std::set<std::string>& exported);

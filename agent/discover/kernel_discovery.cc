@@ -5,6 +5,7 @@
 //   /proc/interrupts handler names "nvme%dq%d"; the CQ of qid uses vector qid, or 0 when the device got one
 //   /sys/module/nvme/parameters/use_threaded_interrupts, /proc/cmdline "threadirqs", /sys/kernel/realtime
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
 
@@ -83,11 +84,16 @@ void Classify(const Controller& controller, const KernelFacts& facts, Queue& q) 
   q.reason_text.clear();
   const std::string self = controller.name + "q" + std::to_string(q.qid);
   if (q.qid == 0) return set(Ineligibility::kAdminQueue, "admin queue");
+  if (controller.transport == "tcp") {
+    // nvme_tcp reaps its default queues in io_work and its poll queues (nr_poll_queues at connect) when
+    // polled: the connection is switched as a whole by the reconnect lever, like PCIe's poll_queues + reset.
+    if (q.mode == engine::ReapMode::kPoll) return set(Ineligibility::kPollQueue, "poll queue (nr_poll_queues at connect)");
+    return;
+  }
   if (!controller.transport.empty() && controller.transport != "pcie") {
-    // Its transport reaps completions itself (nvme_tcp's io_work; poll queues only with nr_poll_queues at
-    // connect): nothing per queue to switch.
-    return set(Ineligibility::kNoInterrupts, controller.transport + " host queue: no MSI-X vector (its mode is set by "
-                                             "the poll queue count at connect)");
+    // Its transport reaps completions itself, with no lever here to change how.
+    return set(Ineligibility::kNoInterrupts, controller.transport + " host queue: no MSI-X vector and no lever (the "
+                                             "reconnect lever serves tcp only)");
   }
   if (!q.vector) return set(Ineligibility::kPollQueue, "poll queue (no vector)");
   if (q.vector->kind == VectorKind::kMsi) return set(Ineligibility::kNotMsix, "MSI, not MSI-X");
@@ -133,6 +139,14 @@ std::optional<Vector> QueueVector(const DiscoveryOptions& options, const KernelF
     if (auto cpus = ParseCpuList(*affinity)) v.affinity = std::move(*cpus);
   }
   return v;
+}
+
+// A TCP host's poll queues are its last qids (up to `last`); UINT32_MAX when it has none. `known` false right
+// after a connect, its namespace not scanned yet: which queues poll is known at the next scan.
+uint32_t FirstTcpPollQid(const DiscoveryOptions& options, const std::string& dir, uint32_t last, bool* known) {
+  const std::optional<uint32_t> polls = FabricsPollQueues(dir, OnlineCpus(options.sysfs_root));
+  *known = polls.has_value() || last == 0;
+  return polls && *polls > 0 && *polls <= last ? last - *polls + 1 : UINT32_MAX;
 }
 
 Result<Controller> ReadController(const DiscoveryOptions& options, const std::string& dir, const std::string& name,
@@ -186,13 +200,17 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   }
 
   const std::map<uint32_t, std::string> msi_kinds = MsiKinds(JoinPath(dir, "device"));
+  bool tcp_layout_known = true;
+  const uint32_t first_tcp_poll_qid =
+      c.transport == "tcp" ? FirstTcpPollQid(options, dir, *qids.rbegin(), &tcp_layout_known) : UINT32_MAX;
   for (uint32_t qid : qids) {
     Queue q;
     q.qid = qid;
     q.key = collect::QueueKey{collect::Source::kKernelNvme, instance, qid, 0};
     q.vector = QueueVector(options, facts, msi_kinds, name, qid);
     const bool pcie = c.transport.empty() || c.transport == "pcie";
-    q.mode = (pcie && !q.vector && qid != 0) ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt;
+    q.mode = ((pcie && !q.vector && qid != 0) || qid >= first_tcp_poll_qid) ? engine::ReapMode::kPoll
+                                                                              : engine::ReapMode::kInterrupt;
     if (auto it = cpus_by_qid.find(qid); it != cpus_by_qid.end()) {
       q.cpus = it->second;
     } else if (q.vector && qid != 0 && !have_hctx) {
@@ -202,7 +220,7 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
     c.queues.push_back(std::move(q));
   }
   c.state = OptionalAttribute(dir, "state");
-  c.settled = !IsPassingState(state_before) && state_before == c.state;
+  c.settled = !IsPassingState(state_before) && state_before == c.state && tcp_layout_known;
   return c;
 }
 

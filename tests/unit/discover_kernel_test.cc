@@ -183,14 +183,35 @@ TEST(DiscoverKernel, WithoutNamespacesTheVectorGivesTheCpus) {
   EXPECT_EQ(QueueOf(c, 3).reason, Ineligibility::kPollQueue);
 }
 
-TEST(DiscoverKernel, FabricsQueuesHaveNoVectors) {
+TEST(DiscoverKernel, TcpHostQueuesAreEligibleAndItsLastQidsArePollQueues) {
   TempDir tmp;
   CopyTree(SysfsCase("qemu-poll"), tmp.path());
-  WriteFile(tmp / "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/transport", "tcp\n");
+  const std::string dir = tmp / "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0";
+  WriteFile(dir + "/transport", "tcp\n");
+  WriteFile(tmp / "sys/devices/system/cpu/online", "0-1\n");
+  const Controller c = OnlyController(DiscoverTree(tmp.path()));
+  EXPECT_TRUE(QueueOf(c, 1).eligible) << "switched by the reconnect lever, for the whole connection";
+  EXPECT_EQ(QueueOf(c, 1).mode, engine::ReapMode::kInterrupt);
+  EXPECT_EQ(QueueOf(c, 3).reason, Ineligibility::kPollQueue) << "queue_count 4, two CPUs, io_poll 1: one poll queue";
+  EXPECT_EQ(QueueOf(c, 3).reason_text, "poll queue (nr_poll_queues at connect)");
+  EXPECT_EQ(QueueOf(c, 3).mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(c.layer, "host");
+  WriteFile(dir + "/nvme0n1/queue/io_poll", "0\n");
+  EXPECT_TRUE(QueueOf(OnlyController(DiscoverTree(tmp.path())), 3).eligible) << "no poll queues";
+  EXPECT_TRUE(OnlyController(DiscoverTree(tmp.path())).settled);
+  std::filesystem::remove(dir + "/nvme0n1/queue/io_poll");
+  EXPECT_FALSE(OnlyController(DiscoverTree(tmp.path())).settled)
+      << "just connected, its namespace not scanned: which queues poll is known at the next scan";
+}
+
+TEST(DiscoverKernel, OtherFabricsQueuesHaveNoLever) {
+  TempDir tmp;
+  CopyTree(SysfsCase("qemu-poll"), tmp.path());
+  WriteFile(tmp / "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/transport", "loop\n");
   const Controller c = OnlyController(DiscoverTree(tmp.path()));
   EXPECT_EQ(QueueOf(c, 1).reason, Ineligibility::kNoInterrupts);
   EXPECT_EQ(QueueOf(c, 1).reason_text,
-            "tcp host queue: no MSI-X vector (its mode is set by the poll queue count at connect)");
+            "loop host queue: no MSI-X vector and no lever (the reconnect lever serves tcp only)");
   EXPECT_EQ(c.layer, "host");
 }
 

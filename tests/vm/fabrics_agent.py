@@ -1,11 +1,10 @@
-"""Host-side checks of the fabrics test bed's agent steps (tests/vm/guest/fabrics.sh, agent-fabrics and
-agent-host-vanishes): nvme-adaptd on a node that is initiator (nvme_tcp) and target (nvmet over nvme0) at once.
+"""Host-side checks of the fabrics test bed's first agent step (tests/vm/guest/fabrics.sh, agent-fabrics):
+nvme-adaptd on a node that is initiator (nvme_tcp) and target (nvmet over nvme0) at once, on an interrupt-only
+connection whose controller has the reconnect lever (fabrics_lever.py checks what the lever does).
 - its queue list names each queue's transport and layer (QueueInfo.transport, .layer), the metrics too
   (nvme_adapt_queue_info);
-- a TCP host queue is not eligible, with the reason (no MSI-X vector);
-- its per-queue completion deltas around one fio run equal the tracefs hist per qid, host and backing;
-- the host controller vanishing (nvme disconnect) drops its queues with QUEUE_REMOVED events, the agent goes
-  on answering and stops with exit status 0."""
+- the TCP host's I/O queues are eligible, with the lever tcp_reconnect;
+- its per-queue completion deltas around one fio run equal the tracefs hist per qid, host and backing."""
 
 import fabrics_facts as ff
 import nvme_facts as facts
@@ -27,17 +26,16 @@ def check_agent(checks, results, info, summary):
                  layers[host] == [("tcp", "host")] and layers[backing] == [("pcie", "backing")],
                  f"{host}: {layers[host]}, nvme0: {layers[backing]}")
     io_host = {q: v for q, v in queues[host].items() if q > 0}
-    reasons = sorted({v.get("ineligibleReason", "") for v in io_host.values()})
-    checks.check(f"agent: {host}'s I/O queues not eligible: no MSI-X vector",
-                 io_host and all(not v.get("eligible") for v in io_host.values()) and
-                 all("no MSI-X vector" in r for r in reasons), f"reasons {reasons}")
+    levers = sorted({(v.get("eligible", False), v.get("lever", "")) for v in io_host.values()})
+    checks.check(f"agent: {host}'s I/O queues eligible, lever tcp_reconnect (interrupt-only connection)",
+                 levers == [(True, "tcp_reconnect")], f"(eligible, lever) {levers}")
     info_value = facts.metric_value(a / "metrics.txt", "nvme_adapt_queue_info",
                                     {"source": "kernel", "controller": host, "queue": "1", "transport": "tcp",
                                      "layer": "host"})
     checks.check("metrics: nvme_adapt_queue_info has the host queue's transport and layer", info_value == 1,
                  f"nvme_adapt_queue_info{{controller={host},queue=1,transport=tcp,layer=host}} = {info_value}")
 
-    run = results / "io" / "poll" / "agent-4k-randrw"
+    run = results / "io" / "lever" / "agent-4k-randrw"
     hist = {"host": ff.hist_by(run / "hist-nvme.txt", "qid", {"ctrl_id": info["instance"]}),
             "backing": ff.hist_by(run / "hist-nvme.txt", "qid", {"ctrl_id": 0})}
     counts = {}
@@ -53,14 +51,3 @@ def check_agent(checks, results, info, summary):
                      ", ".join(f"q{q}: agent {delta.get(q, 0)} hist {wanted.get(q, 0)}" for q in qids))
     summary["agent"]["counts"] = counts
 
-    gone = facts.agent_queues(a / "queues-after-disconnect.json", host)
-    events = facts.json_lines(a / "watch.json")
-    removed = sorted(e["queue"].get("queue", 0) for e in events
-                     if e.get("kind") == "EVENT_KIND_QUEUE_REMOVED" and e.get("queue", {}).get("controller") == host)
-    still = facts.agent_queues(a / "queues-after-disconnect.json", backing)
-    exit_status = int((a / "exit-status").read_text())
-    summary["agent"]["vanished"] = {"removed_events": removed, "exit_status": exit_status}
-    checks.check(f"agent: {host} disconnected: its queues dropped with events, nvme0's kept",
-                 not gone and removed == sorted(queues[host]) and len(still) == len(queues[backing]),
-                 f"{host} queues left {sorted(gone)}, QUEUE_REMOVED for {removed}, nvme0 queues {sorted(still)}")
-    checks.check("agent: stopped by SIGTERM with exit status 0", exit_status == 0, f"exit status {exit_status}")

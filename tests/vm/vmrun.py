@@ -47,8 +47,39 @@ VIRTIOFSD = "/usr/lib/qemu/virtiofsd"
 TERMINAL_CONTROL = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[A-Za-z])")
 
 
+# A guest kernel's own crash reports: what ends a guest (panic=-1, -no-reboot) before its script does.
+KERNEL_CRASH = re.compile(r"(Oops: .*|Kernel panic - not syncing: .*|watchdog: BUG: soft lockup.*|"
+                          r"BUG: (unable to handle|kernel NULL pointer).*|general protection fault.*|kernel BUG at .*)")
+STEP_MARK = re.compile(r"== (\S+)")
+
+
 class VmRunError(RuntimeError):
-    """The VM did not run the guest script to its end (timeout, crash, init failure)."""
+    """The VM did not run the guest script to its end (timeout, crash, init failure). `crash`: the guest kernel's
+    crash report when the console has one (kernel_crash)."""
+
+    def __init__(self, message, crash=None):
+        super().__init__(message)
+        self.crash = crash
+
+
+def kernel_crash(console_log):
+    """The guest kernel's first crash on the console, as one line: its report ("Oops: int3 ..."), the RIP line
+    after it and the guest step it came in; None when the console has no crash report."""
+    try:
+        lines = [TERMINAL_CONTROL.sub("", raw).rstrip("\r")
+                 for raw in Path(console_log).read_text(errors="replace").splitlines()]
+    except OSError:
+        return None
+    step = "boot (before the guest script)"
+    for i, line in enumerate(lines):
+        mark = STEP_MARK.search(line)
+        if mark:
+            step = mark.group(1)
+        found = KERNEL_CRASH.search(line)
+        if found:
+            rip = next((m.split("] ", 1)[-1].strip() for m in lines[i + 1:i + 30] if "RIP:" in m), "")
+            return f"{found.group(1).strip()}{'; ' + rip if rip else ''}; in guest step {step}"
+    return None
 
 
 @dataclass
@@ -62,6 +93,10 @@ class VmOptions:
     nvme_params: str = "poll_queues=1"
     disk_mib: int = 256
     smp: int = 2
+    # More than smp: CPUs the guest may hotplug but does not start. maxcpus > 1 keeps TCG's parallel code (with
+    # the guest's memory barriers, which QEMU's NVMe doorbell handshake needs) while one vCPU runs: no vCPU then
+    # executes the kernel's text while another rewrites it (the int3 Oopses, tests/vm/README.md).
+    max_cpus: int = 0
     memory: str = "1G"
     keep_work: bool = False
     kernel: str = "6.1"  # a key of vmpackages.KERNELS
@@ -145,7 +180,7 @@ def _qemu_command(opts, kernel, disk, results_dir, sockets=None):
     # guest's memory barriers (QEMU 8.1 keeps them), and the NVMe shadow doorbell handshake between the vCPU and
     # QEMU's main loop then loses commands (tests/vm/README, Lost commands).
     return [
-        QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", str(opts.smp), "-m", opts.memory,
+        QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-smp", f"{opts.smp},maxcpus={max(opts.max_cpus, opts.smp)}", "-m", opts.memory,
         "-nographic", "-no-reboot", "-nic", "none",
         "-kernel", str(kernel.image), "-initrd", str(kernel.initramfs), "-append", append,
         "-drive", f"file={disk},if=none,id=nvm,format=raw,cache=none,aio=threads",
@@ -259,7 +294,7 @@ def run_vm(opts, clock=None):
             sockets, daemons = _start_virtiofsd(work, results_dir, clock)
         cmd = _qemu_command(opts, kernel, disk, results_dir, sockets)
         (work / "qemu-command").write_text(shlex.join(cmd) + "\n")
-        clock.log(f"booting {kernel.version} under TCG ({opts.smp} vCPUs)")
+        clock.log(f"booting {kernel.version} under TCG ({opts.smp} vCPUs of {max(opts.max_cpus, opts.smp)})")
         if opts.shell:
             clock.log("interactive: exit the shell to power off, or Ctrl-A X to kill QEMU")
             proc = subprocess.Popen(cmd, preexec_fn=_die_with_parent)
@@ -272,11 +307,19 @@ def run_vm(opts, clock=None):
                 try:
                     tail = _relay_console(proc, console, time.monotonic() + opts.timeout, clock)
                 except VmRunError as e:
-                    raise VmRunError(f"VM {e} after {opts.timeout:.0f}s; QEMU killed; console: {console_log}")
+                    crash = kernel_crash(console_log)
+                    raise VmRunError(f"VM {e} after {opts.timeout:.0f}s; QEMU killed"
+                                     f"{'; the guest kernel crashed: ' + crash if crash else ''}; console: {console_log}",
+                                     crash)
         status_file = results_dir / "guest-exit-status"
         if (results_dir / "init-error").exists():
             raise VmRunError(f"guest init failed: {(results_dir / 'init-error').read_text().strip()}")
         if not status_file.exists():
+            crash = kernel_crash(console_log)
+            if crash:
+                raise VmRunError(f"the guest kernel crashed before the guest script finished, so no check ran on "
+                                 f"its results: {crash}; QEMU exited with status {proc.returncode}; console: "
+                                 f"{console_log}", crash)
             raise VmRunError(f"QEMU exited with status {proc.returncode} before the guest script finished; "
                              "last console lines:\n" + "\n".join(tail))
         status = int(status_file.read_text())

@@ -57,24 +57,70 @@ run_shapes poll
 # io_uring IOPOLL: on a connection with poll queues the host's polled reads land on them.
 fabrics_io poll 4k-randread-hipri --bs=4k --rw=randread --ioengine=io_uring --hipri=1
 
-# The agent on this node, which is initiator and target at once: its queue list names each queue's transport
-# and layer, its counts follow the hists, and the host controller vanishing (disconnect) drops its queues.
+# The agent on this node, which is initiator and target at once, on an interrupt-only connection whose
+# controller has the reconnect lever (levers.controllers): its queue list names each queue's transport and
+# layer and its counts follow the hists; `policy set --mode poll` reconnects the host with a poll queue, where
+# io_uring hipri then lands; SIGTERM reconnects it as it was.
+fabrics_disconnect poll
 step agent-fabrics
+fabrics_connect lever "$(results_subdir fabrics/lever)"
 a=$(results_subdir agent)
-agent_config fabrics ""
+# The policy a previous agent persisted is the operator's choice and would switch the host again at start:
+# each agent here starts from the default policy, so that what it does is the journal's doing alone.
+lever_config() {
+  rm -f "$AGENT_DIR/state/policy.json"
+  agent_config fabrics "{\"controllers\": [{\"controller\": \"$fabrics_ctrl\", \"lever\": \"LEVER_KIND_TCP_RECONNECT\"}]}"
+}
+lever_config
 agent_start fabrics "$a" --metrics-listen 127.0.0.1:9464
 agent_watch "$a/watch.json"
 fabrics_settled_queues "$a/queues-before.json"
-fabrics_io poll agent-4k-randrw --bs=4k --rw=randrw --ioengine=libaio
+fabrics_io lever agent-4k-randrw --bs=4k --rw=randrw --ioengine=libaio
 fabrics_settled_queues "$a/queues-after.json"
 python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
   http://127.0.0.1:9464/metrics > "$a/metrics.txt"
-step agent-host-vanishes
-host_ctrl=$(cut -d' ' -f1 "$NVA_RESULTS_DIR/fabrics/poll/controller.txt")
-fabrics_disconnect poll
-wait_until 30 "the agent to drop $host_ctrl" _agent_lists_no "$host_ctrl" "$a/queues-after-disconnect.json"
-ctl --json status > "$a/status-after-disconnect.json"
+fabrics_host_state "$a/host-before.txt"
+
+step agent-reconnect-poll
+fabrics_switch poll "$a/poll"
+fabrics_settled_queues "$a/poll/queues-before.json"
+fabrics_io lever agent-hipri --bs=4k --rw=randread --ioengine=io_uring --hipri=1
+fabrics_settled_queues "$a/poll/queues-after.json"
+cp "$AGENT_DIR/state/journal.json" "$a/poll/journal.json" 2> /dev/null || echo '{}' > "$a/poll/journal.json"
+step agent-stop-restores
 agent_stop "$a" TERM
+wait_until 60 "the host reconnected without poll queues" _host_polls 0
+fabrics_refresh
+fabrics_host_state "$a/host-after-stop.txt"
+cp "$AGENT_DIR/state/journal.json" "$a/journal-after-stop.json" 2> /dev/null || echo '{}' > "$a/journal-after-stop.json"
+
+# A crash after the switch: the next agent restores the host from the journal at its start. Then the host
+# disconnects under it: its queues are dropped with events, and the agent goes on.
+step agent-crash-restores
+b=$(results_subdir agent/crash)
+lever_config
+agent_start fabrics "$b"
+fabrics_switch poll "$b/poll"
+agent_stop "$b" KILL
+cp "$AGENT_DIR/state/journal.json" "$b/journal-after-kill.json" 2> /dev/null || echo '{}' > "$b/journal-after-kill.json"
+fabrics_host_state "$b/host-after-kill.txt"
+rm -f "$AGENT_DIR/state/policy.json"
+agent_start fabrics "$b/next"
+wait_until 60 "the host reconnected without poll queues" _host_polls 0
+fabrics_refresh
+fabrics_host_state "$b/next/host-restored.txt"
+# Switched again (journaled), then the host disconnects under the agent: its queues are dropped with events,
+# and at SIGTERM the journal drops the entry (nothing connected over it to restore) and ends empty.
+step agent-host-vanishes
+fabrics_switch poll "$b/next/poll"
+agent_watch "$b/next/watch.json"
+host_ctrl=$fabrics_ctrl
+wait_until 30 "the agent to list $host_ctrl" _agent_lists "$host_ctrl" "$b/next/queues-before-disconnect.json"
+fabrics_disconnect lever
+wait_until 30 "the agent to drop $host_ctrl" _agent_lists_no "$host_ctrl" "$b/next/queues-after-disconnect.json"
+ctl --json status > "$b/next/status-after-disconnect.json"
+agent_stop "$b/next" TERM
+cp "$AGENT_DIR/state/journal.json" "$b/next/journal-after-stop.json" 2> /dev/null || echo '{}' > "$b/next/journal-after-stop.json"
 
 step finish
 fabrics_target_teardown

@@ -85,6 +85,73 @@ _tcp_controller() {  # prints the nvmeN whose transport is tcp and whose subsyst
   return 1
 }
 
+fabrics_path_disk=""
+# fabrics_refresh: sets fabrics_ctrl, fabrics_disk and fabrics_path_disk to the live tcp controller of our
+# subsystem (after a connect, or the agent's reconnect: it may come back under another name).
+fabrics_refresh() {
+  local tenths
+  fabrics_ctrl=""
+  for ((tenths = 0; tenths < 300; tenths++)); do
+    fabrics_ctrl=$(_tcp_controller) && break
+    sleep 0.1
+  done
+  [[ -n $fabrics_ctrl ]] || { say "no live tcp controller of $FABRICS_NQN"; return 1; }
+  # Native multipath (Debian's default): the controller holds the path disk nvmeAcBnC, I/O goes to the head
+  # nvmeAnC; without it the controller's disk is the one.
+  for ((tenths = 0; tenths < 300; tenths++)); do
+    fabrics_path_disk=$(find "/sys/class/nvme/$fabrics_ctrl/" -maxdepth 1 -name 'nvme*n*' -printf '%f\n' | head -1)
+    fabrics_disk=$(sed -E 's/^nvme([0-9]+)c[0-9]+n([0-9]+)$/nvme\1n\2/' <<< "$fabrics_path_disk")
+    [[ -n $fabrics_path_disk && -e /dev/$fabrics_disk ]] && break
+    sleep 0.1
+  done
+  [[ -n $fabrics_path_disk && -e /dev/$fabrics_disk ]] || { say "no fabrics disk on $fabrics_ctrl"; return 1; }
+}
+
+# _host_polls 0|1: our live tcp controller runs (1) or does not run (0) poll queues, its disk is there.
+_host_polls() {
+  local c p
+  c=$(_tcp_controller) || return 1
+  p=$(find "/sys/class/nvme/$c/" -maxdepth 1 -name 'nvme*n*' -printf '%f\n' | head -1)
+  [[ -n $p && $(cat "/sys/class/nvme/$c/$p/queue/io_poll" 2> /dev/null) == "$1" ]]
+}
+
+# fabrics_host_state OUT: "CONTROLLER queue_count Q io_poll P hw_queues H" of our tcp controller now.
+fabrics_host_state() {
+  local c p
+  c=$(_tcp_controller) || { echo "none" > "$1"; return 0; }
+  p=$(find "/sys/class/nvme/$c/" -maxdepth 1 -name 'nvme*n*' -printf '%f\n' | head -1)
+  echo "$c queue_count $(cat "/sys/class/nvme/$c/queue_count") io_poll $(cat "/sys/class/nvme/$c/$p/queue/io_poll" 2> /dev/null || echo -) hw_queues $(find "/sys/class/nvme/$c/$p/mq" -mindepth 1 -maxdepth 1 2> /dev/null | wc -l)" > "$1"
+  say "host: $(cat "$1")"
+}
+
+# _agent_lists CONTROLLER OUT: the agent's queue list (to OUT) has a queue of CONTROLLER.
+_agent_lists() {
+  ctl --json queues > "$2" && grep -q "\"controller\":\"$1\"" "$2"
+}
+
+# _agent_lists_layout POLLS OUT: the agent lists every queue of $fabrics_ctrl (queue_count), POLLS of them as
+# poll queues (OUT: its queue list).
+_agent_lists_layout() {
+  ctl --json queues > "$2" || return 1
+  [[ $(grep -o "\"controller\":\"$fabrics_ctrl\"" "$2" | wc -l) == $(cat "/sys/class/nvme/$fabrics_ctrl/queue_count") &&
+     $(grep -o 'nr_poll_queues at connect' "$2" | wc -l) == "$1" ]]
+}
+
+# fabrics_switch MODE DIR: `policy set --controller <host> --mode MODE` (the reconnect lever), then waits
+# until the host runs (poll) or does not run (interrupt) poll queues and the agent lists it. DIR gets the
+# CLI's answer, the host's state and the agent's queues.
+fabrics_switch() {
+  local mode=$1 dir=$2 polls=0
+  [[ $mode == poll ]] && polls=1
+  mkdir -p "$dir"
+  ctl --json policy set --controller "$fabrics_ctrl" --mode "$mode" > "$dir/set-policy.json"
+  wait_until 60 "the host reconnected with io_poll $polls" _host_polls "$polls"
+  fabrics_refresh
+  wait_until 30 "the agent to list $fabrics_ctrl as the kernel does" _agent_lists_layout "$polls" "$dir/queues.json"
+  fabrics_host_state "$dir/host.txt"
+  ctl --json status > "$dir/status.json"
+}
+
 # fabrics_connect NAME DIR [NVME-CONNECT ARGS...]: connects, waits for the live controller and its disk, and
 # records the queue layout: DIR/connect.txt, controller.txt (nvmeN disk path-disk), attrs.txt, mq-cpu-list.txt,
 # queue-limits.txt, target-connect-hist.txt (the target's queues: each sends its Connect on its own qid).
@@ -94,20 +161,8 @@ fabrics_connect() {
   echo "hist:keys=qid" > "$TRACING/events/nvmet/nvmet_req_init/trigger"
   nvme connect -t tcp -a "$FABRICS_ADDR" -s "$FABRICS_PORT" -n "$FABRICS_NQN" -q "$FABRICS_HOSTNQN" \
     -I "$FABRICS_HOSTID" "$@" > "$dir/connect.txt" 2>&1 || { say "nvme connect failed: $(cat "$dir/connect.txt")"; return 1; }
-  for ((tenths = 0; tenths < 300; tenths++)); do
-    fabrics_ctrl=$(_tcp_controller) && break
-    sleep 0.1
-  done
-  [[ -n $fabrics_ctrl ]] || { say "no live tcp controller after nvme connect"; return 1; }
-  # Native multipath (Debian's default): the controller holds the path disk nvmeAcBnC, I/O goes to the head
-  # nvmeAnC; without it the controller's disk is the one.
-  for ((tenths = 0; tenths < 300; tenths++)); do
-    path_disk=$(find "/sys/class/nvme/$fabrics_ctrl/" -maxdepth 1 -name 'nvme*n*' -printf '%f\n' | head -1)
-    fabrics_disk=$(sed -E 's/^nvme([0-9]+)c[0-9]+n([0-9]+)$/nvme\1n\2/' <<< "$path_disk")
-    [[ -n $path_disk && -e /dev/$fabrics_disk ]] && break
-    sleep 0.1
-  done
-  [[ -n $path_disk && -e /dev/$fabrics_disk ]] || { say "no fabrics disk after nvme connect"; return 1; }
+  fabrics_refresh || return 1
+  path_disk=$fabrics_path_disk
   echo "$fabrics_ctrl $fabrics_disk $path_disk" > "$dir/controller.txt"
   for h in /sys/class/nvme/"$fabrics_ctrl"/*; do
     [[ -f $h ]] && v=$(cat "$h" 2> /dev/null) && echo "${h##*/}: $v"

@@ -1,0 +1,35 @@
+// Running a tool (nvme-cli) for a lever: argv only, never a shell, its output kept for the error message.
+// An interface, so that tests give levers a fake that records the calls and answers as told.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/common/result.h"
+
+namespace nvmeadapt::actuate {
+
+struct CommandOutcome {
+  int exit_status = 0;  // the exit status; 128 + N when killed by signal N
+  std::string output;   // stdout and stderr together, at most kMaxOutput bytes
+};
+
+class CommandRunner {
+ public:
+  static constexpr size_t kMaxOutput = 4096;
+  virtual ~CommandRunner() = default;
+  // Runs argv[0] (searched in PATH) with argv and waits for it. An error only when it could not be run at
+  // all (kNotFound: no such program); a program that ran and failed is an outcome with its status.
+  virtual Result<CommandOutcome> Run(const std::vector<std::string>& argv) = 0;
+};
+
+// posix_spawnp with stdout and stderr on a pipe, stdin on /dev/null.
+class SystemCommandRunner final : public CommandRunner {
+ public:
+  Result<CommandOutcome> Run(const std::vector<std::string>& argv) override;
+};
+
+// "nvme connect --transport=tcp ...": argv as one line for messages.
+std::string CommandLine(const std::vector<std::string>& argv);
+
+}  // namespace nvmeadapt::actuate

@@ -1,0 +1,65 @@
+// The reconnect lever of an NVMe/TCP host controller (docs/fabrics.md): a fabrics host has no interrupt vector
+// per queue; how many of its queues are poll queues is the `nr_poll_queues` option of its connection, fixed at
+// connect. A switch disconnects the controller and connects it again with nvme-cli, with `poll_queues` poll
+// queues for poll mode and none for interrupt mode. Disruptive: the controller's I/O stops for the reconnect
+// (its requests are failed over or retried by the block layer's requeue), its queues are recreated and it may
+// come back under another name. Controller scope; refused (kUnsupported) for a controller whose transport is
+// not tcp.
+//
+// The restore point names the connection (transport address, service, subsystem NQN, host NQN and ID) and the
+// poll queue count found, so that a restore after a restart finds the connection whatever its controller is
+// called by then. A restore never connects a connection that is not there: a host disconnected meanwhile is
+// gone (kNotFound), and the journal drops its entry.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/actuate/command_runner.h"
+#include "agent/actuate/lever.h"
+
+namespace nvmeadapt::actuate {
+
+struct ReconnectOptions {
+  std::string sysfs_root = "/sys";
+  uint32_t poll_queues = 1;            // asked for in poll mode; interrupt mode asks for none
+  std::string nvme_cli = "nvme";       // the nvme-cli program (PATH is searched)
+  bool dry_run = false;
+  std::shared_ptr<CommandRunner> commands;  // SystemCommandRunner when empty
+};
+
+// A fabrics connection as sysfs tells it and as `nvme connect` takes it.
+struct TcpConnection {
+  std::string controller;         // nvmeN now
+  std::vector<std::string> args;  // "--transport=tcp", "--traddr=...", ...: without --nr-poll-queues
+  std::string name;               // "tcp:127.0.0.1:4420/nqn...": the connection whatever its controller's name
+};
+
+class ReconnectLever final : public PlannedLever {
+ public:
+  explicit ReconnectLever(ReconnectOptions options);
+
+  // The connection of `controller` from {sysfs}/class/nvme/<controller>: kNotFound when it is gone,
+  // kUnsupported when its transport is not tcp, kIo when an attribute a connect needs is missing.
+  Result<TcpConnection> ReadConnection(const std::string& controller) const;
+
+ private:
+  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
+
+  // The poll queues the connection of `controller` runs now; nullopt when nothing says (no namespace yet).
+  std::optional<uint32_t> PollQueuesNow(const TcpConnection& connection) const;
+  // The controller connected now over the connection named `name` (`hint` first); nullopt when none is.
+  std::optional<TcpConnection> FindConnection(const std::string& name, const std::string& hint) const;
+  Step ReconnectStep(const TcpConnection& connection, uint32_t poll_queues, std::optional<uint32_t> before);
+  Status Reconnect(const TcpConnection& connection, uint32_t poll_queues, std::optional<uint32_t> before);
+  Result<CommandOutcome> RunCli(const std::vector<std::string>& argv) const;
+
+  ReconnectOptions options_;
+  std::map<std::string, uint32_t> connected_with_;  // connection name -> the poll queues this lever asked for
+};
+
+}  // namespace nvmeadapt::actuate

@@ -1,0 +1,252 @@
+// The reconnect lever of an NVMe/TCP host against a temporary sysfs tree and a fake nvme-cli: its plan, its
+// refusals (not tcp, gone, a disconnect or connect that fails), its restore point and restores. No root.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "agent/actuate/reconnect_lever.h"
+#include "agent/actuate/resolver.h"
+#include "tests/unit/lever_printers.h"
+#include "tests/unit/test_fs.h"
+
+namespace nvmeadapt::actuate {
+namespace {
+
+using engine::ReapMode;
+using nvmeadapt::testing::TempDir;
+using nvmeadapt::testing::WriteFile;
+using Argv = std::vector<std::string>;
+using Steps = std::vector<RestoreStep>;
+
+constexpr char kName[] = "tcp:127.0.0.1:4420/nqn.2026-12.io.nvme-adapt:fabrics";
+const Argv kConnect{"nvme", "connect", "--transport=tcp", "--traddr=127.0.0.1", "--trsvcid=4420",
+                    "--nqn=nqn.2026-12.io.nvme-adapt:fabrics", "--hostnqn=nqn.2014-08.org.nvmexpress:uuid:h1",
+                    "--hostid=h1"};
+
+Argv With(Argv argv, const std::string& arg) {
+  argv.push_back(arg);
+  return argv;
+}
+
+// Records every command; answers with `answer` (status 0 by default) and can change the tree as the kernel would.
+class FakeCli final : public CommandRunner {
+ public:
+  Result<CommandOutcome> Run(const Argv& argv) override {
+    calls.push_back(argv);
+    if (answer) return answer(argv);
+    return CommandOutcome{};
+  }
+  std::vector<Argv> calls;
+  std::function<Result<CommandOutcome>(const Argv&)> answer;
+};
+
+class Reconnect : public ::testing::Test {
+ protected:
+  Reconnect() {
+    WriteFile(tmp_ / "sys/devices/system/cpu/online", "0-1\n");
+    Controller("nvme1", "tcp", 0);
+  }
+  // A TCP host controller with `polls` poll queues after two default ones (one per CPU).
+  void Controller(const std::string& name, const std::string& transport, uint32_t polls) {
+    const std::string dir = tmp_ / ("sys/class/nvme/" + name);
+    WriteFile(dir + "/transport", transport + "\n");
+    WriteFile(dir + "/subsysnqn", "nqn.2026-12.io.nvme-adapt:fabrics\n");
+    WriteFile(dir + "/address", "traddr=127.0.0.1,trsvcid=4420,src_addr=127.0.0.1\n");
+    WriteFile(dir + "/hostnqn", "nqn.2014-08.org.nvmexpress:uuid:h1\n");
+    WriteFile(dir + "/hostid", "h1\n");
+    WriteFile(dir + "/queue_count", std::to_string(3 + polls) + "\n");
+    WriteFile(dir + "/" + name + "c1n1/queue/io_poll", polls > 0 ? "1\n" : "0\n");
+  }
+  // The fake's connect makes nvme1 with the poll queues asked for, as nvme_tcp would.
+  void ConnectsLikeTheKernel() {
+    cli_->answer = [this](const Argv& argv) -> Result<CommandOutcome> {
+      if (argv[1] == "connect") {
+        uint32_t polls = 0;
+        for (const auto& arg : argv) {
+          if (arg.rfind("--nr-poll-queues=", 0) == 0) polls = std::stoul(arg.substr(17));
+        }
+        Controller("nvme1", "tcp", polls);
+      }
+      return CommandOutcome{};
+    };
+  }
+  ReconnectLever Lever(bool dry_run = false) { return ReconnectLever({tmp_ / "sys", 1, "nvme", dry_run, cli_}); }
+  static LeverTarget Nvme1() { return LeverTarget{"nvme1", 1}; }
+  static Steps Found(const std::string& polls) {
+    return {{std::string(kName) + " connect",
+             R"(["--transport=tcp","--traddr=127.0.0.1","--trsvcid=4420","--nqn=nqn.2026-12.io.nvme-adapt:fabrics",)"
+             R"("--hostnqn=nqn.2014-08.org.nvmexpress:uuid:h1","--hostid=h1"])"},
+            {std::string(kName) + " nr_poll_queues", polls}};
+  }
+
+  TempDir tmp_;
+  std::shared_ptr<FakeCli> cli_ = std::make_shared<FakeCli>();
+};
+
+TEST_F(Reconnect, PlanReadsOnlyAndItsRestorePointNamesTheConnection) {
+  ReconnectLever lever = Lever();
+  EXPECT_EQ(lever.Kind(), LeverKind::kTcpReconnect);
+  EXPECT_EQ(lever.Scope(), LeverScope::kController);
+  auto plan = lever.Plan(Nvme1(), ReapMode::kPoll);
+  ASSERT_TRUE(plan) << plan.error().ToString();
+  EXPECT_TRUE(plan->changes());
+  EXPECT_TRUE(cli_->calls.empty()) << "a plan runs nothing: the journal gets its restore point first";
+  EXPECT_EQ(plan->restore().lever, LeverKind::kTcpReconnect);
+  EXPECT_EQ(plan->restore().steps, Found("0"));
+  EXPECT_EQ(plan->preview().writes, (std::vector<WriteRecord>{{std::string(kName) + " nr_poll_queues", "1", false}}));
+  auto point = RestorePoint::FromJson(plan->restore().ToJson());
+  ASSERT_TRUE(point) << point.error().ToString();
+  EXPECT_EQ(*point, plan->restore());
+}
+
+TEST_F(Reconnect, PollDisconnectsAndConnectsWithPollQueuesThenInterruptWithout) {
+  ConnectsLikeTheKernel();
+  ReconnectLever lever = Lever();
+  auto on = lever.Apply(Nvme1(), ReapMode::kPoll);
+  ASSERT_TRUE(on) << on.error().ToString();
+  EXPECT_EQ(cli_->calls, (std::vector<Argv>{{"nvme", "disconnect", "--device=nvme1"}, With(kConnect, "--nr-poll-queues=1")}));
+  auto again = lever.Apply(Nvme1(), ReapMode::kPoll);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->writes.empty()) << "already polled: no second reconnect";
+  EXPECT_EQ(again->restore.steps, Found("0")) << "the restore point keeps the first value found";
+  auto off = lever.Apply(Nvme1(), ReapMode::kInterrupt);
+  ASSERT_TRUE(off) << off.error().ToString();
+  ASSERT_EQ(cli_->calls.size(), 4u);
+  EXPECT_EQ(cli_->calls[3], kConnect) << "no --nr-poll-queues: nvme-cli and the kernel take none as the default";
+}
+
+TEST_F(Reconnect, RefusesAControllerThatIsNotTcpOrIsGone) {
+  Controller("nvme0", "pcie", 0);
+  auto pcie = Lever().Plan(LeverTarget{"nvme0", 1}, ReapMode::kPoll);
+  ASSERT_FALSE(pcie);
+  EXPECT_EQ(pcie.error().code, ErrorCode::kUnsupported);
+  EXPECT_NE(pcie.error().message.find("transport pcie, not tcp"), std::string::npos) << pcie.error().message;
+  auto gone = Lever().Plan(LeverTarget{"nvme7", 1}, ReapMode::kPoll);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, ErrorCode::kNotFound);
+  WriteFile(tmp_ / "sys/class/nvme/nvme1/address", "trsvcid=4420\n");
+  auto no_address = Lever().Plan(Nvme1(), ReapMode::kPoll);
+  ASSERT_FALSE(no_address);
+  EXPECT_EQ(no_address.error().code, ErrorCode::kIo);
+  EXPECT_TRUE(cli_->calls.empty());
+}
+
+TEST_F(Reconnect, AFailedConnectConnectsAsItWasAndRefuses) {
+  cli_->answer = [](const Argv& argv) -> Result<CommandOutcome> {
+    if (argv.back() == "--nr-poll-queues=1") return CommandOutcome{1, "Failed to write to /dev/nvme-fabrics: Invalid argument"};
+    return CommandOutcome{};
+  };
+  auto on = Lever().Apply(Nvme1(), ReapMode::kPoll);
+  ASSERT_FALSE(on);
+  EXPECT_EQ(on.error().code, ErrorCode::kRefused);
+  EXPECT_NE(on.error().message.find("Invalid argument"), std::string::npos) << on.error().message;
+  EXPECT_NE(on.error().message.find("connected again as it was (nr_poll_queues 0)"), std::string::npos);
+  EXPECT_EQ(cli_->calls, (std::vector<Argv>{{"nvme", "disconnect", "--device=nvme1"}, With(kConnect, "--nr-poll-queues=1"), kConnect}));
+}
+
+TEST_F(Reconnect, AConnectBackThatFailsSaysTheHostIsDisconnected) {
+  cli_->answer = [](const Argv& argv) -> Result<CommandOutcome> {
+    if (argv[1] == "connect") return CommandOutcome{1, "could not connect"};
+    return CommandOutcome{};
+  };
+  auto on = Lever().Apply(Nvme1(), ReapMode::kPoll);
+  ASSERT_FALSE(on);
+  EXPECT_EQ(on.error().code, ErrorCode::kIo);
+  EXPECT_NE(on.error().message.find(std::string(kName) + " is disconnected"), std::string::npos) << on.error().message;
+}
+
+TEST_F(Reconnect, AFailedDisconnectLeavesTheControllerAsItWas) {
+  cli_->answer = [](const Argv&) -> Result<CommandOutcome> { return CommandOutcome{1, "Failed to disconnect"}; };
+  auto on = Lever().Apply(Nvme1(), ReapMode::kPoll);
+  ASSERT_FALSE(on);
+  EXPECT_EQ(on.error().code, ErrorCode::kRefused);
+  EXPECT_NE(on.error().message.find("nvme1 left as it was"), std::string::npos) << on.error().message;
+  EXPECT_EQ(cli_->calls.size(), 1u) << "no connect after a refused disconnect";
+  cli_->answer = [](const Argv&) -> Result<CommandOutcome> {
+    return MakeError(ErrorCode::kNotFound, "run nvme: No such file or directory");
+  };
+  auto no_cli = Lever().Apply(Nvme1(), ReapMode::kPoll);
+  ASSERT_FALSE(no_cli);
+  EXPECT_NE(no_cli.error().message.find("No such file"), std::string::npos) << no_cli.error().message;
+}
+
+TEST_F(Reconnect, RestoreReconnectsAsFoundWhateverTheControllerIsCalledNow) {
+  ConnectsLikeTheKernel();
+  ReconnectLever lever = Lever();
+  auto on = lever.Apply(Nvme1(), ReapMode::kPoll);
+  ASSERT_TRUE(on) << on.error().ToString();
+  const RestorePoint point = on->restore;
+  // A fresh lever (after a restart) with the host now called nvme2, still polled.
+  std::filesystem::remove_all(tmp_ / "sys/class/nvme/nvme1");
+  Controller("nvme2", "tcp", 1);
+  cli_->calls.clear();
+  cli_->answer = nullptr;
+  auto restored = Lever().Restore(point);
+  ASSERT_TRUE(restored) << restored.error().ToString();
+  EXPECT_EQ(cli_->calls, (std::vector<Argv>{{"nvme", "disconnect", "--device=nvme2"}, kConnect}));
+  // Already as found: nothing run.
+  Controller("nvme2", "tcp", 0);
+  cli_->calls.clear();
+  auto nothing = Lever().Restore(point);
+  ASSERT_TRUE(nothing);
+  EXPECT_TRUE(nothing->empty());
+  EXPECT_TRUE(cli_->calls.empty());
+}
+
+TEST_F(Reconnect, RestoreOfAConnectionNoLongerThereIsNotFoundAndConnectsNothing) {
+  auto plan = Lever().Plan(Nvme1(), ReapMode::kPoll);
+  ASSERT_TRUE(plan);
+  std::filesystem::remove_all(tmp_ / "sys/class/nvme/nvme1");
+  auto restored = Lever().Restore(plan->restore());
+  ASSERT_FALSE(restored);
+  EXPECT_EQ(restored.error().code, ErrorCode::kNotFound);
+  EXPECT_TRUE(cli_->calls.empty());
+}
+
+TEST_F(Reconnect, RestoreRefusesAPointWithOptionsItDoesNotRecord) {
+  Controller("nvme1", "tcp", 1);
+  RestorePoint point{LeverKind::kTcpReconnect, Nvme1(), Found("0")};
+  point.steps[0].value = R"(["--transport=tcp","--keyring=x"])";
+  auto restored = Lever().Restore(point);
+  ASSERT_FALSE(restored);
+  EXPECT_EQ(restored.error().code, ErrorCode::kIo);
+  point.steps = {{std::string(kName) + " nr_poll_queues", "0"}};
+  EXPECT_FALSE(Lever().Restore(point));
+  EXPECT_TRUE(cli_->calls.empty());
+}
+
+TEST_F(Reconnect, DryRunRecordsAndRunsNothing) {
+  ReconnectLever lever = Lever(/*dry_run=*/true);
+  auto on = lever.Apply(Nvme1(), ReapMode::kPoll);
+  ASSERT_TRUE(on) << on.error().ToString();
+  EXPECT_TRUE(on->dry_run);
+  EXPECT_EQ(lever.Recorded(), (std::vector<WriteRecord>{{std::string(kName) + " nr_poll_queues", "1", false}}));
+  EXPECT_TRUE(cli_->calls.empty());
+}
+
+discover::Controller Tcp(const std::string& name) {
+  discover::Controller c;
+  c.name = name;
+  c.source = collect::Source::kKernelNvme;
+  c.transport = "tcp";
+  return c;
+}
+
+TEST(ReconnectResolver, ATcpHostGetsTheReconnectLeverOnlyWhenNamed) {
+  config::LeverSettings settings;
+  const LeverChoice automatic = ResolveLever(settings, Tcp("nvme1"), {});
+  EXPECT_EQ(automatic.kind, LeverKind::kDryRun);
+  EXPECT_TRUE(automatic.dry_run);
+  EXPECT_NE(automatic.why.find("tcp_reconnect"), std::string::npos) << automatic.why;
+  settings.kernel_lever = LeverKind::kPollQueuesReset;
+  EXPECT_EQ(ResolveLever(settings, Tcp("nvme1"), {}).kind, LeverKind::kDryRun) << "kernel_lever is for PCIe";
+  settings.controllers.push_back({"nvme1", LeverKind::kTcpReconnect});
+  const LeverChoice named = ResolveLever(settings, Tcp("nvme1"), {});
+  EXPECT_EQ(named.kind, LeverKind::kTcpReconnect);
+  EXPECT_FALSE(named.dry_run);
+  EXPECT_EQ(MakeLever(named.kind, false, settings, {})->Kind(), LeverKind::kTcpReconnect);
+}
+
+}  // namespace
+}  // namespace nvmeadapt::actuate
