@@ -11,7 +11,7 @@ namespace nvmeadapt::actuate {
 LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover::Controller& controller,
                            const LeverEnvironment& environment) {
   LeverFacts facts;
-  if (controller.source != collect::Source::kKernelNvme) return facts;
+  if (controller.source != Source::kKernelNvme) return facts;
   facts.adaptive_poll_attribute = discover::PathExists(
       ExpandPathTemplate(settings.adaptive_poll_path_template, environment.sysfs_root, controller.name));
   facts.gsim = ProbeGsimLayout(environment.procfs_root) != GsimLayout::kAbsent;
@@ -33,10 +33,10 @@ LeverChoice ResolveLever(const config::LeverSettings& settings, const discover::
     }
   }
   switch (controller.source) {
-    case collect::Source::kUvnvme:
+    case Source::kUvnvme:
       if (settings.uvnvme_lever != LeverKind::kAuto) return done({settings.uvnvme_lever, false, "levers.uvnvme_lever"});
       return done({LeverKind::kUvnvmeSocket, false, "uvnvme default: control socket"});
-    case collect::Source::kKernelNvme:
+    case Source::kKernelNvme:
       if (settings.kernel_lever != LeverKind::kAuto) return done({settings.kernel_lever, false, "levers.kernel_lever"});
       if (facts.adaptive_poll_attribute) {
         return done({LeverKind::kAdaptivePollSysfs, false, "kernel default: adaptive-poll attribute present"});
@@ -75,9 +75,9 @@ std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const conf
   return std::make_unique<DryRunLever>();
 }
 
-Result<PlannedLever::StepPlan> DryRunLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> DryRunLever::MakePlan(const LeverTarget& target, ReapMode mode) {
   StepPlan plan;
-  plan.steps.push_back(Step{target.ToString(), std::string(engine::ReapModeName(mode)), nullptr});
+  plan.steps.push_back(Step{target.ToString(), std::string(ReapModeName(mode)), nullptr});
   return plan;
 }
 

@@ -7,9 +7,9 @@
 
 #include "agent/api/status_map.h"
 #include "agent/api/validate.h"
-#include "agent/common/files.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/values.h"
+#include "common/files.h"
 #include "nvmeadapt/v1/agent.grpc.pb.h"
 
 namespace nvmeadapt::ctl {

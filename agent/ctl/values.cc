@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "agent/api/validate.h"
+#include "common/vocabulary.h"
 
 namespace nvmeadapt::ctl {
 namespace {
@@ -129,11 +130,11 @@ Result<uint32_t> ParseUint32(std::string_view text) {
 }
 
 Result<v1::QueueId> ParseQueueName(std::string_view text) {
-  const size_t mark = text.rfind(":q");
+  const size_t mark = text.rfind(kQueueNameMark);
   if (mark == std::string_view::npos || mark == 0) {
     return Invalid("queue " + api::Quoted(text) + ": expected CONTROLLER:qN, e.g. nvme0:q1 or uvnvme:1234:0:q2");
   }
-  auto number = ParseUint32(text.substr(mark + 2));
+  auto number = ParseUint32(text.substr(mark + kQueueNameMark.size()));
   if (!number) {
     return Invalid("queue " + api::Quoted(text) + ": expected a queue number after ':q', e.g. nvme0:q1");
   }
@@ -143,7 +144,7 @@ Result<v1::QueueId> ParseQueueName(std::string_view text) {
   return id;
 }
 
-std::string QueueName(const v1::QueueId& id) { return id.controller() + ":q" + std::to_string(id.queue()); }
+std::string QueueName(const v1::QueueId& id) { return nvmeadapt::QueueName(id.controller(), id.queue()); }
 
 Result<v1::ReapMode> ParseOverrideMode(std::string_view text) {
   if (text == "none") return v1::REAP_MODE_UNSPECIFIED;

@@ -140,7 +140,7 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   if (!IsDirectory(dir)) return MakeError(ErrorCode::kNotFound, dir + ": not a directory");
   Controller c;
   c.name = name;
-  c.source = collect::Source::kKernelNvme;
+  c.source = Source::kKernelNvme;
   c.instance = instance;
   c.model = OptionalAttribute(dir, "model");
   c.serial = OptionalAttribute(dir, "serial");
@@ -189,10 +189,10 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   for (uint32_t qid : qids) {
     Queue q;
     q.qid = qid;
-    q.key = collect::QueueKey{collect::Source::kKernelNvme, instance, qid, 0};
+    q.key = QueueKey{Source::kKernelNvme, instance, qid, 0};
     q.vector = QueueVector(options, facts, msi_kinds, name, qid);
     const bool pcie = c.transport.empty() || c.transport == "pcie";
-    q.mode = (pcie && !q.vector && qid != 0) ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt;
+    q.mode = (pcie && !q.vector && qid != 0) ? ReapMode::kPoll : ReapMode::kInterrupt;
     if (auto it = cpus_by_qid.find(qid); it != cpus_by_qid.end()) {
       q.cpus = it->second;
     } else if (q.vector && qid != 0 && !have_hctx) {

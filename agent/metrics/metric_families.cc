@@ -125,8 +125,8 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
       // cannot tell the path at all.
       if (queue.irq_completions) reaped.Add(With(labels, "path", "interrupt"), static_cast<double>(queue.irq_completions));
       if (queue.poll_completions) reaped.Add(With(labels, "path", "poll"), static_cast<double>(queue.poll_completions));
-      for (engine::ReapMode m : {engine::ReapMode::kInterrupt, engine::ReapMode::kPoll}) {
-        mode.Add(With(labels, "mode", std::string(engine::ReapModeName(m))), *queue.mode == m ? 1 : 0);
+      for (ReapMode m : {ReapMode::kInterrupt, ReapMode::kPoll}) {
+        mode.Add(With(labels, "mode", std::string(ReapModeName(m))), *queue.mode == m ? 1 : 0);
       }
       if (per_queue_intervals) intervals.AddHistogram(labels, IntervalHistogram(queue.interval_histogram));
     }

@@ -12,7 +12,6 @@
 namespace nvmeadapt::actuate {
 namespace {
 
-using engine::ReapMode;
 using nvmeadapt::testing::CopyTree;
 using nvmeadapt::testing::ReadFile;
 using nvmeadapt::testing::SysfsCase;

@@ -18,7 +18,6 @@
 namespace nvmeadapt::actuate {
 namespace {
 
-using engine::ReapMode;
 using nvmeadapt::testing::FakeController;
 using nvmeadapt::testing::FakeOpener;
 using Writes = std::vector<WriteRecord>;

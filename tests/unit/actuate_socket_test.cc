@@ -11,7 +11,6 @@
 namespace nvmeadapt::actuate {
 namespace {
 
-using engine::ReapMode;
 using nvmeadapt::testing::FakeUvnvmeServer;
 using nvmeadapt::testing::TempDir;
 using Writes = std::vector<WriteRecord>;

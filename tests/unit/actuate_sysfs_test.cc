@@ -13,7 +13,6 @@
 namespace nvmeadapt::actuate {
 namespace {
 
-using engine::ReapMode;
 using nvmeadapt::testing::CopyTree;
 using nvmeadapt::testing::ReadFile;
 using nvmeadapt::testing::SysfsCase;

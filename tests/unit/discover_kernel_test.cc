@@ -38,7 +38,7 @@ TEST(DiscoverKernel, QemuWithAPollQueue) {
   const Snapshot snapshot = DiscoverTree(SysfsCase("qemu-poll"));
   const Controller c = OnlyController(snapshot);
   EXPECT_EQ(c.name, "nvme0");
-  EXPECT_EQ(c.source, collect::Source::kKernelNvme);
+  EXPECT_EQ(c.source, Source::kKernelNvme);
   EXPECT_EQ(c.instance, 0u);
   EXPECT_EQ(c.model, "QEMU NVMe Ctrl");
   EXPECT_EQ(c.serial, "deadbeef");
@@ -68,9 +68,9 @@ TEST(DiscoverKernel, QemuWithAPollQueue) {
     EXPECT_TRUE(q.eligible) << q.reason_text;
     EXPECT_EQ(q.reason, Ineligibility::kNone);
     EXPECT_EQ(q.reason_text, "");
-    EXPECT_EQ(q.mode, engine::ReapMode::kInterrupt);
+    EXPECT_EQ(q.mode, ReapMode::kInterrupt);
     EXPECT_EQ(q.cpus, (Cpus{qid - 1}));
-    EXPECT_EQ(q.key, (collect::QueueKey{collect::Source::kKernelNvme, 0, qid, 0}));
+    EXPECT_EQ(q.key, (QueueKey{Source::kKernelNvme, 0, qid, 0}));
     ASSERT_TRUE(q.vector);
     EXPECT_EQ(q.vector->irq, 28u + qid);
     EXPECT_EQ(q.vector->index, qid);
@@ -85,7 +85,7 @@ TEST(DiscoverKernel, QemuWithAPollQueue) {
   EXPECT_EQ(poll.reason, Ineligibility::kPollQueue);
   EXPECT_EQ(poll.reason_text, "poll queue (no vector)");
   EXPECT_FALSE(poll.vector);
-  EXPECT_EQ(poll.mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(poll.mode, ReapMode::kPoll);
   EXPECT_EQ(poll.cpus, (Cpus{0, 1}));
 }
 
