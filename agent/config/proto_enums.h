@@ -30,5 +30,6 @@ inline std::optional<LeverKind> FromProto(v1::LeverKind kind) { return kLeverKin
 inline std::optional<engine::ControllerMode> FromProto(v1::ControllerMode mode) {
   return engine::kControllerModes.FromProto(mode);
 }
+inline std::optional<engine::QueueState> FromProto(v1::QueueState state) { return engine::kQueueStates.FromProto(state); }
 
 }  // namespace nvmeadapt::config

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/collect/collector.h"
 #include "agent/engine/types.h"
 #include "common/result.h"
+#include "common/vocabulary.h"
 
 namespace nvmeadapt::discover {
 
