@@ -20,8 +20,6 @@ namespace {
 
 using nvmeadapt::testing::FakeController;
 using nvmeadapt::testing::FakeOpener;
-using Writes = std::vector<WriteRecord>;
-using Steps = std::vector<RestoreStep>;
 
 TEST(NvmePassthru, StructLayoutIsTheKernelAbi) {
   EXPECT_EQ(sizeof(nvme_passthru_cmd), 72u);

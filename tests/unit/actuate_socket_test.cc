@@ -13,8 +13,6 @@ namespace {
 
 using nvmeadapt::testing::FakeUvnvmeServer;
 using nvmeadapt::testing::TempDir;
-using Writes = std::vector<WriteRecord>;
-using Steps = std::vector<RestoreStep>;
 
 class SocketLevers : public ::testing::Test {
  protected:
