@@ -14,7 +14,8 @@ The device thread runs SCHED_FIFO on the last CPU with kernel.sched_rt_runtime_u
 that CPU for the runs (bench/device_cpu.py: the fair server would stop the device while any ordinary task is
 runnable there; affinities restored afterwards); the JSON records both as rt_budget and device_cpu.
 
-Usage: bench/uvnvme_bench.py BUILD_DIR OUTPUT_JSON [--phase-seconds S] [--repeats N] [--qd64-seconds S]"""
+Usage: bench/uvnvme_bench.py BUILD_DIR OUTPUT_JSON [--phase-seconds S] [--repeats N] [--qd64-seconds S]
+       [--host-halt-poll-ns NS]"""
 import argparse
 import contextlib
 import json
@@ -25,6 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import device_cpu  # noqa: E402
+import host_idle  # noqa: E402
 import rt_budget  # noqa: E402
 import stall_probe  # noqa: E402
 
@@ -115,6 +117,9 @@ def clock_figures(report, samples):
             entry[f"{mode}_lat_p99_us"] = median(r["lat_p99_us"] for r in runs)
             for key in ("lateness_p50_us", "lateness_p99_us", "lateness_max_us", "interval_max_us"):
                 entry[f"{mode}_{key}"] = median(r[key] for r in runs)
+        # Raising an interrupt holds the device thread for the write; what falls due meanwhile is late.
+        entry["interrupt_signal_write_p99_us"] = median(
+            r.get("signal_write_p99_us") or 0.0 for r in samples[f"{load}_interrupt"])
         # Both modes: the worse median (the device's timing should not depend on how the host reaps).
         for key in ("lateness_p50_us", "lateness_p99_us"):
             entry[key] = largest(entry[f"{mode}_{key}"] for mode in MODES)
@@ -142,6 +147,8 @@ def main():
     parser.add_argument("--phase-seconds", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--qd64-seconds", type=float, default=2.0)
+    parser.add_argument("--host-halt-poll-ns", type=int, default=None,
+                        help="set the idle CPUs' halt polling (bench/host_idle.py) for the runs; default: as it is")
     args = parser.parse_args()
 
     # The emulated device gets a core of its own (the last one) and SCHED_FIFO, so that it runs on time
@@ -157,7 +164,9 @@ def main():
     runs = {}
     exclusive = device_cpu.exclusive(cpus[-1]) if placement else contextlib.nullcontext(
         {"exclusive": False, "reason": "one CPU: the device shares it"})
-    with rt_budget.lifted() as rt, exclusive as device:
+    idle = host_idle.polling(args.host_halt_poll_ns) if args.host_halt_poll_ns is not None else \
+        contextlib.nullcontext({"set": False, "reason": "left as it is (no --host-halt-poll-ns)"})
+    with rt_budget.lifted() as rt, exclusive as device, idle as idle_info:
         for clock in clocks:
             runs[clock] = run_clock(args, clock, placement, realtime=True)
         machine = stall_probe.measure(args.build, cpus[-1], args.qd64_seconds * len(MODES)) if placement else None
@@ -180,7 +189,7 @@ def main():
     result = {"tool": "uvnvme-load", "command": command, "model": report["config"]["model"],
               "primary_clock": primary, "controller_rt": "--controller-rt" in command,
               "controller_own_cpu": "--controller-cpus" in command, "rt_budget": rt,
-              "device_cpu": device,
+              "device_cpu": device, "host_idle": idle_info,
               "phase_seconds": args.phase_seconds, "qd64_seconds": args.qd64_seconds, "load_average": os.getloadavg(),
               "configs": configs, "summary": summary, "clocks": figures, "machine_stall": machine,
               "note": "medians over repeats of alternating phases in one run per clock; configs/summary from the "
@@ -197,7 +206,8 @@ def main():
             e = entry[load]
             print(f"  {clock:8s} {load:5s} lateness p50 {e['lateness_p50_us']:.2f} p99 {e['lateness_p99_us']:.2f} "
                   f"max {e['lateness_max_us']:.1f} us; IOPS interrupt {e['interrupt_iops']:,.0f} poll "
-                  f"{e['poll_iops']:,.0f} (x{e['poll_over_interrupt_iops']:.2f})")
+                  f"{e['poll_iops']:,.0f} (x{e['poll_over_interrupt_iops']:.2f}); interrupt mode: p99 "
+                  f"{e['interrupt_lateness_p99_us']:.2f} us late, raising an interrupt took {e['interrupt_signal_write_p99_us']:.2f} us p99")
         q = entry["qd64"]
         print(f"  {clock:8s} qd64  longest gap {q['interval_max_us']:.1f} us, lateness p99 {q['lateness_p99_us']:.2f} us")
     if machine:

@@ -54,7 +54,7 @@ engine::Policy PatchPolicy() {
   // The patch takes the first interrupt-mode window after polling as the baseline. nvme-adapt's default
   // settles one window first, for a transient of real hosts (docs/architecture.md) this model does not
   // have: here it would be pure cost, so the model runs the patch's rule for both policies. The same for
-  // the run's pace credit, the backoff's doubling and load-change end and the growing polling runs: the
+  // the run's pace credit, the backoff's doubling and load-change end, the growing polling runs and the stalled try's backoff: the
   // model is calibrated and validated against the patch's rules (docs/scale.md), and compares in-driver
   // with agent under them.
   p.settle_windows = 0;
@@ -62,6 +62,7 @@ engine::Policy PatchPolicy() {
   p.max_backoff_windows = 0;
   p.backoff_load_change_percent = 0;
   p.max_poll_run_windows = 0;
+  p.stall_backoff = false;
   return p;
 }
 

@@ -48,6 +48,7 @@ void DeviceTiming::Merge(const DeviceTiming& other) {
   for (size_t i = 0; i < kIntervalBuckets; ++i) intervals[i] += other.intervals[i];
   interval_max_ns = std::max(interval_max_ns, other.interval_max_ns);
   posted += other.posted;
+  signal_write.Merge(other.signal_write);
 }
 
 void DoorbellWaker::AfterDoorbell(int64_t doorbell_ns) {

@@ -61,10 +61,10 @@ std::string_view DeviceClockName(DeviceClock clock);
 inline constexpr int64_t kFaithfulIdleSpinNs = 20'000'000;  // spin this long after the last command
 inline constexpr int64_t kFaithfulSleepAheadNs = 300'000;   // sleep first when the due time is further
 inline constexpr int64_t kFaithfulWakeMarginNs = 100'000;   // ... waking this long before it
-// Then a 1 us sleep: on kernels without the fair server (before 6.12), with the real-time budget lifted,
-// nothing else lets a real-time spinner's CPU run its kernel workers. Once a second, the real-time
-// throttle's own period: each sleep idles the virtual CPU, and the hypervisor may then not give it back
-// for a scheduling slice (~1.25 ms gaps at 1 per 20 ms, measured in docs/uvnvme.md).
+// Then a breath (YieldToFairTasks): on kernels without the fair server (before 6.12), with the real-time
+// budget lifted, nothing else lets a real-time spinner's CPU run its kernel workers. Once a second, the
+// real-time throttle's own period. It never idles the CPU: a sleep did, and an idle virtual CPU here may
+// not be given back by the hypervisor for a scheduling slice (~1.25 ms gaps, docs/uvnvme.md).
 inline constexpr int64_t kFaithfulMaxSpinNs = 1'000'000'000;
 
 // What one controller thread saw of one queue over one period: how late completions were posted against
@@ -78,6 +78,9 @@ struct DeviceTiming {
   std::array<uint64_t, kIntervalBuckets> intervals{};
   int64_t interval_max_ns = 0;
   uint64_t posted = 0;
+  // How long raising an interrupt (the eventfd write) held the controller thread: completions that fall
+  // due meanwhile are posted after it, so it bounds interrupt mode's lateness from below.
+  LatencyHistogram signal_write;
 
   void RecordPost(int64_t lateness_ns);
   void RecordInterval(int64_t interval_ns);

@@ -78,8 +78,9 @@ struct EmulatedController::Worker {
   // Faithful clock: returns at `until`, at a doorbell or at a wake (config, stop, timing).
   void SpinUntil(int64_t until, uint32_t generation);
   void ApplyCoalescing();
-  void Fetch();
+  void Fetch(int64_t previous_fetch_ns);  // the time read before the previous pass's doorbell loads
   bool PostDue(int64_t now);  // true if it posted anything
+  void Breathe(const std::string& name);  // once per kFaithfulMaxSpinNs of spinning
   void Signal(Slot& slot, uint32_t head);
   int64_t Interrupts(int64_t now);  // returns the earliest coalescing deadline, or INT64_MAX
   // Before sleeping: asleep it cannot watch the CQ head doorbells, so completions held back behind an
@@ -101,8 +102,10 @@ struct EmulatedController::Worker {
   std::atomic<uint32_t> timing_requested{0};
   std::atomic<uint32_t> timing_taken{0};  // the period this thread counts in now (acknowledges requests)
   uint32_t timing_period = 0;             // controller thread's copy
-  int64_t awake_since_ns = 0;             // faithful: when it last slept (the spin budget)
+  int64_t awake_since_ns = 0;             // faithful: when it last slept or breathed (the spin budget)
+  bool breath_failed = false;             // faithful: the real-time class could not be taken back
   int64_t last_busy_ns = 0;               // faithful: when it last held or posted a command
+  int64_t last_fetch_ns = 0;              // read just before the last pass's doorbell loads
   uint64_t order = 0;
   uint64_t rng = 0x9E3779B97F4A7C15ULL;
   std::thread thread;

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "uvnvme/controller_parts.h"
+#include "uvnvme/placement.h"
 #include "uvnvme/sync.h"
 
 namespace nvmeadapt::uvnvme {
@@ -32,7 +34,9 @@ void EmulatedController::Worker::Run(size_t index) {
     const uint32_t generation = waker.generation.load(std::memory_order_seq_cst);
     if (config_requested.load(std::memory_order_relaxed) != config_applied) ApplyCoalescing();
     if (timing_requested.load(std::memory_order_acquire) != timing_period) TakeTimingPeriod();
-    Fetch();
+    const int64_t fetched_before_ns = last_fetch_ns;
+    last_fetch_ns = MonotonicNanos();
+    Fetch(fetched_before_ns);
     int64_t now = MonotonicNanos();
     const bool posted = PostDue(now);
     // Completions are visible before the mask bits are read: pairs with the host's unmask-then-drain.
@@ -54,7 +58,8 @@ void EmulatedController::Worker::Run(size_t index) {
           SpinUntil(wake, generation);
           continue;
         }
-        look = now + 1000;  // the breather: a real-time spinner would starve this CPU's kernel workers
+        Breathe(name);
+        continue;
       } else if (wake != INT64_MAX) {
         look = wake - kFaithfulWakeMarginNs;  // far off: sleep, then spin for the last stretch
       }  // else idle: sleep until a doorbell
@@ -72,6 +77,16 @@ void EmulatedController::Worker::Run(size_t index) {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   final_cpu_ns.store(int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec);
+}
+
+void EmulatedController::Worker::Breathe(const std::string& name) {
+  // A real-time spinner would starve this CPU's kernel workers (kernels without the fair server).
+  if (Status status = YieldToFairTasks(pthread_self(), name); !status.ok()) {
+    // Still spinning, now in the fair class: lateness shows it. Say so once, not once a second.
+    if (!breath_failed) NA_WARN("uvnvme: " << status.error().message);
+    breath_failed = true;
+  }
+  awake_since_ns = MonotonicNanos();
 }
 
 void EmulatedController::Worker::SpinUntil(int64_t until, uint32_t generation) {
@@ -100,7 +115,7 @@ void EmulatedController::Worker::ApplyCoalescing() {
   ack_cv.notify_all();
 }
 
-void EmulatedController::Worker::Fetch() {
+void EmulatedController::Worker::Fetch(int64_t previous_fetch_ns) {
   for (uint32_t s = 0; s < slots.size(); ++s) {
     Slot& slot = *slots[s];
     const uint32_t entries = slot.memory->entries();
@@ -109,7 +124,11 @@ void EmulatedController::Worker::Fetch() {
     const SubmissionEntry* ring = slot.memory->submissions();
     while (slot.sq_head != tail) {
       const SubmissionEntry& sqe = ring[slot.sq_head];
-      const int64_t doorbell = static_cast<int64_t>((uint64_t{sqe.submit_ns_hi} << 32) | sqe.submit_ns_lo);
+      // The host stamps the doorbell's time just before it stores the tail; a host thread preempted between
+      // the two (eight polling reapers on one CPU: for tens of ms) leaves an old stamp. The tail was not there
+      // at the previous fetch, so it was rung after it: service cannot start before the device could see it.
+      const int64_t stamped = static_cast<int64_t>((uint64_t{sqe.submit_ns_hi} << 32) | sqe.submit_ns_lo);
+      const int64_t doorbell = std::max(stamped, previous_fetch_ns);
       const uint32_t bytes = ((sqe.cdw12 & 0xffffu) + 1) * kLbaBytes;
       const int64_t due = slot.scheduler->DueTime(doorbell, sqe.opcode == kOpcodeWrite, bytes, rng);
       heap.push_back(InFlight{due, order++, s, sqe.cid, sqe.tag});
@@ -172,7 +191,9 @@ void EmulatedController::Worker::Signal(Slot& slot, uint32_t head) {
   // Counted before the write, so whoever the interrupt wakes already sees it counted. The eventfd is
   // blocking and its counter far from overflow: the write cannot fail short of a bug.
   slot.interrupts.fetch_add(1, std::memory_order_relaxed);
+  const int64_t before = MonotonicNanos();
   if (write(slot.irq_fd, &one, sizeof one) != sizeof one) slot.interrupts.fetch_sub(1, std::memory_order_relaxed);
+  if (timing_period < slot.timing.size()) slot.timing[timing_period].signal_write.Record(MonotonicNanos() - before);
 }
 
 int64_t EmulatedController::Worker::Interrupts(int64_t now) {

@@ -26,6 +26,24 @@ Status ApplyPlacement(pthread_t thread, const ThreadPlacement& placement, const 
   return OkStatus();
 }
 
+Status YieldToFairTasks(pthread_t thread, const std::string& what) {
+  int policy = 0;
+  sched_param realtime{};
+  if (int err = pthread_getschedparam(thread, &policy, &realtime); err != 0) {
+    return SysError("pthread_getschedparam for", what, err);
+  }
+  if (policy != SCHED_FIFO && policy != SCHED_RR) return OkStatus();
+  const sched_param fair{};
+  if (int err = pthread_setschedparam(thread, SCHED_OTHER, &fair); err != 0) {
+    return SysError("SCHED_OTHER for", what, err);
+  }
+  sched_yield();  // cannot fail on Linux
+  if (int err = pthread_setschedparam(thread, policy, &realtime); err != 0) {
+    return SysError("taking back SCHED_FIFO for", what, err);
+  }
+  return OkStatus();
+}
+
 Result<std::vector<int>> ParseCpuList(std::string_view text) {
   auto bad = [&] { return MakeError(ErrorCode::kInvalidArgument, "expected a CPU list such as 1 or 0,2-3, got '" +
                                                                       std::string(text) + "'"); };

@@ -25,6 +25,7 @@ Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& lay
   if (layer.has_max_backoff_windows()) p.max_backoff_windows = layer.max_backoff_windows();
   if (layer.has_backoff_load_change_percent()) p.backoff_load_change_percent = layer.backoff_load_change_percent();
   if (layer.has_max_poll_run_windows()) p.max_poll_run_windows = layer.max_poll_run_windows();
+  if (layer.has_stall_backoff()) p.stall_backoff = layer.stall_backoff();
   if (layer.has_mode() && layer.mode() != v1::CONTROLLER_MODE_UNSPECIFIED) {
     auto mode = FromProto(layer.mode(), field_path);
     if (!mode) return mode.error();
@@ -50,6 +51,7 @@ v1::Policy ToProto(const engine::Policy& p) {
   out.set_max_backoff_windows(p.max_backoff_windows);
   out.set_backoff_load_change_percent(p.backoff_load_change_percent);
   out.set_max_poll_run_windows(p.max_poll_run_windows);
+  out.set_stall_backoff(p.stall_backoff);
   out.set_mode(ToProto(p.mode));
   return out;
 }

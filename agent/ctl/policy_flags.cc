@@ -38,6 +38,8 @@ constexpr PolicyFlag kFlags[] = {
      .set_count = &P::set_backoff_load_change_percent},
     {.option = "max-poll-run-windows", .value = "N", .column = "MAX-POLL-RUN", .has = &P::has_max_poll_run_windows,
      .count = &P::max_poll_run_windows, .set_count = &P::set_max_poll_run_windows},
+    {.option = "stall-backoff", .value = "on|off", .column = "STALL-BACKOFF", .has = &P::has_stall_backoff,
+     .on_off = &P::stall_backoff, .set_on_off = &P::set_stall_backoff},
 };
 
 Error Usage(std::string message) { return MakeError(ErrorCode::kInvalidArgument, std::move(message)); }

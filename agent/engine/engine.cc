@@ -119,7 +119,7 @@ void Engine::LeavePolling(Queue& q) {
   q.pace_credit = 0;
 }
 
-Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
+Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason, bool back_off_now) {
   const ReapMode from = q.mode;
   q.mode = ReapMode::kInterrupt;
   q.poll_windows = 0;
@@ -129,7 +129,7 @@ Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
   if (from == ReapMode::kPoll) LeavePolling(q);
   ++q.failures;
   bool backoff_started = false;
-  if (q.failures >= q.policy.max_failures) {
+  if (q.failures >= q.policy.max_failures || back_off_now) {
     backoff_started = true;
     q.backoff_left = BackoffLength(q.policy, q.backoff_level);
     if (q.backoff_left > 0 && q.backoff_level < 32) ++q.backoff_level;
@@ -303,7 +303,12 @@ std::optional<Decision> Engine::OnTimer(QueueHandle queue, Nanos now, const Wind
   if (!BehindPace(next, elapsed, q->baseline_span, q->baseline_completions, slack)) {
     return std::nullopt;
   }
-  Decision d = Fail(*q, queue, now, Reason::kStalled);
+  // A try that reaped and then stopped, before it kept a window and not a run resumed after a re-measure:
+  // its reaper lost the CPU it polls on. (No completion at all since the switch: the switch itself was
+  // slow to take effect in the reaper, which says nothing about that CPU.)
+  const bool back_off_now = q->policy.stall_backoff && progress.completions > 0 && q->poll_windows == 0 &&
+                            q->poll_run_level == 0;
+  Decision d = Fail(*q, queue, now, Reason::kStalled, back_off_now);
   d.pace_index = next;
   d.measured = elapsed;
   d.limit = PaceLimit(next, q->baseline_span, q->baseline_completions, slack);

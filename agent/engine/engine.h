@@ -118,7 +118,8 @@ class Engine {
   Decision Make(const Queue& q, QueueHandle handle, Nanos at, ReapMode from, Reason reason) const;
   // Puts the queue where its policy mode (or override) says, from scratch; returns the decision.
   Decision Reset(Queue& q, QueueHandle handle, Nanos at, Reason reason);
-  Decision Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason);
+  // back_off_now: start the backoff with this failure (policy.h, stall_backoff).
+  Decision Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason, bool back_off_now = false);
   // Ends a polling run that kept polling to measure interrupt mode again.
   static void Remeasure(Queue& q);
   // The queue leaves polling for interrupt mode: the next settle_windows windows are not a baseline.

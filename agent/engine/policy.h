@@ -48,6 +48,14 @@ struct Policy {
   // that no longer wants polling is still caught by every polling window's own judgement against its
   // baseline. 0: every run is max_poll_windows long (the patch's rule).
   uint32_t max_poll_run_windows = 1024;
+  // A try that reaped and then stalled before it kept a window (its reaper went a whole timer period
+  // without reaping while completions were due: the CPU it polls on is busy with other work) backs off at
+  // once instead of trying max_failures times: the next tries meet the same busy CPU, and each spins a
+  // reaper that the other queues on that CPU need (the evaluation's eight reapers on one host CPU: 114-129
+  // stalled first windows per run, at k = 321-2351, each slowing its neighbours to about 40 % of their
+  // rate). A stall before the try's first completion (the switch slow to take effect in the reaper), in a
+  // kept run, or in a run resumed after a re-measure is one failure. false: the patch's rule.
+  bool stall_backoff = true;
   ControllerMode mode = ControllerMode::kOff;
 
   bool operator==(const Policy&) const = default;

@@ -11,6 +11,7 @@ std::string FormatPolicy(const Policy& p) {
       << " timer=" << p.timer_granularity << " batch=" << (p.batch_pace_allowance ? 1 : 0)
       << " settle=" << p.settle_windows << " credit=" << p.pace_credit << " backoff_max=" << p.max_backoff_windows
       << " load_change=" << p.backoff_load_change_percent << " poll_run_max=" << p.max_poll_run_windows
+      << " stall_backoff=" << (p.stall_backoff ? 1 : 0)
       << " mode=" << ControllerModeName(p.mode);
   return out.str();
 }

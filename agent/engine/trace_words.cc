@@ -40,6 +40,13 @@ Result<TraceKeyValues> ApplyPolicyWords(std::span<const std::string_view> words,
       field = *n;
       return OkStatus();
     };
+    auto flag = [&](bool& field) -> Status {
+      if (value != "0" && value != "1") {
+        return BadTraceLine(std::string(key) + ": expected 0 or 1, got '" + std::string(value) + "'");
+      }
+      field = value == "1";
+      return OkStatus();
+    };
     Status status;
     if (key == "window") status = u32(policy.window_completions);
     else if (key == "threshold") status = ns(policy.poll_threshold);
@@ -53,10 +60,9 @@ Result<TraceKeyValues> ApplyPolicyWords(std::span<const std::string_view> words,
     else if (key == "backoff_max") status = u32(policy.max_backoff_windows);
     else if (key == "load_change") status = u32(policy.backoff_load_change_percent);
     else if (key == "poll_run_max") status = u32(policy.max_poll_run_windows);
-    else if (key == "batch") {
-      if (value != "0" && value != "1") return BadTraceLine("batch: expected 0 or 1, got '" + std::string(value) + "'");
-      policy.batch_pace_allowance = value == "1";
-    } else if (key == "mode") {
+    else if (key == "batch") status = flag(policy.batch_pace_allowance);
+    else if (key == "stall_backoff") status = flag(policy.stall_backoff);
+    else if (key == "mode") {
       auto mode = ParseControllerMode(value);
       if (!mode) return BadTraceLine("unknown controller mode '" + std::string(value) + "'");
       policy.mode = *mode;

@@ -36,7 +36,7 @@ Result<ReapMode> TraceReapMode(std::string_view text);
 using TraceKeyValues = std::vector<std::pair<std::string_view, std::string_view>>;
 
 // Applies key=value policy words to `policy` (keys: window, threshold, slack, failures, backoff,
-// max_poll, timer, settle, credit, backoff_max, load_change, batch, mode); other keys are returned to the
+// max_poll, timer, settle, credit, backoff_max, load_change, batch, stall_backoff, mode); other keys are returned to the
 // caller untouched, in their order.
 Result<TraceKeyValues> ApplyPolicyWords(std::span<const std::string_view> words, Policy& policy);
 

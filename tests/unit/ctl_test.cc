@@ -166,15 +166,16 @@ TEST(Tables, ColumnsLineUpAndInheritedFieldsShowADash) {
   queue->mutable_policy()->set_pace_credit_ns(500'000);
   queue->mutable_policy()->set_backoff_load_change_percent(40);
   queue->mutable_policy()->set_max_poll_run_windows(512);
+  queue->mutable_policy()->set_stall_backoff(false);
   std::ostringstream out;
   PrintPolicySet(policy, nullptr, out);
   EXPECT_EQ(out.str(),
             "LEVEL           MODE      WINDOW  THRESHOLD  SLACK  MAX-FAILURES  BACKOFF  MAX-POLL  TIMER  BATCH  SETTLE  "
-            "CREDIT  MAX-BACKOFF  LOAD-CHANGE  MAX-POLL-RUN\n"
+            "CREDIT  MAX-BACKOFF  LOAD-CHANGE  MAX-POLL-RUN  STALL-BACKOFF\n"
             "global          adaptive  -       -          -      -             -        -         -      -      -       "
-            "-       -            -            -\n"
+            "-       -            -            -             -\n"
             "queue nvme0:q2  -         -       -          5us    -             -        -         -      off    2       "
-            "500us   -            40%          512\n");
+            "500us   -            40%          512           off\n");
   v1::Event event;
   event.set_sequence(7);
   event.set_time_unix_ns(1'700'000'000'123'000'000);

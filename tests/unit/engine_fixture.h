@@ -13,7 +13,8 @@ inline constexpr Nanos kUs = 1000;
 // The patch's rules: the first interrupt-mode window after polling is the baseline (settle_windows 0), no
 // pace credit, backoffs of backoff_windows that run to their end. tests/unit/engine_settle_test.cc covers
 // settling, tests/unit/engine_credit_test.cc the credit and the backoff's doubling and load-change end,
-// tests/unit/engine_poll_run_test.cc the growing polling runs.
+// tests/unit/engine_poll_run_test.cc the growing polling runs, tests/unit/engine_stall_backoff_test.cc the
+// stalled try's backoff.
 inline Policy Adaptive() {
   Policy p;
   p.mode = ControllerMode::kAdaptive;
@@ -22,6 +23,7 @@ inline Policy Adaptive() {
   p.max_backoff_windows = 0;
   p.backoff_load_change_percent = 0;
   p.max_poll_run_windows = 0;
+  p.stall_backoff = false;
   return p;
 }
 

@@ -45,6 +45,7 @@ TEST(Trace, RulesATraceDoesNotNameReplayAsTheyRanBeforeThem) {
   setup.policy.max_backoff_windows = 512;
   setup.policy.backoff_load_change_percent = 40;
   setup.policy.max_poll_run_windows = 256;
+  setup.policy.stall_backoff = false;
   TraceReplayer now;
   ASSERT_TRUE(now.Apply(FormatQueueLine("a", setup)));
   EXPECT_EQ(now.engine().View(*now.Handle("a")).policy, setup.policy);
@@ -57,6 +58,7 @@ TEST(Trace, RulesATraceDoesNotNameReplayAsTheyRanBeforeThem) {
   EXPECT_EQ(replayed.max_backoff_windows, 0u);
   EXPECT_EQ(replayed.backoff_load_change_percent, 0u);
   EXPECT_EQ(replayed.max_poll_run_windows, 0u);
+  EXPECT_FALSE(replayed.stall_backoff);
 }
 
 TEST(Trace, BadLinesAreRefusedWithTheLineNumberAndTheProblem) {

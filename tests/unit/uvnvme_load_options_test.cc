@@ -1,7 +1,11 @@
 // uvnvme-load's argument parsing and the latency histogram behind its percentiles.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "uvnvme/latency_histogram.h"
@@ -257,3 +261,25 @@ TEST(UvnvmeLatencyHistogram, SmallValuesAreExactAndMergingAdds) {
 
 }  // namespace
 }  // namespace nvmeadapt::uvnvme::load
+
+TEST(UvnvmePlacement, ABreathKeepsTheRealTimeClassAndLeavesFairThreadsAlone) {
+  std::thread realtime_thread([] {
+    const nvmeadapt::Status placed = nvmeadapt::uvnvme::ApplyPlacement(pthread_self(), nvmeadapt::uvnvme::ThreadPlacement{.realtime = true}, "test thread");
+    ASSERT_TRUE(placed.ok()) << "needs CAP_SYS_NICE (run as root): " << placed.error().message;
+    ASSERT_TRUE(nvmeadapt::uvnvme::YieldToFairTasks(pthread_self(), "test thread").ok());
+    int policy = 0;
+    sched_param param{};
+    ASSERT_EQ(pthread_getschedparam(pthread_self(), &policy, &param), 0);
+    EXPECT_EQ(policy, SCHED_FIFO);
+    EXPECT_EQ(param.sched_priority, 1);
+  });
+  realtime_thread.join();
+  std::thread fair_thread([] {
+    ASSERT_TRUE(nvmeadapt::uvnvme::YieldToFairTasks(pthread_self(), "test thread").ok());
+    int policy = -1;
+    sched_param param{};
+    ASSERT_EQ(pthread_getschedparam(pthread_self(), &policy, &param), 0);
+    EXPECT_EQ(policy, SCHED_OTHER);
+  });
+  fair_thread.join();
+}

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/unit/uvnvme_driver_helpers.h"
@@ -101,6 +102,9 @@ TEST_P(UvnvmeClockTiming, LatenessAndIntervalsAreCountedPerPeriod) {
   config.timing_periods = 2;
   auto driver = Started(config);
   HostQueue& queue = *driver->FindQueue(0, 1);
+  // Idle long enough that either clock has gone to sleep (the faithful one spins kFaithfulIdleSpinNs
+  // after its start): its last look at the doorbells is older than the stamp below, so it takes the stamp.
+  std::this_thread::sleep_for(std::chrono::nanoseconds(kFaithfulIdleSpinNs + 10'000'000));
   // Four commands rung 5 ms ago: due 4 ms ago, so all four are posted at once, at least 4 ms late.
   const int64_t past = MonotonicNanos() - 5'000'000;
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(queue.Submit(IoCommand{}, past));
@@ -125,6 +129,27 @@ TEST_P(UvnvmeClockTiming, LatenessAndIntervalsAreCountedPerPeriod) {
   EXPECT_GE(on_time.interval_max_ns, 1'000'000);  // doorbell to post: at least the service time
   EXPECT_LT(on_time.lateness_max_ns, 4'000'000);
   EXPECT_EQ(driver->config().device_clock, GetParam());
+}
+
+// A host thread preempted between stamping the doorbell's time and storing the tail leaves an old stamp:
+// the device, which looked at the doorbells since then and saw nothing, starts the service when it could
+// have seen the command, so neither the lateness nor the interval charges the host's delay to the device.
+TEST(UvnvmeTiming, AStampOlderThanTheDevicesLastLookIsNotChargedToTheDevice) {
+  DriverConfig config = FixedModel(100'000);  // 100 us
+  config.device_clock = DeviceClock::kFaithful;
+  auto driver = Started(config);
+  HostQueue& queue = *driver->FindQueue(0, 1);
+  ASSERT_EQ(SubmitOneAndReap(queue), 1u);  // busy a moment ago: the faithful clock spins, looking
+  const int64_t preempted = MonotonicNanos() - 50'000'000;
+  ASSERT_TRUE(queue.Submit(IoCommand{}, preempted));
+  queue.RingDoorbell(preempted);
+  ASSERT_EQ(ReapCount(queue, 1).size(), 1u);
+  ASSERT_TRUE(driver->CloseTiming());
+  const DeviceTiming& timing = driver->Timing(0, 1).at(0);
+  EXPECT_EQ(timing.posted, 2u);
+  EXPECT_LT(timing.lateness_max_ns, 25'000'000);
+  EXPECT_LT(timing.interval_max_ns, 25'000'000);
+  EXPECT_GE(timing.interval_max_ns, 100'000);  // the service time still counts
 }
 
 INSTANTIATE_TEST_SUITE_P(Clocks, UvnvmeClockTiming,

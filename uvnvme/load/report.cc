@@ -20,7 +20,7 @@ void AddLatency(json& out, const LatencyHistogram& latency) {
 void AddDeviceTiming(json& out, const DeviceTiming& timing, bool available) {
   if (!available) {
     for (const char* key : {"lateness_p50_us", "lateness_p99_us", "lateness_max_us", "interval_max_us",
-                            "interval_histogram_us"}) {
+                            "interval_histogram_us", "signal_write_p50_us", "signal_write_p99_us", "signals"}) {
       out[key] = nullptr;
     }
     return;
@@ -29,6 +29,9 @@ void AddDeviceTiming(json& out, const DeviceTiming& timing, bool available) {
   out["lateness_p99_us"] = timing.lateness.Quantile(0.99) / 1000.0;
   out["lateness_max_us"] = static_cast<double>(timing.lateness_max_ns) / 1000.0;
   out["interval_max_us"] = static_cast<double>(timing.interval_max_ns) / 1000.0;
+  out["signals"] = timing.signal_write.Count();
+  out["signal_write_p50_us"] = timing.signal_write.Quantile(0.50) / 1000.0;
+  out["signal_write_p99_us"] = timing.signal_write.Quantile(0.99) / 1000.0;
   json histogram = json::array();  // [low_us, high_us, count] for each non-empty log2 bucket
   for (size_t b = 0; b < DeviceTiming::kIntervalBuckets; ++b) {
     if (timing.intervals[b] == 0) continue;
