@@ -23,7 +23,7 @@ std::unique_ptr<AgentMetrics> Populated(int queues, bool per_queue_intervals = f
   for (int q = 0; q < queues; ++q) {
     const QueueId id = metrics->AddQueue({"kernel", "nvme" + std::to_string(q / 64), static_cast<uint32_t>(q % 64)}, true);
     metrics->SetPollThreshold(id, 10'000);
-    metrics->UpdateQueue(id, counters, engine::ReapMode::kPoll);
+    metrics->UpdateQueue(id, counters, ReapMode::kPoll);
     metrics->OnWindow(id, 5'000);
     metrics->OnSwitch(id, engine::Reason::kWindowFast);
     metrics->OnSwitch(id, engine::Reason::kNotFaster);
@@ -37,7 +37,7 @@ void BM_UpdateQueue(benchmark::State& state) {
   collect::QueueCounters counters;
   for (auto _ : state) {
     ++counters.completions;
-    metrics->UpdateQueue(id, counters, engine::ReapMode::kPoll);
+    metrics->UpdateQueue(id, counters, ReapMode::kPoll);
   }
   state.SetItemsProcessed(state.iterations());
 }

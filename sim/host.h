@@ -14,7 +14,6 @@
 
 namespace nvmeadapt::sim {
 
-using engine::ReapMode;
 
 struct RunStats {
   Nanos measured = 0;           // length of the measured interval

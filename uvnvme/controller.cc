@@ -9,7 +9,7 @@
 #include <ctime>
 #include <string>
 
-#include "agent/common/clock.h"
+#include "common/clock.h"
 #include "uvnvme/controller_parts.h"
 #include "uvnvme/sync.h"
 

@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "uvnvme/latency_histogram.h"
 #include "uvnvme/model.h"
 #include "uvnvme/placement.h"

@@ -13,14 +13,6 @@
 
 namespace nvmeadapt::uvnvme {
 
-std::string_view ReapModeName(ReapMode mode) { return mode == ReapMode::kPoll ? "poll" : "interrupt"; }
-
-std::optional<ReapMode> ParseReapMode(std::string_view name) {
-  if (name == "interrupt") return ReapMode::kInterrupt;
-  if (name == "poll") return ReapMode::kPoll;
-  return std::nullopt;
-}
-
 Result<std::unique_ptr<HostQueue>> HostQueue::Create(EmulatedController& controller, uint32_t qid,
                                                      uint32_t entries, ReapMode initial) {
   auto memory = QueueMemory::Create(controller.index(), qid, entries);

@@ -25,14 +25,11 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/vocabulary.h"
 #include "uvnvme/controller.h"
 #include "uvnvme/queue_memory.h"
 
 namespace nvmeadapt::uvnvme {
-
-enum class ReapMode : uint8_t { kInterrupt = 0, kPoll = 1 };  // values are the USDT `mode` argument
-std::string_view ReapModeName(ReapMode mode);
-std::optional<ReapMode> ParseReapMode(std::string_view name);
 
 struct IoCommand {
   bool write = false;

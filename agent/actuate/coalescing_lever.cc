@@ -82,7 +82,7 @@ PlannedLever::Step CoalescingLever::SetStep(std::shared_ptr<AdminDevice> device,
   return step;
 }
 
-Result<PlannedLever::StepPlan> CoalescingLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> CoalescingLever::MakePlan(const LeverTarget& target, ReapMode mode) {
   if (!target.vector || *target.vector == 0) {
     // Vector 0 belongs to the admin queue, which coalescing never applies to.
     return Fail(ErrorCode::kUnsupported, target.ToString(),
@@ -105,7 +105,7 @@ Result<PlannedLever::StepPlan> CoalescingLever::MakePlan(const LeverTarget& targ
   StepPlan plan;
   plan.found.push_back({CoalescingObject(path), Hex(current_08)});
   plan.found.push_back({VectorObject(path, iv), Hex(VectorConfigCdw11(iv, disabled))});
-  if (mode == engine::ReapMode::kPoll) {
+  if (mode == ReapMode::kPoll) {
     const uint32_t wanted_08 =
         CoalescingCdw11(options_.completions, static_cast<uint8_t>(options_.time_us / 100));
     if (current_08 != wanted_08) {

@@ -32,7 +32,7 @@ class CoalescingLever final : public PlannedLever {
   static std::string VectorObject(const std::string& device, uint32_t vector);
 
  private:
-  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) override;
   Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   Result<std::shared_ptr<AdminDevice>> OpenDevice(const std::string& path) const;
   // Runs one command; the completion's Dword 0 or a Error naming the device and the command.

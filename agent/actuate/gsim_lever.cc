@@ -95,7 +95,7 @@ Result<std::string> GsimLever::ReadDelay(GsimLayout layout) const {
   return Fail(ErrorCode::kIo, path, path + ": no \"delay_us N\" line");
 }
 
-Result<PlannedLever::StepPlan> GsimLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> GsimLever::MakePlan(const LeverTarget& target, ReapMode mode) {
   if (!target.irq) {
     return Fail(ErrorCode::kUnsupported, target.ToString(), target.ToString() + " has no interrupt vector");
   }
@@ -108,11 +108,11 @@ Result<PlannedLever::StepPlan> GsimLever::MakePlan(const LeverTarget& target, en
     NA_ASSIGN_OR_RETURN(const std::string delay, ReadDelay(layout));
     plan.found.push_back({DelayPath(layout), delay});
     const std::string wanted_delay = DelayValue(layout, options_.delay_us);
-    if (mode == engine::ReapMode::kPoll && delay != wanted_delay) {
+    if (mode == ReapMode::kPoll && delay != wanted_delay) {
       plan.steps.push_back(WriteStep(DelayPath(layout), wanted_delay));
     }
   }
-  const std::string& wanted = mode == engine::ReapMode::kPoll ? irq_switch.on : irq_switch.off;
+  const std::string& wanted = mode == ReapMode::kPoll ? irq_switch.on : irq_switch.off;
   if (irq_switch.current != wanted) plan.steps.push_back(WriteStep(irq_path, wanted));
   return plan;
 }

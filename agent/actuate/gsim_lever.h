@@ -44,7 +44,7 @@ class GsimLever final : public FileLever {
   struct IrqSwitch {
     std::string current, on, off;  // the value read and the words that turn moderation on and off
   };
-  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) override;
   Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   Result<IrqSwitch> ReadIrqSwitch(GsimLayout layout, uint32_t irq) const;
   Result<std::string> ReadDelay(GsimLayout layout) const;

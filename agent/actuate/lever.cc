@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "agent/common/files.h"
+#include "common/files.h"
 
 namespace nvmeadapt::actuate {
 
@@ -13,7 +13,7 @@ LeverTarget TargetFor(const discover::Controller& controller, const discover::Qu
   LeverTarget target;
   target.controller = controller.name;
   target.qid = queue.qid;
-  if (controller.source == collect::Source::kUvnvme) {
+  if (controller.source == Source::kUvnvme) {
     target.socket_path = controller.socket_path;
     target.ctrl_index = controller.instance;
   } else if (queue.vector) {
@@ -63,7 +63,7 @@ Result<std::vector<WriteRecord>> PlannedLever::Run(std::vector<Step>& steps) {
   return writes;
 }
 
-Result<SwitchPlan> PlannedLever::Plan(const LeverTarget& target, engine::ReapMode mode) {
+Result<SwitchPlan> PlannedLever::Plan(const LeverTarget& target, ReapMode mode) {
   NA_ASSIGN_OR_RETURN(StepPlan made, MakePlan(target, mode));
   Applied preview;
   preview.mode = mode;
@@ -103,12 +103,12 @@ Result<Applied> SwitchPlan::Execute() {
   return applied;
 }
 
-Result<Applied> PlannedLever::Preview(const LeverTarget& target, engine::ReapMode mode) {
+Result<Applied> PlannedLever::Preview(const LeverTarget& target, ReapMode mode) {
   NA_ASSIGN_OR_RETURN(const SwitchPlan plan, Plan(target, mode));
   return plan.preview();
 }
 
-Result<Applied> PlannedLever::Apply(const LeverTarget& target, engine::ReapMode mode) {
+Result<Applied> PlannedLever::Apply(const LeverTarget& target, ReapMode mode) {
   NA_ASSIGN_OR_RETURN(SwitchPlan plan, Plan(target, mode));
   return plan.Execute();
 }

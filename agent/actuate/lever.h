@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "agent/actuate/lever_error.h"
-#include "agent/actuate/lever_kind.h"
+#include "agent/actuate/lever_scope.h"
 #include "agent/actuate/lever_target.h"
 #include "agent/actuate/restore_point.h"
-#include "agent/common/result.h"
 #include "agent/discover/types.h"
 #include "agent/engine/types.h"
+#include "common/result.h"
 
 namespace nvmeadapt::actuate {
 
@@ -35,7 +35,7 @@ struct WriteRecord {
 };
 
 struct Applied {
-  engine::ReapMode mode = engine::ReapMode::kInterrupt;
+  ReapMode mode = ReapMode::kInterrupt;
   std::vector<WriteRecord> writes;  // empty when the target already was in `mode`
   RestorePoint restore;             // the values found before this agent's first change
   bool dry_run = false;
@@ -88,11 +88,11 @@ class PlannedLever {
 
   // Reads the current state of `target` and decides what puts it in `mode` (only what differs), writing
   // nothing: the daemon journals the plan's restore point, then executes the plan.
-  Result<SwitchPlan> Plan(const LeverTarget& target, engine::ReapMode mode);
+  Result<SwitchPlan> Plan(const LeverTarget& target, ReapMode mode);
   // Plan and Execute at once. In dry run it reads, records the writes it would make and makes none.
-  Result<Applied> Apply(const LeverTarget& target, engine::ReapMode mode);
+  Result<Applied> Apply(const LeverTarget& target, ReapMode mode);
   // What Apply would do now, without doing or recording it: the plan's preview.
-  Result<Applied> Preview(const LeverTarget& target, engine::ReapMode mode);
+  Result<Applied> Preview(const LeverTarget& target, ReapMode mode);
   // Writes a restore point back (in dry run: records it). Returns what was written.
   Result<std::vector<WriteRecord>> Restore(const RestorePoint& point);
 
@@ -108,7 +108,7 @@ class PlannedLever {
     std::vector<RestoreStep> found;
   };
 
-  virtual Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) = 0;
+  virtual Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) = 0;
   virtual Result<std::vector<Step>> MakeRestore(const RestorePoint& point) = 0;
 
   // LeverFailure of this lever.

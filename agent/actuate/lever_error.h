@@ -1,4 +1,4 @@
-// How levers fail: the common Error (agent/common/result.h) with the lever's name as its origin, the object
+// How levers fail: the common Error (common/result.h) with the lever's name as its origin, the object
 // concerned, and a code among kRefused (the device, kernel or driver said no: NVMe "Feature Not Changeable",
 // EINVAL from a sysfs store, {"ok": false} from a driver), kUnsupported (this machine lacks the lever: no
 // attribute, no GSIM, no vector), kNotFound (the controller, IRQ, device or process is gone),
@@ -9,14 +9,14 @@
 #include <optional>
 #include <string>
 
-#include "agent/actuate/lever_kind.h"
-#include "agent/common/result.h"
+#include "common/result.h"
+#include "common/vocabulary.h"
 
 namespace nvmeadapt::actuate {
 
 // A failure of `lever` concerning `object`; `code` is kept within the lever codes (anything else is kIo).
 Error LeverFailure(LeverKind lever, ErrorCode code, std::string object, std::string message);
-// An Error from agent/common (SysError, a parser, the control client) as the lever's: the code comes from its
+// An Error from common/ (SysError, a parser, the control client) as the lever's: the code comes from its
 // errno when it has one (LeverCodeForErrno), else is kept within the lever codes.
 Error LeverFailure(LeverKind lever, std::string object, const Error& error);
 

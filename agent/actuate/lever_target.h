@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "common/vocabulary.h"
+
 namespace nvmeadapt::actuate {
 
 struct LeverTarget {
@@ -16,7 +18,7 @@ struct LeverTarget {
   std::string socket_path;          // uvnvme: the process's control socket
   uint32_t ctrl_index = 0;          // uvnvme: the controller's index in the process
 
-  std::string ToString() const { return controller + " q" + std::to_string(qid); }  // "nvme0 q1"
+  std::string ToString() const { return QueueObjectName(controller, qid); }  // "nvme0 q1"
   bool operator==(const LeverTarget&) const = default;
 };
 

@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::actuate {
 

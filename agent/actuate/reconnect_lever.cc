@@ -95,15 +95,15 @@ std::optional<uint32_t> ReconnectLever::PollQueuesNow(const TcpConnection& conne
   return seen;
 }
 
-Result<PlannedLever::StepPlan> ReconnectLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> ReconnectLever::MakePlan(const LeverTarget& target, ReapMode mode) {
   NA_ASSIGN_OR_RETURN(const TcpConnection connection, ReadConnection(target.controller));
   const std::optional<uint32_t> now = PollQueuesNow(connection);
-  const uint32_t wanted = mode == engine::ReapMode::kPoll ? options_.poll_queues : 0;
+  const uint32_t wanted = mode == ReapMode::kPoll ? options_.poll_queues : 0;
   StepPlan plan;
   plan.found.push_back({connection.name + kConnectSuffix, nlohmann::json(connection.args).dump()});
   // Unknown (no namespace says): recorded as none, the connect default.
   plan.found.push_back({connection.name + kPollSuffix, std::to_string(now.value_or(0))});
-  const bool in_mode = now && (mode == engine::ReapMode::kPoll ? *now > 0 : *now == 0);
+  const bool in_mode = now && (mode == ReapMode::kPoll ? *now > 0 : *now == 0);
   if (!in_mode) plan.steps.push_back(ReconnectStep(connection, wanted, now));
   return plan;
 }

@@ -47,7 +47,7 @@ class ReconnectLever final : public PlannedLever {
   Result<TcpConnection> ReadConnection(const std::string& controller) const;
 
  private:
-  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) override;
   Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
 
   // The poll queues the connection of `controller` runs now; nullopt when nothing says (no namespace yet).

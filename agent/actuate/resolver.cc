@@ -12,7 +12,7 @@ namespace nvmeadapt::actuate {
 LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover::Controller& controller,
                            const LeverEnvironment& environment) {
   LeverFacts facts;
-  if (controller.source != collect::Source::kKernelNvme) return facts;
+  if (controller.source != Source::kKernelNvme) return facts;
   facts.adaptive_poll_attribute = discover::PathExists(
       ExpandPathTemplate(settings.adaptive_poll_path_template, environment.sysfs_root, controller.name));
   facts.gsim = ProbeGsimLayout(environment.procfs_root) != GsimLayout::kAbsent;
@@ -34,10 +34,10 @@ LeverChoice ResolveLever(const config::LeverSettings& settings, const discover::
     }
   }
   switch (controller.source) {
-    case collect::Source::kUvnvme:
+    case Source::kUvnvme:
       if (settings.uvnvme_lever != LeverKind::kAuto) return done({settings.uvnvme_lever, false, "levers.uvnvme_lever"});
       return done({LeverKind::kUvnvmeSocket, false, "uvnvme default: control socket"});
-    case collect::Source::kKernelNvme:
+    case Source::kKernelNvme:
       if (controller.transport == "tcp") {
         // Disruptive, like poll_queues: only when named. levers.kernel_lever serves the PCIe controllers.
         if (settings.kernel_lever == LeverKind::kTcpReconnect) return done({settings.kernel_lever, false, "levers.kernel_lever"});
@@ -85,9 +85,9 @@ std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const conf
   return std::make_unique<DryRunLever>();
 }
 
-Result<PlannedLever::StepPlan> DryRunLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> DryRunLever::MakePlan(const LeverTarget& target, ReapMode mode) {
   StepPlan plan;
-  plan.steps.push_back(Step{target.ToString(), std::string(engine::ReapModeName(mode)), nullptr});
+  plan.steps.push_back(Step{target.ToString(), std::string(ReapModeName(mode)), nullptr});
   return plan;
 }
 

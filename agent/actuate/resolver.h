@@ -58,7 +58,7 @@ class DryRunLever final : public PlannedLever {
   DryRunLever() : PlannedLever(LeverKind::kDryRun, LeverScope::kAny, /*dry_run=*/true) {}
 
  private:
-  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) override;
   Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
 };
 

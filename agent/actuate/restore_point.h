@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/actuate/lever_kind.h"
 #include "agent/actuate/lever_target.h"
-#include "agent/common/result.h"
+#include "common/result.h"
+#include "common/vocabulary.h"
 
 namespace nvmeadapt::actuate {
 

@@ -23,7 +23,7 @@ Status SocketLever::SetMode(ControlClient& client, const LeverTarget& target, co
   return {};
 }
 
-Result<PlannedLever::StepPlan> SocketLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> SocketLever::MakePlan(const LeverTarget& target, ReapMode mode) {
   if (target.socket_path.empty()) {
     return Fail(ErrorCode::kUnsupported, target.ToString(), target.ToString() + " has no control socket");
   }
@@ -51,7 +51,7 @@ Result<PlannedLever::StepPlan> SocketLever::MakePlan(const LeverTarget& target, 
     return Fail(ErrorCode::kNotFound, target.socket_path,
                 target.socket_path + ": " + target.ToString() + " is not among the queues it lists");
   }
-  const std::string wanted(engine::ReapModeName(mode));
+  const std::string wanted(ReapModeName(mode));
   StepPlan plan;
   plan.found.push_back({ModeObject(target), current});
   if (current != wanted) {
@@ -64,7 +64,7 @@ Result<PlannedLever::StepPlan> SocketLever::MakePlan(const LeverTarget& target, 
 Result<std::vector<PlannedLever::Step>> SocketLever::MakeRestore(const RestorePoint& point) {
   std::vector<Step> steps;
   for (const RestoreStep& step : point.steps) {
-    if (step.object != ModeObject(point.target) || !engine::ParseReapMode(step.value)) {
+    if (step.object != ModeObject(point.target) || !ParseReapMode(step.value)) {
       return Fail(ErrorCode::kIo, step.object,
                   "restore point step '" + step.object + "' = '" + step.value + "' is not a mode of " +
                       point.target.ToString());

@@ -21,7 +21,7 @@ class SocketLever final : public PlannedLever {
   static std::string ModeObject(const LeverTarget& target);
 
  private:
-  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) override;
   Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   // One set_mode exchange; the reply must acknowledge the mode asked for.
   Status SetMode(discover::ControlClient& client, const LeverTarget& target, const std::string& mode) const;

@@ -77,11 +77,11 @@ std::string AdaptivePollLever::PathFor(const std::string& controller) const {
   return ExpandPathTemplate(options_.path_template, options_.sysfs_root, controller);
 }
 
-Result<PlannedLever::StepPlan> AdaptivePollLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> AdaptivePollLever::MakePlan(const LeverTarget& target, ReapMode mode) {
   const std::string path = PathFor(target.controller);
   NA_ASSIGN_OR_RETURN(const std::string current,
                       ReadValue(path, "no adaptive-poll attribute (this kernel lacks the adaptive polling patch)"));
-  const std::string& wanted = mode == engine::ReapMode::kPoll ? options_.on_value : options_.off_value;
+  const std::string& wanted = mode == ReapMode::kPoll ? options_.on_value : options_.off_value;
   StepPlan plan;
   plan.found.push_back({path, current});
   if (current != wanted) plan.steps.push_back(WriteStep(path, wanted));
@@ -110,7 +110,7 @@ std::string PollQueuesLever::ResetPath(const std::string& controller) const {
   return JoinPath(JoinPath(JoinPath(options_.sysfs_root, "class/nvme"), controller), "reset_controller");
 }
 
-Result<PlannedLever::StepPlan> PollQueuesLever::MakePlan(const LeverTarget& target, engine::ReapMode mode) {
+Result<PlannedLever::StepPlan> PollQueuesLever::MakePlan(const LeverTarget& target, ReapMode mode) {
   const std::string reset = ResetPath(target.controller);
   if (!discover::PathExists(reset)) {
     if (!discover::IsDirectory(Parent(reset))) {
@@ -120,7 +120,7 @@ Result<PlannedLever::StepPlan> PollQueuesLever::MakePlan(const LeverTarget& targ
   }
   const std::string parameter = ParameterPath();
   NA_ASSIGN_OR_RETURN(const std::string current, ReadParameter());
-  const std::string wanted = mode == engine::ReapMode::kPoll ? std::to_string(options_.poll_queues) : "0";
+  const std::string wanted = mode == ReapMode::kPoll ? std::to_string(options_.poll_queues) : "0";
   StepPlan plan;
   plan.found.push_back({parameter, current});
   if (current != wanted) plan.steps.push_back(WriteStep(parameter, wanted));

@@ -50,7 +50,7 @@ class AdaptivePollLever final : public FileLever {
   std::string PathFor(const std::string& controller) const;
 
  private:
-  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) override;
   Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   AdaptivePollOptions options_;
 };
@@ -71,7 +71,7 @@ class PollQueuesLever final : public FileLever {
   std::string ResetPath(const std::string& controller) const;
 
  private:
-  Result<StepPlan> MakePlan(const LeverTarget& target, engine::ReapMode mode) override;
+  Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) override;
   Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   Result<std::string> ReadParameter() const;
   // Whether the controller runs poll queues now (its namespaces' io_poll); nullopt when none says.

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "agent/api/event_bus.h"
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/agent.pb.h"
 
 namespace nvmeadapt::api {

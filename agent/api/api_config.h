@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/config.pb.h"
 
 namespace nvmeadapt::api {

@@ -9,7 +9,7 @@
 #include <cctype>
 #include <cstdio>
 
-#include "agent/common/files.h"
+#include "common/files.h"
 
 namespace nvmeadapt::api {
 namespace {

@@ -26,8 +26,8 @@
 #include "agent/api/service.h"
 #include "agent/api/unix_peers.h"
 #include "agent/api/unix_socket.h"
-#include "agent/common/files.h"
-#include "agent/common/log.h"
+#include "common/files.h"
+#include "common/log.h"
 
 namespace nvmeadapt::api {
 namespace {

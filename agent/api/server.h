@@ -11,7 +11,7 @@
 
 #include "agent/api/agent_control.h"
 #include "agent/api/request_observer.h"
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/config.pb.h"
 
 namespace nvmeadapt::api {

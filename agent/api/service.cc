@@ -5,8 +5,8 @@
 
 #include "agent/api/status_map.h"
 #include "agent/api/validate.h"
-#include "agent/common/clock.h"
-#include "agent/common/log.h"
+#include "common/clock.h"
+#include "common/log.h"
 
 namespace nvmeadapt::api {
 namespace {

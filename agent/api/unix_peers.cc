@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "agent/common/log.h"
+#include "common/log.h"
 
 namespace nvmeadapt::api {
 

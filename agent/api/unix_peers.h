@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "agent/api/auth.h"
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::api {
 

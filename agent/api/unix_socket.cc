@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "agent/common/files.h"
+#include "common/files.h"
 
 namespace nvmeadapt::api {
 namespace {

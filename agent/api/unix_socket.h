@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::api {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/agent.pb.h"
 
 namespace nvmeadapt::api {

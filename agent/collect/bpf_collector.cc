@@ -13,8 +13,8 @@
 
 #include "agent/collect/nvme_disks.h"
 #include "agent/collect/records.h"
-#include "agent/common/log.h"
 #include "bpf/nvme_adapt.h"
+#include "common/log.h"
 #include "nvme_adapt_bpf.skel.h"
 
 namespace nvmeadapt::collect {
@@ -321,7 +321,7 @@ Status BpfCollector::TestAccount(const QueueKey& key, uint64_t now_ns, uint32_t 
   return OkStatus();
 }
 
-Status BpfCollector::TestDriverSwitched(const QueueKey& key, uint64_t now_ns, engine::ReapMode mode) {
+Status BpfCollector::TestDriverSwitched(const QueueKey& key, uint64_t now_ns, ReapMode mode) {
   const bpf_program* program = skel_->progs.na_test_mode;
   if (bpf_program__fd(program) < 0)
     return MakeError(ErrorCode::kFailedPrecondition, "test entry not loaded (BpfOpenOptions::test_entry)");

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "agent/collect/bpf_queue_slots.h"
 #include "agent/collect/collector.h"
 #include "agent/collect/feature_probe.h"
 #include "agent/collect/hook_plan.h"
 #include "agent/collect/loop_waker.h"
 #include "agent/collect/nvme_disks.h"
-#include "agent/collect/bpf_queue_slots.h"
 
 struct nvme_adapt_bpf;
 struct ring_buffer;
@@ -51,7 +51,7 @@ class BpfCollector final : public Collector {
   // Runs na_account for `key` with the caller's clock through BPF_PROG_TEST_RUN (BpfOpenOptions::test_entry).
   Status TestAccount(const QueueKey& key, uint64_t now_ns, uint32_t n, uint64_t bytes, uint32_t mode);
   // The test entry na_test_mode: a driver's mode probe (uvnvme:mode) for `key` at `now_ns`.
-  Status TestDriverSwitched(const QueueKey& key, uint64_t now_ns, engine::ReapMode mode);
+  Status TestDriverSwitched(const QueueKey& key, uint64_t now_ns, ReapMode mode);
   // The test entry na_test_tally: a driver's tally (uvnvme:tally) of n completions, the last reap of
   // last_reap at now_ns, the first at first_ns.
   Status TestTally(const QueueKey& key, uint64_t now_ns, uint64_t first_ns, uint32_t n, uint32_t last_reap,

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "agent/collect/records.h"
-#include "agent/common/clock.h"
+#include "common/clock.h"
 
 namespace nvmeadapt::collect {
 namespace {

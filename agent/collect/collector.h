@@ -6,7 +6,6 @@
 #include <sys/types.h>
 
 #include <array>
-#include <compare>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,35 +13,17 @@
 #include <string>
 #include <vector>
 
-#include "agent/common/result.h"
 #include "agent/engine/types.h"
+#include "common/result.h"
+#include "common/vocabulary.h"
 
 namespace nvmeadapt::collect {
 
 inline constexpr size_t kHistBuckets = 32;  // == NA_HIST_BUCKETS: bucket i counts intervals in [2^i, 2^(i+1)) ns
 
-// kNvmet: an NVMe target's queue (nvmet), ctrl = the target controller's cntlid.
-enum class Source : uint8_t { kKernelNvme = 1, kBlock = 2, kUvnvme = 3, kSpdk = 4, kNvmet = 5 };
-std::string_view SourceName(Source source);  // "kernel", "block", "uvnvme", "spdk", "nvmet"
-
-struct QueueKey {
-  Source source = Source::kKernelNvme;
-  uint32_t ctrl = 0;  // kernel: nvme instance; block: dev_t; uvnvme: controller index; spdk: high 32 bits
-  uint32_t qid = 0;   // NVMe queue id (block: hctx + 1, 0 = the whole device); spdk: low 32 bits of the qpair
-                      // pointer
-  uint32_t pid = 0;   // userspace driver process; 0 for kernel queues
-  auto operator<=>(const QueueKey&) const = default;
-  std::string ToString() const;  // "kernel:nvme0:q1", "block:7:0:q1", "uvnvme:1234:c0:q2", "spdk:1234:0x...",
-                                 // "nvmet:c1:q2"
-};
-
-struct QueueKeyHash {
-  size_t operator()(const QueueKey& k) const noexcept;
-};
-
 struct WindowEvent {
   QueueKey key;
-  engine::ReapMode mode = engine::ReapMode::kInterrupt;
+  ReapMode mode = ReapMode::kInterrupt;
   bool mode_known = true;   // false: an unmanaged queue whose hook cannot tell (block layer, SPDK, procfs)
   uint32_t completions = 0;
   engine::Nanos start = 0;
@@ -59,7 +40,7 @@ struct WindowEvent {
 // mode_since 0 (pending): the window of the new generation then starts when the driver reports the switch
 // (a mode probe), or at the mode_since the agent sets once the lever's write returned, whichever is first.
 struct QueueControl {
-  engine::ReapMode mode = engine::ReapMode::kInterrupt;
+  ReapMode mode = ReapMode::kInterrupt;
   uint32_t generation = 1;  // must change at each mode change; 0 is reserved for "not managed"
   engine::Nanos mode_since = 0;  // 0: pending, see above
   engine::Nanos baseline_span = 0;

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "agent/common/log.h"
+#include "common/log.h"
 
 namespace nvmeadapt::collect {
 namespace {

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "agent/collect/elf_hooks.h"
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::collect {
 

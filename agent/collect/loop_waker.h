@@ -3,7 +3,7 @@
 // for them. Signal is safe from any thread and never blocks; several signals before a wait end one wait.
 #pragma once
 
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::collect {
 

@@ -1,7 +1,7 @@
 #include "agent/collect/bpf_collector.h"
 #include "agent/collect/hook_plan.h"
 #include "agent/collect/procfs_collector.h"
-#include "agent/common/log.h"
+#include "common/log.h"
 
 namespace nvmeadapt::collect {
 namespace {

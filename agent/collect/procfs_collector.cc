@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "agent/collect/nvme_disks.h"
-#include "agent/common/clock.h"
+#include "common/clock.h"
 
 namespace nvmeadapt::collect {
 namespace {

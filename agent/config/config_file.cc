@@ -2,10 +2,10 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include "agent/common/files.h"
-#include "agent/common/log.h"
 #include "agent/config/levers_config.h"
 #include "agent/config/policy_convert.h"
+#include "common/files.h"
+#include "common/log.h"
 
 namespace nvmeadapt::config {
 namespace {

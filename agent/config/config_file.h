@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/config.pb.h"
 
 namespace nvmeadapt::config {

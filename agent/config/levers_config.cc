@@ -5,7 +5,6 @@
 namespace nvmeadapt::config {
 namespace {
 
-using actuate::LeverKind;
 
 Error Refuse(const std::string& field, const std::string& why) {
   return MakeError(ErrorCode::kInvalidArgument, "levers." + field + ": " + why);
@@ -78,17 +77,7 @@ Status CheckTemplate(const std::string& path_template) {
 }  // namespace
 
 Result<LeverKind> FromProto(v1::LeverKind kind, std::string_view field_path) {
-  switch (kind) {
-    case v1::LEVER_KIND_AUTO: return LeverKind::kAuto;
-    case v1::LEVER_KIND_ADAPTIVE_POLL_SYSFS: return LeverKind::kAdaptivePollSysfs;
-    case v1::LEVER_KIND_GSIM: return LeverKind::kGsim;
-    case v1::LEVER_KIND_COALESCING: return LeverKind::kCoalescing;
-    case v1::LEVER_KIND_POLL_QUEUES_RESET: return LeverKind::kPollQueuesReset;
-    case v1::LEVER_KIND_UVNVME_SOCKET: return LeverKind::kUvnvmeSocket;
-    case v1::LEVER_KIND_DRY_RUN: return LeverKind::kDryRun;
-    case v1::LEVER_KIND_TCP_RECONNECT: return LeverKind::kTcpReconnect;
-    default: break;
-  }
+  if (auto known = FromProto(kind)) return *known;
   return MakeError(ErrorCode::kInvalidArgument,
                    std::string(field_path) + ": unknown lever " + std::to_string(static_cast<int>(kind)));
 }
@@ -104,7 +93,7 @@ Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config) {
   auto uvnvme = FromProto(in.uvnvme_lever(), "levers.uvnvme_lever");
   if (!uvnvme) return uvnvme.error();
   if (!ServesUvnvme(*uvnvme)) {
-    return Refuse("uvnvme_lever", std::string(actuate::LeverKindName(*uvnvme)) + " serves kernel controllers only");
+    return Refuse("uvnvme_lever", std::string(LeverKindName(*uvnvme)) + " serves kernel controllers only");
   }
   out.uvnvme_lever = *uvnvme;
 
@@ -120,7 +109,7 @@ Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config) {
     auto lever = FromProto(entry.lever(), "levers." + field + ".lever");
     if (!lever) return lever.error();
     if (name_kind == NameKind::kKernel ? !ServesKernel(*lever) : !ServesUvnvme(*lever)) {
-      return Refuse(field + ".lever", std::string(actuate::LeverKindName(*lever)) + " cannot serve " +
+      return Refuse(field + ".lever", std::string(LeverKindName(*lever)) + " cannot serve " +
                                           entry.controller());
     }
     out.controllers.push_back({entry.controller(), *lever});

@@ -5,20 +5,21 @@
 #include <string>
 #include <vector>
 
-#include "agent/actuate/lever_kind.h"
-#include "agent/common/result.h"
+#include "agent/config/proto_enums.h"
+#include "common/result.h"
+#include "common/vocabulary.h"
 #include "nvmeadapt/v1/config.pb.h"
 
 namespace nvmeadapt::config {
 
 struct ControllerLeverSetting {
   std::string controller;
-  actuate::LeverKind lever = actuate::LeverKind::kAuto;
+  LeverKind lever = LeverKind::kAuto;
 };
 
 struct LeverSettings {
-  actuate::LeverKind kernel_lever = actuate::LeverKind::kAuto;
-  actuate::LeverKind uvnvme_lever = actuate::LeverKind::kAuto;
+  LeverKind kernel_lever = LeverKind::kAuto;
+  LeverKind uvnvme_lever = LeverKind::kAuto;
   std::vector<ControllerLeverSetting> controllers;
   std::string adaptive_poll_path_template = "{sysfs}/class/nvme/{ctrl}/adaptive_poll";
   std::string adaptive_poll_on_value = "1";
@@ -36,6 +37,7 @@ struct LeverSettings {
 Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config);
 Status ValidateLevers(const v1::Config& config);
 
-Result<actuate::LeverKind> FromProto(v1::LeverKind kind, std::string_view field_path);
+// As FromProto(v1::LeverKind) (proto_enums.h), refusing a number this build does not know with the field named.
+Result<LeverKind> FromProto(v1::LeverKind kind, std::string_view field_path);
 
 }  // namespace nvmeadapt::config

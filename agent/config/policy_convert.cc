@@ -5,27 +5,9 @@
 namespace nvmeadapt::config {
 
 Result<engine::ControllerMode> FromProto(v1::ControllerMode mode, std::string_view field_path) {
-  switch (mode) {
-    case v1::CONTROLLER_MODE_OFF: return engine::ControllerMode::kOff;
-    case v1::CONTROLLER_MODE_ADAPTIVE: return engine::ControllerMode::kAdaptive;
-    case v1::CONTROLLER_MODE_INTERRUPT: return engine::ControllerMode::kInterrupt;
-    case v1::CONTROLLER_MODE_POLL: return engine::ControllerMode::kPoll;
-    case v1::CONTROLLER_MODE_SHADOW: return engine::ControllerMode::kShadow;
-    default: break;
-  }
+  if (auto known = FromProto(mode)) return *known;
   return MakeError(ErrorCode::kInvalidArgument, std::string(field_path) + ".mode: unknown controller mode " +
                                                     std::to_string(static_cast<int>(mode)));
-}
-
-v1::ControllerMode ToProto(engine::ControllerMode mode) {
-  switch (mode) {
-    case engine::ControllerMode::kOff: return v1::CONTROLLER_MODE_OFF;
-    case engine::ControllerMode::kAdaptive: return v1::CONTROLLER_MODE_ADAPTIVE;
-    case engine::ControllerMode::kInterrupt: return v1::CONTROLLER_MODE_INTERRUPT;
-    case engine::ControllerMode::kPoll: return v1::CONTROLLER_MODE_POLL;
-    case engine::ControllerMode::kShadow: return v1::CONTROLLER_MODE_SHADOW;
-  }
-  return v1::CONTROLLER_MODE_UNSPECIFIED;
 }
 
 Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& layer, std::string_view field_path) {

@@ -3,8 +3,9 @@
 
 #include <string_view>
 
-#include "agent/common/result.h"
+#include "agent/config/proto_enums.h"
 #include "agent/engine/policy.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/config.pb.h"
 #include "nvmeadapt/v1/policy.pb.h"
 
@@ -17,8 +18,8 @@ Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& lay
 // The engine's policy as a fully populated protobuf Policy.
 v1::Policy ToProto(const engine::Policy& policy);
 
+// As FromProto(v1::ControllerMode) (proto_enums.h), refusing UNSPECIFIED and unknown numbers with the field named.
 Result<engine::ControllerMode> FromProto(v1::ControllerMode mode, std::string_view field_path);
-v1::ControllerMode ToProto(engine::ControllerMode mode);
 
 // The policy levels of a config.
 v1::PolicySet PoliciesOf(const v1::Config& config);

@@ -1,6 +1,7 @@
 #include "agent/ctl/args.h"
 
 #include "agent/api/validate.h"
+#include "agent/ctl/policy_flags.h"
 
 #include <algorithm>
 #include <iterator>
@@ -12,11 +13,9 @@ namespace {
 constexpr std::string_view kGlobalValueOptions[] = {"addr", "ca", "cert", "key", "token-file", "server-name",
                                                     "timeout"};
 constexpr std::string_view kGlobalFlags[] = {"insecure-loopback-tcp", "json", "help", "version"};
-constexpr std::string_view kCommandValueOptions[] = {
-    "source", "controller", "queue", "window-completions", "poll-threshold", "pace-slack", "max-failures",
-    "backoff-windows", "max-poll-windows", "timer-granularity", "batch-pace-allowance", "settle-windows", "pace-credit",
-    "max-backoff-windows", "backoff-load-change", "max-poll-run-windows", "stall-backoff", "mode", "file", "for", "kind",
-    "count"};
+// And the policy fields' options (policy_flags.h).
+constexpr std::string_view kCommandValueOptions[] = {"source", "controller", "queue", "mode", "file", "for", "kind",
+                                                     "count"};
 constexpr std::string_view kCommandFlags[] = {"replace"};
 
 template <size_t N>
@@ -62,7 +61,7 @@ Result<Args> ParseArgs(int argc, const char* const* argv) {
     if (In(kGlobalFlags, name) || In(kCommandFlags, name)) {
       if (inline_value) return Usage("--" + std::string(name) + " takes no value");
       args.flags.emplace(name);
-    } else if (In(kGlobalValueOptions, name) || In(kCommandValueOptions, name)) {
+    } else if (In(kGlobalValueOptions, name) || In(kCommandValueOptions, name) || IsPolicyFlag(name)) {
       if (!inline_value) {
         if (i + 1 >= argc) return Usage("--" + std::string(name) + " needs a value");
         inline_value = argv[++i];
@@ -75,7 +74,7 @@ Result<Args> ParseArgs(int argc, const char* const* argv) {
   return args;
 }
 
-Status CheckOptions(const Args& args, std::string_view command, std::initializer_list<std::string_view> allowed) {
+Status CheckOptions(const Args& args, std::string_view command, const std::vector<std::string_view>& allowed) {
   auto check = [&](const std::string& name) -> Status {
     if (IsGlobal(name) || std::find(allowed.begin(), allowed.end(), name) != allowed.end()) return OkStatus();
     return Usage(std::string(command) + ": does not take --" + name);

@@ -2,14 +2,13 @@
 // options allowed anywhere after the program name.
 #pragma once
 
-#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::ctl {
 
@@ -27,6 +26,6 @@ struct Args {
 // Refuses options the program does not know and options missing their value.
 Result<Args> ParseArgs(int argc, const char* const* argv);
 // Refuses options that the command does not take (global options are always allowed).
-Status CheckOptions(const Args& args, std::string_view command, std::initializer_list<std::string_view> allowed);
+Status CheckOptions(const Args& args, std::string_view command, const std::vector<std::string_view>& allowed);
 
 }  // namespace nvmeadapt::ctl

@@ -8,7 +8,7 @@
 
 #include "agent/api/api_config.h"
 #include "agent/api/validate.h"
-#include "agent/common/files.h"
+#include "common/files.h"
 
 namespace nvmeadapt::ctl {
 namespace {

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::ctl {
 

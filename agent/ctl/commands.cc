@@ -7,9 +7,10 @@
 
 #include "agent/api/status_map.h"
 #include "agent/api/validate.h"
-#include "agent/common/files.h"
 #include "agent/ctl/format.h"
+#include "agent/ctl/policy_flags.h"
 #include "agent/ctl/values.h"
+#include "common/files.h"
 #include "nvmeadapt/v1/agent.grpc.pb.h"
 
 namespace nvmeadapt::ctl {
@@ -41,34 +42,6 @@ Status ApplyQueueOption(const Args& args, std::string* controller, uint32_t* que
   }
   *controller = id->controller();
   *queue = id->queue();
-  return OkStatus();
-}
-
-Status SetUint(const Args& args, std::string_view option, v1::Policy* policy,
-               void (v1::Policy::*setter)(uint32_t)) {
-  const std::string* text = args.value(option);
-  if (!text) return OkStatus();
-  auto number = ParseUint32(*text);
-  if (!number) return Usage("--" + std::string(option) + ": " + number.error().message);
-  (policy->*setter)(*number);
-  return OkStatus();
-}
-
-Status SetOnOff(const Args& args, std::string_view option, v1::Policy* policy, void (v1::Policy::*setter)(bool)) {
-  const std::string* text = args.value(option);
-  if (!text) return OkStatus();
-  if (*text != "on" && *text != "off") return Usage("--" + std::string(option) + ": expected on or off, got '" + *text + "'");
-  (policy->*setter)(*text == "on");
-  return OkStatus();
-}
-
-Status SetDuration(const Args& args, std::string_view option, v1::Policy* policy,
-                   void (v1::Policy::*setter)(int64_t)) {
-  const std::string* text = args.value(option);
-  if (!text) return OkStatus();
-  auto nanos = ParseDuration(*text);
-  if (!nanos) return Usage("--" + std::string(option) + ": " + nanos.error().message);
-  (policy->*setter)(*nanos);
   return OkStatus();
 }
 
@@ -119,23 +92,7 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
     if (!loaded) return loaded.error();
     *policy = *loaded;
   }
-  using P = v1::Policy;
-  for (Status st : {SetUint(args, "window-completions", policy, &P::set_window_completions),
-                    SetDuration(args, "poll-threshold", policy, &P::set_poll_threshold_ns),
-                    SetDuration(args, "pace-slack", policy, &P::set_pace_slack_ns),
-                    SetUint(args, "max-failures", policy, &P::set_max_failures),
-                    SetUint(args, "backoff-windows", policy, &P::set_backoff_windows),
-                    SetUint(args, "max-poll-windows", policy, &P::set_max_poll_windows),
-                    SetDuration(args, "timer-granularity", policy, &P::set_timer_granularity_ns),
-                    SetOnOff(args, "batch-pace-allowance", policy, &P::set_batch_pace_allowance),
-                    SetUint(args, "settle-windows", policy, &P::set_settle_windows),
-                    SetDuration(args, "pace-credit", policy, &P::set_pace_credit_ns),
-                    SetUint(args, "max-backoff-windows", policy, &P::set_max_backoff_windows),
-                    SetUint(args, "backoff-load-change", policy, &P::set_backoff_load_change_percent),
-                    SetUint(args, "max-poll-run-windows", policy, &P::set_max_poll_run_windows),
-                    SetOnOff(args, "stall-backoff", policy, &P::set_stall_backoff)}) {
-    if (!st) return st.error();
-  }
+  NA_RETURN_IF_ERROR(ApplyPolicyFlags(args, policy));
   if (const std::string* mode = args.value("mode")) {
     auto parsed = ParseControllerMode(*mode);
     if (!parsed) return Usage("--mode: " + parsed.error().message);

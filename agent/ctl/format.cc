@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "agent/ctl/policy_flags.h"
 #include "agent/ctl/values.h"
 
 namespace nvmeadapt::ctl {
@@ -44,22 +45,9 @@ std::string Field(bool has, Getter get) {
 }
 
 std::vector<std::string> PolicyRow(const std::string& level, const v1::Policy& p) {
-  return {level,
-          Field(p.has_mode(), [&] { return ShortName(p.mode()); }),
-          Field(p.has_window_completions(), [&] { return std::to_string(p.window_completions()); }),
-          Field(p.has_poll_threshold_ns(), [&] { return FormatDuration(p.poll_threshold_ns()); }),
-          Field(p.has_pace_slack_ns(), [&] { return FormatDuration(p.pace_slack_ns()); }),
-          Field(p.has_max_failures(), [&] { return std::to_string(p.max_failures()); }),
-          Field(p.has_backoff_windows(), [&] { return std::to_string(p.backoff_windows()); }),
-          Field(p.has_max_poll_windows(), [&] { return std::to_string(p.max_poll_windows()); }),
-          Field(p.has_timer_granularity_ns(), [&] { return FormatDuration(p.timer_granularity_ns()); }),
-          Field(p.has_batch_pace_allowance(), [&] { return std::string(p.batch_pace_allowance() ? "on" : "off"); }),
-          Field(p.has_settle_windows(), [&] { return std::to_string(p.settle_windows()); }),
-          Field(p.has_pace_credit_ns(), [&] { return FormatDuration(p.pace_credit_ns()); }),
-          Field(p.has_max_backoff_windows(), [&] { return std::to_string(p.max_backoff_windows()); }),
-          Field(p.has_backoff_load_change_percent(), [&] { return std::to_string(p.backoff_load_change_percent()) + "%"; }),
-          Field(p.has_max_poll_run_windows(), [&] { return std::to_string(p.max_poll_run_windows()); }),
-          Field(p.has_stall_backoff(), [&] { return std::string(p.stall_backoff() ? "on" : "off"); })};
+  std::vector<std::string> row = {level, Field(p.has_mode(), [&] { return ShortName(p.mode()); })};
+  for (const PolicyFlag& flag : PolicyFlags()) row.push_back(PolicyFlagText(flag, p));
+  return row;
 }
 
 }  // namespace
@@ -124,9 +112,9 @@ void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out) {
 }
 
 void PrintPolicySet(const v1::PolicySet& policy, const v1::Policy* effective_global, std::ostream& out) {
-  Table t({"LEVEL", "MODE", "WINDOW", "THRESHOLD", "SLACK", "MAX-FAILURES", "BACKOFF", "MAX-POLL", "TIMER", "BATCH", "SETTLE",
-           "CREDIT", "MAX-BACKOFF", "LOAD-CHANGE", "MAX-POLL-RUN",
-           "STALL-BACKOFF"});
+  std::vector<std::string> headings = {"LEVEL", "MODE"};
+  for (const PolicyFlag& flag : PolicyFlags()) headings.emplace_back(flag.column);
+  Table t(headings);
   if (effective_global) t.Add(PolicyRow("effective global", *effective_global));
   t.Add(PolicyRow("global", policy.policy()));
   for (const auto& c : policy.controllers()) t.Add(PolicyRow("controller " + c.controller(), c.policy()));

@@ -6,6 +6,7 @@
 #include "agent/ctl/args.h"
 #include "agent/ctl/client.h"
 #include "agent/ctl/commands.h"
+#include "agent/ctl/policy_flags.h"
 #include "agent/ctl/values.h"
 
 #ifndef NVME_ADAPT_VERSION
@@ -15,7 +16,7 @@
 namespace nvmeadapt::ctl {
 namespace {
 
-constexpr const char* kHelp = R"(usage: nvme-adaptctl [OPTIONS] COMMAND [ARGS]
+constexpr const char* kHelpBeforePolicyFlags = R"(usage: nvme-adaptctl [OPTIONS] COMMAND [ARGS]
 
 Commands:
   status                              the agent's state: collector, levers, queue counts
@@ -24,12 +25,9 @@ Commands:
   policy get                          the policy levels as set, and the effective global policy
   policy set [FIELDS] [--controller C] [--queue N|C:qN] [--replace] [--file JSON]
                                       change the global, a controller's or a queue's policy
-      --mode off|adaptive|interrupt|poll|shadow   --window-completions N   --poll-threshold DURATION
-      --pace-slack DURATION   --max-failures N   --backoff-windows N   --max-poll-windows N
-      --timer-granularity DURATION   --batch-pace-allowance on|off   --settle-windows N
-      --pace-credit DURATION   --max-backoff-windows N   --backoff-load-change PERCENT
-      --max-poll-run-windows N   --stall-backoff on|off
-      Fields not given are left as they are; with --replace the level becomes exactly what is given.
+)";
+// Here the policy fields' options (policy_flags.h), after --mode.
+constexpr const char* kHelpAfterPolicyFlags = R"(      Fields not given are left as they are; with --replace the level becomes exactly what is given.
       --file reads a Policy as JSON ("-" for stdin), e.g. {"mode": "CONTROLLER_MODE_ADAPTIVE"};
       flags override its fields.
   override QUEUE MODE [--for DURATION]
@@ -61,7 +59,8 @@ int Main(int argc, char** argv) {
   if (!parsed) return UsageError(parsed.error().message);
   const Args& args = *parsed;
   if (args.flag("help")) {
-    std::cout << kHelp;
+    std::cout << kHelpBeforePolicyFlags << PolicyFlagsHelp("--mode off|adaptive|interrupt|poll|shadow", "      ")
+              << kHelpAfterPolicyFlags;
     return 0;
   }
   if (args.flag("version")) {
@@ -81,13 +80,9 @@ int Main(int argc, char** argv) {
     run = &RunQueues;
   } else if (command == "policy") {
     const bool set = args.positional.size() > 1 && args.positional[1] == "set";
-    allowed = set ? CheckOptions(args, "policy set",
-                                 {"mode", "window-completions", "poll-threshold", "pace-slack", "max-failures",
-                                  "backoff-windows", "max-poll-windows", "timer-granularity", "batch-pace-allowance",
-                                  "settle-windows", "pace-credit", "max-backoff-windows", "backoff-load-change",
-                                  "max-poll-run-windows", "stall-backoff", "controller", "queue",
-                                  "replace", "file"})
-                  : CheckOptions(args, "policy get", {});
+    std::vector<std::string_view> options = {"mode", "controller", "queue", "replace", "file"};
+    for (const PolicyFlag& flag : PolicyFlags()) options.push_back(flag.option);
+    allowed = set ? CheckOptions(args, "policy set", options) : CheckOptions(args, "policy get", {});
     run = &RunPolicy;
   } else if (command == "override") {
     allowed = CheckOptions(args, command, {"for"});

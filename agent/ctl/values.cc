@@ -5,6 +5,8 @@
 #include <limits>
 
 #include "agent/api/validate.h"
+#include "agent/config/proto_enums.h"
+#include "common/vocabulary.h"
 
 namespace nvmeadapt::ctl {
 namespace {
@@ -31,6 +33,30 @@ std::string WordAfter(const std::string& name, std::string_view prefix, int valu
   std::string word = name.substr(prefix.size());
   for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return word;
+}
+
+std::string Lower(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+// A word of one of the vocabulary's tables (common/vocabulary.h, agent/engine/types.h), in any case, as the
+// API's enum.
+template <class Table>
+auto ParseTableWord(std::string_view text, const Table& table, std::string_view what, std::string_view choices)
+    -> Result<decltype(config::ToProto(*table.Parse(text)))> {
+  if (auto value = table.Parse(Lower(text))) return config::ToProto(*value);
+  return Invalid(std::string(what) + ": expected one of " + std::string(choices) + ", got " + api::Quoted(text));
+}
+
+// The table's word for an API value; "-" for UNSPECIFIED, and a value this build does not know (a newer
+// agent) shows as its number.
+template <class Table, class Proto>
+std::string TableWord(const Table& table, Proto value) {
+  if (value == 0) return "-";
+  if (auto known = config::FromProto(value)) return std::string(table.Name(*known));
+  return "(" + std::to_string(value) + ")";
 }
 
 template <class Enum, class NameFn, class ParseFn>
@@ -129,11 +155,11 @@ Result<uint32_t> ParseUint32(std::string_view text) {
 }
 
 Result<v1::QueueId> ParseQueueName(std::string_view text) {
-  const size_t mark = text.rfind(":q");
+  const size_t mark = text.rfind(kQueueNameMark);
   if (mark == std::string_view::npos || mark == 0) {
     return Invalid("queue " + api::Quoted(text) + ": expected CONTROLLER:qN, e.g. nvme0:q1 or uvnvme:1234:0:q2");
   }
-  auto number = ParseUint32(text.substr(mark + 2));
+  auto number = ParseUint32(text.substr(mark + kQueueNameMark.size()));
   if (!number) {
     return Invalid("queue " + api::Quoted(text) + ": expected a queue number after ':q', e.g. nvme0:q1");
   }
@@ -143,22 +169,19 @@ Result<v1::QueueId> ParseQueueName(std::string_view text) {
   return id;
 }
 
-std::string QueueName(const v1::QueueId& id) { return id.controller() + ":q" + std::to_string(id.queue()); }
+std::string QueueName(const v1::QueueId& id) { return nvmeadapt::QueueName(id.controller(), id.queue()); }
 
 Result<v1::ReapMode> ParseOverrideMode(std::string_view text) {
   if (text == "none") return v1::REAP_MODE_UNSPECIFIED;
-  return ParseWord<v1::ReapMode>(text, "REAP_MODE_", v1::ReapMode_Name<v1::ReapMode>, v1::ReapMode_Parse, "mode",
-                                 "interrupt, poll, none");
+  return ParseTableWord(text, kReapModes, "mode", "interrupt, poll, none");
 }
 
 Result<v1::ControllerMode> ParseControllerMode(std::string_view text) {
-  return ParseWord<v1::ControllerMode>(text, "CONTROLLER_MODE_", v1::ControllerMode_Name<v1::ControllerMode>,
-                                       v1::ControllerMode_Parse, "mode", "off, adaptive, interrupt, poll, shadow");
+  return ParseTableWord(text, engine::kControllerModes, "mode", "off, adaptive, interrupt, poll, shadow");
 }
 
 Result<v1::Source> ParseSource(std::string_view text) {
-  return ParseWord<v1::Source>(text, "SOURCE_", v1::Source_Name<v1::Source>, v1::Source_Parse, "source",
-                               "kernel, block, uvnvme, spdk");
+  return ParseTableWord(text, kSources, "source", "kernel, block, uvnvme, spdk");
 }
 
 Result<v1::EventKind> ParseEventKind(std::string_view text) {
@@ -166,22 +189,10 @@ Result<v1::EventKind> ParseEventKind(std::string_view text) {
                                   "kind", "decision, override, policy, lever_error, queue_added, queue_removed");
 }
 
-std::string ShortName(v1::ReapMode mode) {
-  if (mode == v1::REAP_MODE_UNSPECIFIED) return "-";
-  return WordAfter(v1::ReapMode_Name(mode), "REAP_MODE_", mode);
-}
-std::string ShortName(v1::ControllerMode mode) {
-  if (mode == v1::CONTROLLER_MODE_UNSPECIFIED) return "-";
-  return WordAfter(v1::ControllerMode_Name(mode), "CONTROLLER_MODE_", mode);
-}
-std::string ShortName(v1::Source source) {
-  if (source == v1::SOURCE_UNSPECIFIED) return "-";
-  return WordAfter(v1::Source_Name(source), "SOURCE_", source);
-}
-std::string ShortName(v1::QueueState state) {
-  if (state == v1::QUEUE_STATE_UNSPECIFIED) return "-";
-  return WordAfter(v1::QueueState_Name(state), "QUEUE_STATE_", state);
-}
+std::string ShortName(v1::ReapMode mode) { return TableWord(kReapModes, mode); }
+std::string ShortName(v1::ControllerMode mode) { return TableWord(engine::kControllerModes, mode); }
+std::string ShortName(v1::Source source) { return TableWord(kSources, source); }
+std::string ShortName(v1::QueueState state) { return TableWord(engine::kQueueStates, state); }
 std::string ShortName(v1::EventKind kind) {
   if (kind == v1::EVENT_KIND_UNSPECIFIED) return "-";
   return WordAfter(v1::EventKind_Name(kind), "EVENT_KIND_", kind);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "agent/common/clock.h"
-#include "agent/common/log.h"
+#include "common/clock.h"
+#include "common/log.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -281,7 +281,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   NA_INFO("queue " << inserted.name << " found: "
                    << (inserted.desc.eligible ? "eligible, lever " + inserted.lever
                                               : "not eligible (" + inserted.desc.ineligible_reason + ")")
-                   << ", " << engine::ReapModeName(inserted.mode) << ", mode "
+                   << ", " << ReapModeName(inserted.mode) << ", mode "
                    << engine::ControllerModeName(setup.policy.mode));
   listeners_.Tell(&AgentListener::QueueAdded, inserted, setup);
   PushControl(inserted);

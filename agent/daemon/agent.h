@@ -145,7 +145,7 @@ class Agent : public api::AgentControl {
   // queue unless the queue left meanwhile: whether the mode was applied.
   using SwitchThen = std::function<void(ManagedQueue& queue, bool applied)>;
   // `evidence`: the window end or timer tick the decision rests on (for the switch timeline).
-  void ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, engine::Nanos evidence,
+  void ApplyMode(ManagedQueue& queue, ReapMode mode, engine::Reason why, engine::Nanos evidence,
                  SwitchThen then);
   ManagedQueue* QueueOf(const SwitchInFlight& sw);  // nullptr when its queue left
   bool PublishSwitch(SwitchInFlight& sw, engine::Nanos journaled);
@@ -153,7 +153,7 @@ class Agent : public api::AgentControl {
   void LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome);
   // The queue keeps its mode: degraded and counted (recovery_), told, the engine following the real mode, a
   // retry planned.
-  void FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, const Error& error);
+  void FailSwitch(ManagedQueue& queue, ReapMode mode, engine::Reason why, const Error& error);
   // No switch of the queue is in flight any more: whoever waits for that is told.
   void Settled(ManagedQueue& queue);
   // After the lever returned: when the mode took effect (the driver's probe, or the lever's return).
@@ -163,8 +163,8 @@ class Agent : public api::AgentControl {
   void RetryLevers(engine::Nanos now);
   // The mode the agent itself must bring the queue to and retry (a forced mode, the safe mode of off or
   // shadow, interrupt mode for a measuring queue left polling); nullopt when the engine decides.
-  std::optional<engine::ReapMode> ModeWantedByAgent(const ManagedQueue& queue) const;
-  collect::QueueControl ControlFor(const ManagedQueue& queue, engine::ReapMode mode, uint32_t generation,
+  std::optional<ReapMode> ModeWantedByAgent(const ManagedQueue& queue) const;
+  collect::QueueControl ControlFor(const ManagedQueue& queue, ReapMode mode, uint32_t generation,
                                    engine::Nanos mode_since) const;
   void PushControl(ManagedQueue& queue);  // the control of the queue as it is now
   // Marks the queue degraded (and says so once) when the collector refuses the control.

@@ -1,10 +1,10 @@
 // AgentControl: what gRPC callers see and change. Every call runs on the loop thread (OnLoop).
 #include <unistd.h>
 
-#include "agent/common/log.h"
 #include "agent/config/policy_convert.h"
+#include "agent/config/proto_enums.h"
 #include "agent/daemon/agent.h"
-#include "agent/daemon/proto_views.h"
+#include "common/log.h"
 
 namespace nvmeadapt::daemon {
 
@@ -24,8 +24,8 @@ v1::QueueInfo Agent::Describe(ManagedQueue& q) const {
   info.mutable_id()->set_controller(q.desc.controller);
   info.mutable_id()->set_queue(q.desc.qid);
   info.set_source(q.desc.source);
-  info.set_mode(daemon::ToProto(q.mode));
-  info.set_state(daemon::ToProto(view.state));
+  info.set_mode(config::ToProto(q.mode));
+  info.set_state(config::ToProto(view.state));
   info.set_eligible(q.desc.eligible);
   info.set_ineligible_reason(q.desc.ineligible_reason);
   info.set_controller_mode(config::ToProto(view.policy.mode));
@@ -40,12 +40,12 @@ v1::QueueInfo Agent::Describe(ManagedQueue& q) const {
     window->set_completions(w.completions);
     window->set_span_ns(w.end - w.start);
     if (w.completions > 0) window->set_average_interval_ns(static_cast<double>(w.end - w.start) / w.completions);
-    window->set_mode(daemon::ToProto(w.mode));
+    window->set_mode(config::ToProto(w.mode));
     window->set_end_unix_ns(q.last_window_unix_ns);
   }
   if (q.last_decision) *info.mutable_last_decision() = *q.last_decision;
   if (view.override_mode) {
-    info.mutable_override()->set_mode(daemon::ToProto(view.override_mode->mode));
+    info.mutable_override()->set_mode(config::ToProto(view.override_mode->mode));
     if (view.override_mode->expires_at != 0) {
       info.mutable_override()->set_expires_unix_ns(deps_.wall() +
                                                    (view.override_mode->expires_at - deps_.monotonic()));
@@ -76,7 +76,7 @@ v1::GetStatusResponse Agent::GetStatus() {
     for (ManagedQueue* q : queues_.All()) {
       const engine::QueueView view = engine_.View(q->handle);
       if (q->desc.eligible && view.policy.mode != engine::ControllerMode::kOff) ++managed;
-      if (q->mode == engine::ReapMode::kPoll) ++polling;
+      if (q->mode == ReapMode::kPoll) ++polling;
       if (q->degraded) status.add_degraded("queue " + q->name + ": " + q->degraded_reason);
     }
     if (!collector_error_.empty()) status.add_degraded("collector: " + collector_error_);
@@ -185,14 +185,12 @@ Result<v1::SetQueueModeResponse> Agent::SetQueueMode(const v1::SetQueueModeReque
     }
     const engine::Nanos now = deps_.monotonic();
     std::optional<engine::Override> override_mode;
-    if (request.mode() == v1::REAP_MODE_POLL || request.mode() == v1::REAP_MODE_INTERRUPT) {
-      override_mode = engine::Override{
-          request.mode() == v1::REAP_MODE_POLL ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt,
-          request.duration_ns() > 0 ? now + request.duration_ns() : 0};
+    if (std::optional<ReapMode> mode = config::FromProto(request.mode())) {
+      override_mode = engine::Override{*mode, request.duration_ns() > 0 ? now + request.duration_ns() : 0};
     } else if (request.mode() != v1::REAP_MODE_UNSPECIFIED) {
       return MakeError(ErrorCode::kInvalidArgument, "mode: unknown reaping mode " + std::to_string(request.mode()));
     }
-    const std::string what = override_mode ? std::string(engine::ReapModeName(override_mode->mode)) : "cleared";
+    const std::string what = override_mode ? std::string(ReapModeName(override_mode->mode)) : "cleared";
     NA_INFO("override: " << name << " " << what
                          << (request.duration_ns() > 0 ? " for " + std::to_string(request.duration_ns() / 1'000'000) + " ms"
                                                        : ""));

@@ -1,10 +1,10 @@
 // Decisions into actions (the switch itself: agent_switch.cc), BPF pace control, policy changes, events.
 #include <algorithm>
 
-#include "agent/common/log.h"
+#include "agent/config/proto_enums.h"
 #include "agent/daemon/agent.h"
-#include "agent/daemon/proto_views.h"
 #include "agent/engine/trace.h"
+#include "common/log.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -33,10 +33,10 @@ bool Notable(const engine::Decision& d) {
 v1::Decision Agent::ToProto(const engine::Decision& d) const {
   v1::Decision out;
   out.set_time_unix_ns(deps_.wall() - (deps_.monotonic() - d.at));
-  out.set_from(daemon::ToProto(d.from));
-  out.set_to(daemon::ToProto(d.to));
+  out.set_from(config::ToProto(d.from));
+  out.set_to(config::ToProto(d.to));
   out.set_reason(std::string(engine::ReasonName(d.reason)));
-  out.set_state(daemon::ToProto(d.state));
+  out.set_state(config::ToProto(d.state));
   out.set_shadow(d.shadow);
   out.set_backoff_started(d.backoff_started);
   out.set_failures(d.failures);
@@ -87,18 +87,18 @@ void Agent::CloseSwitch(ManagedQueue& queue, std::optional<engine::Decision> ver
   listeners_.Tell(&AgentListener::SwitchClosed, queue, timeline);
 }
 
-std::optional<engine::ReapMode> Agent::ModeWantedByAgent(const ManagedQueue& queue) const {
+std::optional<ReapMode> Agent::ModeWantedByAgent(const ManagedQueue& queue) const {
   const engine::QueueView view = engine_.View(queue.handle);
   switch (view.state) {
     case engine::QueueState::kMeasuring:
     case engine::QueueState::kBackoff:
       // Measuring needs interrupt mode; a queue the lever left polling (found polling, its first switch
       // refused) has no baseline to be held to and would never decide again.
-      if (view.mode == engine::ReapMode::kPoll) return engine::ReapMode::kInterrupt;
+      if (view.mode == ReapMode::kPoll) return ReapMode::kInterrupt;
       return std::nullopt;
     case engine::QueueState::kForced:
       if (view.override_mode) return view.override_mode->mode;
-      return view.policy.mode == engine::ControllerMode::kPoll ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt;
+      return view.policy.mode == engine::ControllerMode::kPoll ? ReapMode::kPoll : ReapMode::kInterrupt;
     case engine::QueueState::kObserving:
     case engine::QueueState::kShadow:
       return queue.desc.eligible ? std::optional(queue.desc.mode) : std::nullopt;  // the mode it was found in
@@ -110,7 +110,7 @@ std::optional<engine::ReapMode> Agent::ModeWantedByAgent(const ManagedQueue& que
 void Agent::RetryLevers(engine::Nanos now) {
   for (ManagedQueue* q : queues_.All()) {
     if (!q->retry_mode || now < q->retry_at || q->switches_in_flight > 0) continue;
-    const engine::ReapMode wanted = *q->retry_mode;
+    const ReapMode wanted = *q->retry_mode;
     if (ModeWantedByAgent(*q) != wanted || q->mode == wanted) {
       q->retry_mode.reset();  // no longer wanted, or already there
       continue;
@@ -125,14 +125,14 @@ void Agent::RetryLevers(engine::Nanos now) {
   }
 }
 
-collect::QueueControl Agent::ControlFor(const ManagedQueue& queue, engine::ReapMode mode, uint32_t generation,
+collect::QueueControl Agent::ControlFor(const ManagedQueue& queue, ReapMode mode, uint32_t generation,
                                         engine::Nanos mode_since) const {
   const engine::QueueView view = engine_.View(queue.handle);
   collect::QueueControl control;
   control.mode = mode;
   control.generation = generation;
   control.mode_since = mode_since;
-  if (mode == engine::ReapMode::kPoll && view.state == engine::QueueState::kPolling) {
+  if (mode == ReapMode::kPoll && view.state == engine::QueueState::kPolling) {
     control.baseline_span = view.baseline_span;
     control.baseline_completions = view.baseline_completions;
   }

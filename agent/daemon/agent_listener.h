@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "agent/collect/collector.h"
-#include "agent/common/result.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/switch_timeline.h"
 #include "agent/engine/engine.h"
 #include "agent/engine/types.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/agent.pb.h"
 
 namespace nvmeadapt::daemon {
@@ -49,7 +49,7 @@ class AgentListener {
   // Trouble of the queue that is no failed switch: a refused BPF control, a lever returning after its timeout.
   virtual void QueueTrouble(const ManagedQueue&, const std::string& /*message*/) {}
   // The engine followed a lever's result (the queue's real mode `actual`) with `followed`.
-  virtual void LeverFollowed(const ManagedQueue&, engine::Nanos /*now*/, engine::ReapMode /*actual*/,
+  virtual void LeverFollowed(const ManagedQueue&, engine::Nanos /*now*/, ReapMode /*actual*/,
                              const engine::Decision& /*followed*/) {}
 
   // The queue's counters were read (or its mode changed); the collector's own statistics may be read now

@@ -11,7 +11,7 @@ const metrics::QueueId* MetricsListener::IdOf(const ManagedQueue& q) const {
 
 void MetricsListener::QueueAdded(const ManagedQueue& q, const engine::QueueSetup& setup) {
   const metrics::QueueId id =
-      metrics_.AddQueue(metrics::QueueLabels{std::string(collect::SourceName(q.desc.key.source)), q.desc.controller,
+      metrics_.AddQueue(metrics::QueueLabels{std::string(SourceName(q.desc.key.source)), q.desc.controller,
                                              q.desc.qid, q.desc.transport, q.desc.layer},
                         q.desc.eligible);
   metrics_.SetPollThreshold(id, setup.policy.poll_threshold);
@@ -158,7 +158,7 @@ void TraceListener::SwitchClosed(const ManagedQueue& q, const SwitchTimeline& ti
   Record(FormatSwitchLine(q.name, timeline));
 }
 
-void TraceListener::LeverFollowed(const ManagedQueue& q, engine::Nanos now, engine::ReapMode actual,
+void TraceListener::LeverFollowed(const ManagedQueue& q, engine::Nanos now, ReapMode actual,
                                   const engine::Decision& followed) {
   Record(engine::FormatLeverLine(q.name, now, actual));
   if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(q.name, followed) << '\n';

@@ -79,7 +79,7 @@ class TraceListener final : public AgentListener {
                    const std::string& message) override;
   void Decided(const ManagedQueue& q, const engine::Decision& decision) override;
   void SwitchClosed(const ManagedQueue& q, const SwitchTimeline& timeline) override;
-  void LeverFollowed(const ManagedQueue& q, engine::Nanos now, engine::ReapMode actual,
+  void LeverFollowed(const ManagedQueue& q, engine::Nanos now, ReapMode actual,
                      const engine::Decision& followed) override;
 
  private:

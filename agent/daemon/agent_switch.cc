@@ -4,9 +4,9 @@
 // side restarted the window at that instant), else the lever's return. The loop never waits for a lever.
 #include <algorithm>
 
-#include "agent/common/log.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/failpoint.h"
+#include "common/log.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -16,14 +16,14 @@ namespace {
 struct Agent::SwitchInFlight {
   std::string name;  // the queue's, with its serial: a later queue of the same name is not this one's
   uint64_t serial = 0;
-  engine::ReapMode mode = engine::ReapMode::kInterrupt;
+  ReapMode mode = ReapMode::kInterrupt;
   engine::Reason why = engine::Reason::kModeChanged;
   SwitchTimeline timeline;
   bool published = false;
   SwitchThen then;
 };
 
-void Agent::ApplyMode(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, engine::Nanos evidence,
+void Agent::ApplyMode(ManagedQueue& queue, ReapMode mode, engine::Reason why, engine::Nanos evidence,
                       SwitchThen then) {
   if (queue.lever.empty()) {
     FailSwitch(queue, mode, why, MakeError(ErrorCode::kUnsupported, "no lever"));
@@ -73,7 +73,7 @@ bool Agent::PublishSwitch(SwitchInFlight& sw, engine::Nanos journaled) {
 void Agent::EndSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   ManagedQueue* found = QueueOf(sw);
   if (found == nullptr) {
-    NA_INFO("switch of " << sw.name << " to " << engine::ReapModeName(sw.mode) << " ended after the queue left: "
+    NA_INFO("switch of " << sw.name << " to " << ReapModeName(sw.mode) << " ended after the queue left: "
                          << (outcome.status ? "applied" : outcome.status.error().message));
     return;
   }
@@ -120,7 +120,7 @@ void Agent::LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   if (queue == nullptr || queue->mode == sw.mode) return;
   const engine::Nanos now = deps_.monotonic();
   const std::string message = queue->lever + ": returned after its timeout (" + after + " after the decision): " +
-                              queue->name + " is in " + std::string(engine::ReapModeName(sw.mode)) + " after all";
+                              queue->name + " is in " + std::string(ReapModeName(sw.mode)) + " after all";
   NA_WARN("lever " << message);
   listeners_.Tell(&AgentListener::QueueTrouble, *queue, message);
   queue->mode = sw.mode;
@@ -136,10 +136,10 @@ void Agent::LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   }
 }
 
-void Agent::FailSwitch(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, const Error& error) {
+void Agent::FailSwitch(ManagedQueue& queue, ReapMode mode, engine::Reason why, const Error& error) {
   const engine::Nanos now = deps_.monotonic();
   const bool transient = recovery_.Failed(queue, error);
-  NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << engine::ReapModeName(mode) << " ("
+  NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << ReapModeName(mode) << " ("
                    << engine::ReasonName(why) << "): " << error.message
                    << (transient ? "" : " (not retried: it will not change by itself)"));
   listeners_.Tell(&AgentListener::LeverFailed, queue, error, queue.degraded_reason);

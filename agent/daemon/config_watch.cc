@@ -13,10 +13,10 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "agent/common/log.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
 #include "agent/metrics/agent_metrics.h"
+#include "common/log.h"
 
 namespace nvmeadapt::daemon {
 

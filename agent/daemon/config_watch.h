@@ -12,7 +12,7 @@
 #include <string_view>
 #include <thread>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/config.pb.h"
 
 namespace nvmeadapt::metrics {

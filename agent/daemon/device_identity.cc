@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "agent/common/files.h"
+#include "common/files.h"
 
 namespace nvmeadapt::daemon {
 namespace {

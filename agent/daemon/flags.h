@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/common/result.h"
 #include "agent/engine/types.h"
+#include "common/result.h"
 
 namespace nvmeadapt::daemon {
 

@@ -1,9 +1,11 @@
 #include "agent/daemon/journal.h"
 
+#include "common/vocabulary.h"
+
 namespace nvmeadapt::daemon {
 
 std::string DescribeEntry(const v1::JournalEntry& entry) {
-  return entry.controller() + (entry.queue() ? " q" + std::to_string(entry.queue()) : "") + " (" + entry.lever() +
+  return (entry.queue() ? QueueObjectName(entry.controller(), entry.queue()) : entry.controller()) + " (" + entry.lever() +
          " " + entry.target() + ")";
 }
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/common/result.h"
 #include "agent/daemon/state_store.h"
+#include "common/result.h"
 
 namespace nvmeadapt::daemon {
 

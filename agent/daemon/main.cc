@@ -10,8 +10,6 @@
 #include <memory>
 #include <thread>
 
-#include "agent/common/clock.h"
-#include "agent/common/log.h"
 #include "agent/api/api_config.h"
 #include "agent/api/server.h"
 #include "agent/config/config_file.h"
@@ -25,6 +23,8 @@
 #include "agent/daemon/wiring.h"
 #include "agent/metrics/agent_metrics.h"
 #include "agent/metrics/metrics_options.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "nvme_adapt_version.h"
 
 namespace nvmeadapt::daemon {

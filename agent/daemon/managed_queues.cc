@@ -15,10 +15,6 @@ bool SwitchesSettled::WaitFor(engine::Nanos wait) {
   return settled_cv_.wait_for(lock, std::chrono::nanoseconds(wait), [&] { return left_ <= 0; });
 }
 
-std::string QueueName(const std::string& controller, uint32_t qid) {
-  return controller + ":q" + std::to_string(qid);
-}
-
 ManagedQueue& ManagedQueues::Insert(ManagedQueue queue) {
   auto owned = std::make_unique<ManagedQueue>(std::move(queue));
   ManagedQueue* raw = owned.get();
@@ -44,7 +40,7 @@ ManagedQueue* ManagedQueues::ByName(const std::string& name) {
   return it == by_name_.end() ? nullptr : it->second.get();
 }
 
-ManagedQueue* ManagedQueues::ByKey(const collect::QueueKey& key) {
+ManagedQueue* ManagedQueues::ByKey(const QueueKey& key) {
   auto it = by_key_.find(key);
   return it == by_key_.end() ? nullptr : it->second;
 }

@@ -38,7 +38,7 @@ struct ManagedQueue {
   std::string name;  // QueueName(controller, qid)
   engine::QueueHandle handle = 0;
   std::string lever;  // "" when no lever serves it
-  engine::ReapMode mode = engine::ReapMode::kInterrupt;  // the real mode, as the levers left it
+  ReapMode mode = ReapMode::kInterrupt;  // the real mode, as the levers left it
   uint32_t generation = 1;         // bumped at each switch published; windows of older generations are stale
   engine::Nanos mode_since = 0;    // when the current mode took effect (the current window's earliest start)
   std::optional<SwitchTimeline> open_switch;  // the last applied switch, until the engine's first verdict
@@ -56,7 +56,7 @@ struct ManagedQueue {
   bool degraded = false;
   std::string degraded_reason;
   bool control_error = false;  // the collector refused the queue's BPF control (degraded meanwhile)
-  std::optional<engine::ReapMode> retry_mode;  // a forced mode the lever refused, retried with backoff
+  std::optional<ReapMode> retry_mode;  // a forced mode the lever refused, retried with backoff
   engine::Reason retry_reason = engine::Reason::kModeChanged;
   engine::Nanos retry_at = 0;
   engine::Nanos retry_delay = 0;
@@ -69,7 +69,7 @@ class ManagedQueues {
   void Erase(const std::string& name);
 
   ManagedQueue* ByName(const std::string& name);
-  ManagedQueue* ByKey(const collect::QueueKey& key);
+  ManagedQueue* ByKey(const QueueKey& key);
   ManagedQueue* ByHandle(engine::QueueHandle handle);
   bool HasController(const std::string& controller) const;
 
@@ -82,7 +82,7 @@ class ManagedQueues {
   std::vector<ManagedQueue*> ordered_;
   bool ordered_stale_ = true;
   std::unordered_map<std::string, std::unique_ptr<ManagedQueue>> by_name_;
-  std::unordered_map<collect::QueueKey, ManagedQueue*, collect::QueueKeyHash> by_key_;
+  std::unordered_map<QueueKey, ManagedQueue*, QueueKeyHash> by_key_;
   std::unordered_map<engine::QueueHandle, ManagedQueue*> by_handle_;
 };
 

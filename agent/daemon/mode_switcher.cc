@@ -17,7 +17,7 @@ struct ModeSwitcher::Switch {
   DiscoveredQueue queue;
   std::string name;   // QueueName of the queue
   std::string lever;  // the lever serving it
-  engine::ReapMode mode = engine::ReapMode::kInterrupt;
+  ReapMode mode = ReapMode::kInterrupt;
   SwitchSteps steps;
   engine::Nanos submitted = 0;
   // Guarded by the switcher's mutex_:
@@ -54,7 +54,7 @@ bool ModeSwitcher::Hung(const std::string& controller) const {
   return false;
 }
 
-void ModeSwitcher::Submit(const DiscoveredQueue& queue, const std::string& lever, engine::ReapMode mode,
+void ModeSwitcher::Submit(const DiscoveredQueue& queue, const std::string& lever, ReapMode mode,
                           SwitchSteps steps) {
   auto sw = std::make_shared<Switch>();
   sw->queue = queue;
@@ -229,7 +229,7 @@ std::vector<std::string> ModeSwitcher::Slow(engine::Nanos now, engine::Nanos at_
   std::lock_guard lock(mutex_);
   for (const auto& [id, sw] : in_flight_) {
     if (now - sw->submitted < at_least) continue;
-    std::string line = "queue " + sw->name + ": switch to " + std::string(engine::ReapModeName(sw->mode)) +
+    std::string line = "queue " + sw->name + ": switch to " + std::string(ReapModeName(sw->mode)) +
                        " in flight for " + Ms(now - sw->submitted) + " (lever " + sw->lever;
     switch (sw->stage) {
       case Switch::Stage::kQueued: line += ", queued behind another switch of " + sw->queue.controller; break;

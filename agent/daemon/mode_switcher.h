@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "agent/common/result.h"
 #include "agent/daemon/journal.h"
 #include "agent/daemon/ports.h"
 #include "agent/daemon/serial_workers.h"
+#include "common/result.h"
 
 namespace nvmeadapt::daemon {
 
@@ -69,7 +69,7 @@ class ModeSwitcher {
 
   // Starts a switch of `queue` (served by `lever`) to `mode`. Before StartWorkers it has ended when this
   // returns. Refused at once (`done` runs before this returns) while a lever of the controller is hung.
-  void Submit(const DiscoveredQueue& queue, const std::string& lever, engine::ReapMode mode, SwitchSteps steps);
+  void Submit(const DiscoveredQueue& queue, const std::string& lever, ReapMode mode, SwitchSteps steps);
 
   // On the loop: ends the switches whose lever runs longer than lever_timeout, and those of the same
   // controller queued behind them.

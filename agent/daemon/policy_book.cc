@@ -37,7 +37,7 @@ Result<PolicyBook> PolicyBook::Create(v1::PolicySet policies) {
       return floor.error();
   }
   for (const auto& queue : policies.queues()) {
-    if (Status floor = AboveFloors(queue.policy(), "queues[" + queue.controller() + ":q" + std::to_string(queue.queue()) +
+    if (Status floor = AboveFloors(queue.policy(), "queues[" + QueueName(queue.controller(), queue.queue()) +
                                                        "].policy.");
         !floor)
       return floor.error();

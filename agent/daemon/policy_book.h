@@ -3,8 +3,8 @@
 
 #include <string_view>
 
-#include "agent/common/result.h"
 #include "agent/engine/policy.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/agent.pb.h"
 #include "nvmeadapt/v1/config.pb.h"
 

@@ -11,8 +11,8 @@
 
 #include "agent/actuate/lever_target.h"
 #include "agent/collect/collector.h"
-#include "agent/common/result.h"
 #include "agent/engine/types.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/agent.pb.h"
 #include "nvmeadapt/v1/state.pb.h"
 
@@ -22,10 +22,10 @@ struct DiscoveredQueue {
   std::string controller;  // "nvme0", "uvnvme:1234:0"
   uint32_t qid = 0;
   v1::Source source = v1::SOURCE_UNSPECIFIED;
-  collect::QueueKey key;   // how the collectors name it
+  QueueKey key;   // how the collectors name it
   bool eligible = false;
   std::string ineligible_reason;
-  engine::ReapMode mode = engine::ReapMode::kInterrupt;  // as found
+  ReapMode mode = ReapMode::kInterrupt;  // as found
   std::vector<uint32_t> cpus;
   int irq = -1;
   std::string transport;   // "pcie", "tcp", "loop", ..., "uvnvme" (QueueInfo.transport)
@@ -34,9 +34,6 @@ struct DiscoveredQueue {
   std::string binary;      // its executable
   actuate::LeverTarget lever_target;  // what its lever needs to act for it (vector, IRQ, control socket)
 };
-
-// "nvme0:q1", "uvnvme:1234:0:q2": how operators name a queue.
-std::string QueueName(const std::string& controller, uint32_t qid);
 
 class Discovery {
  public:
@@ -77,7 +74,7 @@ class Levers {
   virtual bool Disruptive(const DiscoveredQueue&) const { return false; }
   // Reads the current value once and says what would be written to put the queue in `mode`; the plan's
   // Execute writes it.
-  virtual Result<LeverPlan> Plan(const DiscoveredQueue& queue, engine::ReapMode mode) = 0;
+  virtual Result<LeverPlan> Plan(const DiscoveredQueue& queue, ReapMode mode) = 0;
   // Writes a journal entry's safe value back, always for real (also in a dry-run daemon: the entry records a
   // real change of an earlier run). kNotFound when the target is gone.
   virtual Status Restore(const v1::JournalEntry& entry) = 0;

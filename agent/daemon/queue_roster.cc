@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "agent/common/log.h"
 #include "agent/discover/diff.h"
+#include "common/log.h"
 
 namespace nvmeadapt::daemon {
 namespace {

@@ -4,23 +4,13 @@
 
 #include <climits>
 
-#include "agent/common/log.h"
+#include "agent/config/proto_enums.h"
 #include "agent/daemon/device_identity.h"
 #include "agent/discover/diff.h"
+#include "common/log.h"
 
 namespace nvmeadapt::daemon {
 namespace {
-
-v1::Source ToProtoSource(collect::Source source) {
-  switch (source) {
-    case collect::Source::kKernelNvme: return v1::SOURCE_KERNEL;
-    case collect::Source::kBlock: return v1::SOURCE_BLOCK;
-    case collect::Source::kUvnvme: return v1::SOURCE_UVNVME;
-    case collect::Source::kSpdk: return v1::SOURCE_SPDK;
-    case collect::Source::kNvmet: return v1::SOURCE_NVMET;
-  }
-  return v1::SOURCE_UNSPECIFIED;
-}
 
 // The process's binary as seen through its own root: the agent in a container (hostPID) does not share
 // the driver's mount namespace, where the link's target path means something else or nothing. libbpf
@@ -87,7 +77,7 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
       DiscoveredQueue found;
       found.controller = c.name;
       found.qid = q.qid;
-      found.source = ToProtoSource(c.source);
+      found.source = config::ToProto(c.source);
       found.key = q.key;
       found.eligible = q.eligible;
       found.ineligible_reason = q.reason_text;
@@ -115,12 +105,12 @@ std::optional<RealLevers::ControllerLever> RealLevers::For(const std::string& na
   const actuate::LeverFacts facts = actuate::ProbeLeverFacts(settings_, *controller, environment_);
   ControllerLever resolved;
   resolved.identity = controller->Identity();
-  resolved.journal_identity = controller->source == collect::Source::kKernelNvme
+  resolved.journal_identity = controller->source == Source::kKernelNvme
                                   ? KernelControllerIdentity(controller->address, controller->serial)
                                   : ProcessIdentity(environment_.procfs_root, controller->pid);
   resolved.choice = actuate::ResolveLever(settings_, *controller, facts);
   resolved.lever = actuate::MakeLever(resolved.choice.kind, resolved.choice.dry_run, settings_, environment_);
-  NA_INFO("lever for " << name << ": " << actuate::LeverKindName(resolved.choice.kind)
+  NA_INFO("lever for " << name << ": " << LeverKindName(resolved.choice.kind)
                        << (resolved.choice.dry_run ? " (dry run)" : "") << " (" << resolved.choice.why << ")");
   return levers_[name] = std::move(resolved);
 }
@@ -128,7 +118,7 @@ std::optional<RealLevers::ControllerLever> RealLevers::For(const std::string& na
 std::string RealLevers::LeverFor(const DiscoveredQueue& queue) const {
   const auto lever = For(queue.controller);
   if (!lever || !lever->lever) return "";
-  return std::string(actuate::LeverKindName(lever->choice.kind));
+  return std::string(LeverKindName(lever->choice.kind));
 }
 
 engine::ControllerMode RealLevers::ModeFor(const DiscoveredQueue& queue, engine::ControllerMode mode) const {
@@ -139,18 +129,18 @@ engine::ControllerMode RealLevers::ModeFor(const DiscoveredQueue& queue, engine:
   }
   // A controller-wide lever: with the patch's attribute the kernel adapts each queue itself once it is on;
   // a controller reset (poll_queues) is never made by the engine on its own.
-  return lever->choice.kind == actuate::LeverKind::kAdaptivePollSysfs ? engine::ControllerMode::kPoll
+  return lever->choice.kind == LeverKind::kAdaptivePollSysfs ? engine::ControllerMode::kPoll
                                                                        : engine::ControllerMode::kOff;
 }
 
 bool RealLevers::Disruptive(const DiscoveredQueue& queue) const {
   const auto lever = For(queue.controller);
   return lever && lever->lever && !lever->lever->DryRun() &&
-         (lever->choice.kind == actuate::LeverKind::kPollQueuesReset ||
-          lever->choice.kind == actuate::LeverKind::kTcpReconnect);
+         (lever->choice.kind == LeverKind::kPollQueuesReset ||
+          lever->choice.kind == LeverKind::kTcpReconnect);
 }
 
-Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMode mode) {
+Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, ReapMode mode) {
   const auto lever = For(queue.controller);
   if (!lever || !lever->lever) {
     return MakeError(ErrorCode::kNotFound, QueueName(queue.controller, queue.qid) + ": no longer present");
@@ -162,11 +152,11 @@ Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, engine::ReapMod
   }
   NA_ASSIGN_OR_RETURN(actuate::SwitchPlan planned, Reported(lever->lever->Plan(target, mode)));
   LeverPlan plan;
-  plan.lever = std::string(actuate::LeverKindName(lever->choice.kind));
+  plan.lever = std::string(LeverKindName(lever->choice.kind));
   // One journal entry per thing changed: the controller for a controller-wide lever, else the queue.
   plan.target = lever->lever->Scope() == actuate::LeverScope::kController ? queue.controller : target.ToString();
   plan.safe_value = planned.restore().ToJson();
-  plan.applied_value = std::string(engine::ReapModeName(mode));
+  plan.applied_value = std::string(ReapModeName(mode));
   plan.dry_run = lever->lever->DryRun();
   plan.device_identity = lever->journal_identity;
   plan.changes = planned.changes();

@@ -47,7 +47,7 @@ class RealLevers : public Levers {
   std::string LeverFor(const DiscoveredQueue& queue) const override;
   engine::ControllerMode ModeFor(const DiscoveredQueue& queue, engine::ControllerMode mode) const override;
   bool Disruptive(const DiscoveredQueue& queue) const override;
-  Result<LeverPlan> Plan(const DiscoveredQueue& queue, engine::ReapMode mode) override;
+  Result<LeverPlan> Plan(const DiscoveredQueue& queue, ReapMode mode) override;
   Status Restore(const v1::JournalEntry& entry) override;
 
  private:

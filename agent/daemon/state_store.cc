@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "agent/common/files.h"
 #include "agent/config/policy_convert.h"
+#include "common/files.h"
 
 namespace nvmeadapt::daemon {
 namespace {

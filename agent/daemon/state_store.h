@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/config.pb.h"
 #include "nvmeadapt/v1/state.pb.h"
 

@@ -32,7 +32,7 @@ void SwitchRecovery::Applied(ManagedQueue& queue) {
   queue.retry_delay = 0;
 }
 
-void SwitchRecovery::PlanRetry(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, engine::Nanos at) {
+void SwitchRecovery::PlanRetry(ManagedQueue& queue, ReapMode mode, engine::Reason why, engine::Nanos at) {
   queue.retry_mode = mode;
   queue.retry_reason = why;
   queue.retry_at = at;

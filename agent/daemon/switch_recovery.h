@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/common/result.h"
 #include "agent/daemon/managed_queues.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/agent.pb.h"
 
 namespace nvmeadapt::daemon {
@@ -21,7 +21,7 @@ class SwitchRecovery {
   // The queue's switch applied: its lever works, the queue is whole, nothing is left to retry.
   void Applied(ManagedQueue& queue);
   // Retries `mode` for `why` at `at` (RetryLevers in the loop takes it then).
-  static void PlanRetry(ManagedQueue& queue, engine::ReapMode mode, engine::Reason why, engine::Nanos at);
+  static void PlanRetry(ManagedQueue& queue, ReapMode mode, engine::Reason why, engine::Nanos at);
 
   // GetStatus's levers: every lever serving a queue and every lever that failed, available unless its last
   // error says this machine lacks it or forbids it and no switch succeeded since.

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "agent/daemon/proto_views.h"
+#include "agent/config/proto_enums.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -19,8 +19,8 @@ std::string_view VerdictName(const SwitchTimeline& t) {
 
 std::string FormatSwitchLine(std::string_view queue, const SwitchTimeline& t) {
   std::ostringstream out;
-  out << "switch " << queue << ' ' << t.generation << ' ' << engine::ReapModeName(t.from) << "->"
-      << engine::ReapModeName(t.to) << " reason=" << engine::ReasonName(t.reason)
+  out << "switch " << queue << ' ' << t.generation << ' ' << ReapModeName(t.from) << "->"
+      << ReapModeName(t.to) << " reason=" << engine::ReasonName(t.reason)
       << " lever=" << (t.lever.empty() ? "none" : t.lever) << " evidence=" << t.evidence
       << " decided=" << t.decided << " journaled=+" << After(t.journaled, t.decided)
       << " published=+" << After(t.published, t.decided) << " requested=+" << After(t.requested, t.decided)
@@ -40,8 +40,8 @@ std::string FormatSwitchLine(std::string_view queue, const SwitchTimeline& t) {
 v1::SwitchTimeline ToProto(const SwitchTimeline& t, int64_t wall_minus_monotonic) {
   v1::SwitchTimeline out;
   out.set_generation(t.generation);
-  out.set_from(ToProto(t.from));
-  out.set_to(ToProto(t.to));
+  out.set_from(config::ToProto(t.from));
+  out.set_to(config::ToProto(t.to));
   out.set_reason(std::string(engine::ReasonName(t.reason)));
   out.set_lever(t.lever);
   out.set_decided_unix_ns(t.decided + wall_minus_monotonic);

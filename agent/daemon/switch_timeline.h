@@ -15,8 +15,8 @@ namespace nvmeadapt::daemon {
 
 struct SwitchTimeline {
   uint32_t generation = 0;
-  engine::ReapMode from = engine::ReapMode::kInterrupt;
-  engine::ReapMode to = engine::ReapMode::kInterrupt;
+  ReapMode from = ReapMode::kInterrupt;
+  ReapMode to = ReapMode::kInterrupt;
   engine::Reason reason = engine::Reason::kModeChanged;
   std::string lever;
   // CLOCK_MONOTONIC nanoseconds; 0 where the step did not happen.

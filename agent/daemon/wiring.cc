@@ -21,11 +21,12 @@ Result<Sources> ParseSources(const std::optional<std::string>& list) {
   std::stringstream in(*list);
   std::string item;
   while (std::getline(in, item, ',')) {
-    if (item == "kernel") {
+    const std::optional<Source> source = ParseSource(item);
+    if (source == Source::kKernelNvme) {
       sources.kernel = true;
-    } else if (item == "uvnvme") {
+    } else if (source == Source::kUvnvme) {
       sources.uvnvme = true;
-    } else if (item == "block") {
+    } else if (source == Source::kBlock) {
       sources.block = true;
     } else {
       return MakeError(ErrorCode::kInvalidArgument,

@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "agent/collect/collector.h"
-#include "agent/common/result.h"
 #include "agent/daemon/flags.h"
 #include "agent/daemon/ports.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/config.pb.h"
 
 namespace nvmeadapt::daemon {

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "agent/common/clock.h"
+#include "common/clock.h"
 
 namespace nvmeadapt::discover {
 namespace {

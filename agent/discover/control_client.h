@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::discover {
 

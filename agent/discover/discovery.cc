@@ -31,7 +31,7 @@ std::string_view IneligibilityName(Ineligibility reason) {
 }
 
 std::string Controller::Identity() const {
-  if (source == collect::Source::kKernelNvme) return name + "|" + serial + "|" + address;
+  if (source == Source::kKernelNvme) return name + "|" + serial + "|" + address;
   return name + "|" + socket_path;
 }
 

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "agent/common/result.h"
 #include "agent/discover/types.h"
+#include "common/result.h"
 
 namespace nvmeadapt::discover {
 

@@ -87,7 +87,7 @@ void Classify(const Controller& controller, const KernelFacts& facts, Queue& q) 
   if (controller.transport == "tcp") {
     // nvme_tcp reaps its default queues in io_work and its poll queues (nr_poll_queues at connect) when
     // polled: the connection is switched as a whole by the reconnect lever, like PCIe's poll_queues + reset.
-    if (q.mode == engine::ReapMode::kPoll) return set(Ineligibility::kPollQueue, "poll queue (nr_poll_queues at connect)");
+    if (q.mode == ReapMode::kPoll) return set(Ineligibility::kPollQueue, "poll queue (nr_poll_queues at connect)");
     return;
   }
   if (!controller.transport.empty() && controller.transport != "pcie") {
@@ -154,7 +154,7 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   if (!IsDirectory(dir)) return MakeError(ErrorCode::kNotFound, dir + ": not a directory");
   Controller c;
   c.name = name;
-  c.source = collect::Source::kKernelNvme;
+  c.source = Source::kKernelNvme;
   c.instance = instance;
   c.model = OptionalAttribute(dir, "model");
   c.serial = OptionalAttribute(dir, "serial");
@@ -206,11 +206,11 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   for (uint32_t qid : qids) {
     Queue q;
     q.qid = qid;
-    q.key = collect::QueueKey{collect::Source::kKernelNvme, instance, qid, 0};
+    q.key = QueueKey{Source::kKernelNvme, instance, qid, 0};
     q.vector = QueueVector(options, facts, msi_kinds, name, qid);
     const bool pcie = c.transport.empty() || c.transport == "pcie";
-    q.mode = ((pcie && !q.vector && qid != 0) || qid >= first_tcp_poll_qid) ? engine::ReapMode::kPoll
-                                                                              : engine::ReapMode::kInterrupt;
+    q.mode = ((pcie && !q.vector && qid != 0) || qid >= first_tcp_poll_qid) ? ReapMode::kPoll
+                                                                     : ReapMode::kInterrupt;
     if (auto it = cpus_by_qid.find(qid); it != cpus_by_qid.end()) {
       q.cpus = it->second;
     } else if (q.vector && qid != 0 && !have_hctx) {

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/collect/collector.h"
-#include "agent/common/result.h"
 #include "agent/engine/types.h"
+#include "common/result.h"
+#include "common/vocabulary.h"
 
 namespace nvmeadapt::discover {
 
@@ -45,10 +45,10 @@ std::string_view IneligibilityName(Ineligibility reason);  // "none", "admin_que
 
 struct Queue {
   uint32_t qid = 0;                 // NVMe queue id; 0 is the admin queue
-  collect::QueueKey key;            // the collector's key for this queue
+  QueueKey key;            // the collector's key for this queue
   std::vector<uint32_t> cpus;       // CPUs that submit to it (blk-mq cpu_list; uvnvme: empty)
   std::optional<Vector> vector;     // none: a poll queue
-  engine::ReapMode mode = engine::ReapMode::kInterrupt;  // how its completions are reaped now
+  ReapMode mode = ReapMode::kInterrupt;  // how its completions are reaped now
   bool eligible = false;
   Ineligibility reason = Ineligibility::kNone;
   std::string reason_text;          // one line for people, e.g. "shared vector with nvme0q0"
@@ -63,7 +63,7 @@ struct Namespace {
 
 struct Controller {
   std::string name;  // "nvme0" for the kernel, "uvnvme:PID:CTRL" for uvnvme (as in config.proto)
-  collect::Source source = collect::Source::kKernelNvme;
+  Source source = Source::kKernelNvme;
   uint32_t instance = 0;     // kernel: N of nvmeN; uvnvme: the controller index in the process
   pid_t pid = 0;             // uvnvme: the driver process
   std::string socket_path;   // uvnvme: its control socket

@@ -56,16 +56,16 @@ Result<std::vector<Controller>> ReadProcess(const std::string& path, int timeout
     auto qid = UnsignedField(entry, "qid", where);
     if (!qid) return qid.error();
     const auto mode_field = entry.find("mode");
-    const std::optional<engine::ReapMode> mode =
+    const std::optional<ReapMode> mode =
         mode_field != entry.end() && mode_field->is_string()
-            ? engine::ParseReapMode(mode_field->get<std::string>())
+            ? ParseReapMode(mode_field->get<std::string>())
             : std::nullopt;
     if (!mode) return MakeError(ErrorCode::kIo, where + ": \"mode\" is not \"interrupt\" or \"poll\"");
 
     Controller& c = by_ctrl[*ctrl];
     if (c.name.empty()) {
       c.name = UvnvmeControllerName(static_cast<pid_t>(pid), *ctrl);
-      c.source = collect::Source::kUvnvme;
+      c.source = Source::kUvnvme;
       c.instance = *ctrl;
       c.pid = static_cast<pid_t>(pid);
       c.socket_path = path;
@@ -75,7 +75,7 @@ Result<std::vector<Controller>> ReadProcess(const std::string& path, int timeout
     }
     Queue q;
     q.qid = *qid;
-    q.key = collect::QueueKey{collect::Source::kUvnvme, *ctrl, *qid, pid};
+    q.key = QueueKey{Source::kUvnvme, *ctrl, *qid, pid};
     q.vector = Vector{0, *qid, VectorKind::kEventfd, "eventfd", {}, {}};
     q.mode = *mode;
     q.eligible = *qid != 0;

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
-#include "agent/common/result.h"
 #include "agent/engine/types.h"
+#include "common/result.h"
 
 namespace nvmeadapt::engine {
 

@@ -6,14 +6,21 @@
 #include <optional>
 #include <string_view>
 
+#include "common/enum_table.h"
+#include "common/vocabulary.h"
+
 namespace nvmeadapt::engine {
 
 using Nanos = int64_t;       // CLOCK_MONOTONIC nanoseconds, the clock of the kernel-side timestamps
 using QueueHandle = uint32_t;  // dense index handed out by Engine::AddQueue
 
-enum class ReapMode : uint8_t { kInterrupt = 0, kPoll = 1 };
-
 enum class ControllerMode : uint8_t { kOff = 0, kAdaptive, kInterrupt, kPoll, kShadow };
+inline constexpr EnumTable<ControllerMode, 5> kControllerModes({{ControllerMode::kOff, "off", 1},
+                                                                {ControllerMode::kAdaptive, "adaptive", 2},
+                                                                {ControllerMode::kInterrupt, "interrupt", 3},
+                                                                {ControllerMode::kPoll, "poll", 4},
+                                                                {ControllerMode::kShadow, "shadow", 5}},
+                                                               "unknown");
 
 // Where a queue is in the rules of DESIGN.md section 3.
 enum class QueueState : uint8_t {
@@ -24,6 +31,13 @@ enum class QueueState : uint8_t {
   kForced,     // controller mode interrupt/poll, or an operator override
   kShadow,     // engine runs on interrupt-mode windows and reports what it would do
 };
+inline constexpr EnumTable<QueueState, 6> kQueueStates({{QueueState::kObserving, "observing", 1},
+                                                        {QueueState::kMeasuring, "measuring", 2},
+                                                        {QueueState::kPolling, "polling", 3},
+                                                        {QueueState::kBackoff, "backoff", 4},
+                                                        {QueueState::kForced, "forced", 5},
+                                                        {QueueState::kShadow, "shadow", 6}},
+                                                       "unknown");
 
 enum class Reason : uint8_t {
   kWindowFast,          // measured window averaged <= poll_threshold: try polling
@@ -43,13 +57,31 @@ enum class Reason : uint8_t {
   kPolicyChanged,       // policy numbers changed
   kLeverFailed,         // the lever did not apply the decided mode; the engine follows the real mode
 };
+// Reasons are words of the trace, the decision log and the API's Decision.reason text; the API has no enum.
+inline constexpr EnumTable<Reason, 16> kReasons({{Reason::kWindowFast, "window_fast"},
+                                                 {Reason::kWindowSlow, "window_slow"},
+                                                 {Reason::kPollWindowFaster, "poll_window_faster"},
+                                                 {Reason::kBehindPace, "behind_pace"},
+                                                 {Reason::kNotFaster, "not_faster"},
+                                                 {Reason::kStalled, "stalled"},
+                                                 {Reason::kMaxPollWindows, "max_poll_windows"},
+                                                 {Reason::kBackingOff, "backing_off"},
+                                                 {Reason::kBackoffOver, "backoff_over"},
+                                                 {Reason::kSettling, "settling"},
+                                                 {Reason::kLoadChanged, "load_changed"},
+                                                 {Reason::kOverride, "override"},
+                                                 {Reason::kOverrideExpired, "override_expired"},
+                                                 {Reason::kModeChanged, "mode_changed"},
+                                                 {Reason::kPolicyChanged, "policy_changed"},
+                                                 {Reason::kLeverFailed, "lever_failed"}},
+                                                "unknown");
 
-std::string_view ReapModeName(ReapMode mode);
-std::string_view ControllerModeName(ControllerMode mode);
-std::string_view QueueStateName(QueueState state);
-std::string_view ReasonName(Reason reason);
-std::optional<ReapMode> ParseReapMode(std::string_view name);
-std::optional<ControllerMode> ParseControllerMode(std::string_view name);
+constexpr std::string_view ControllerModeName(ControllerMode mode) { return kControllerModes.Name(mode); }
+constexpr std::string_view QueueStateName(QueueState state) { return kQueueStates.Name(state); }
+constexpr std::string_view ReasonName(Reason reason) { return kReasons.Name(reason); }
+constexpr std::optional<ControllerMode> ParseControllerMode(std::string_view name) {
+  return kControllerModes.Parse(name);
+}
 
 // The BPF side's early signal: at completion k (1-based) of a polling window, elapsed since the window
 // start exceeded the pace. The engine re-checks it with its own rule before acting.

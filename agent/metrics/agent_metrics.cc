@@ -16,8 +16,8 @@
 #include <mutex>
 #include <thread>
 
-#include "agent/common/log.h"
 #include "agent/metrics/metrics_state.h"
+#include "common/log.h"
 
 namespace nvmeadapt::metrics {
 namespace {
@@ -175,7 +175,7 @@ void AgentMetrics::SetPollThreshold(QueueId id, engine::Nanos poll_threshold) {
   }
 }
 
-void AgentMetrics::UpdateQueue(QueueId id, const collect::QueueCounters& counters, engine::ReapMode mode) {
+void AgentMetrics::UpdateQueue(QueueId id, const collect::QueueCounters& counters, ReapMode mode) {
   std::lock_guard lock(state_->mutex);
   QueueSeries* series = state_->Find(static_cast<uint64_t>(id));
   if (series == nullptr) return;

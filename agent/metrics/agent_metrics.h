@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "agent/collect/collector.h"
-#include "agent/common/result.h"
 #include "agent/engine/types.h"
 #include "agent/metrics/build_info.h"
 #include "agent/metrics/label_values.h"
 #include "agent/metrics/metrics_options.h"
+#include "common/result.h"
 
 namespace prometheus {
 class Exposer;
@@ -32,7 +32,7 @@ namespace nvmeadapt::metrics {
 enum class QueueId : uint64_t {};
 
 struct QueueLabels {
-  std::string source;      // collect::SourceName(): "kernel", "block", "uvnvme", "spdk", "nvmet"
+  std::string source;      // SourceName(): "kernel", "block", "uvnvme", "spdk", "nvmet"
   std::string controller;  // "nvme0", "uvnvme:1234:c0", ...
   uint32_t queue = 0;      // the NVMe queue id
   std::string transport;   // "pcie", "tcp", "loop", ... (nvme_adapt_queue_info only)
@@ -69,7 +69,7 @@ class AgentMetrics {
   void SetPollThreshold(QueueId id, engine::Nanos poll_threshold);
   // The collector's absolute counters of the queue and the mode it is reaped in now. Call it after every
   // mode change and at least once per scrape interval: counters are exported as last given.
-  void UpdateQueue(QueueId id, const collect::QueueCounters& counters, engine::ReapMode mode);
+  void UpdateQueue(QueueId id, const collect::QueueCounters& counters, ReapMode mode);
   // A full window ended; `average_interval` is its span / completions.
   void OnWindow(QueueId id, engine::Nanos average_interval);
   // The queue's mode changed (the lever applied it) for `reason`.

@@ -64,6 +64,17 @@ class FamilyBuilder {
   MetricFamily family_;
 };
 
+// A counter family with two labels, from counts keyed by their values.
+void AddPairCounters(std::string name, std::string help, const std::pair<std::string, std::string>& label_names,
+                     const std::map<std::pair<std::string, std::string>, uint64_t>& counts,
+                     std::vector<MetricFamily>& out) {
+  FamilyBuilder family(std::move(name), std::move(help), MetricType::Counter);
+  for (const auto& [values, count] : counts) {
+    family.Add({{label_names.first, values.first}, {label_names.second, values.second}}, static_cast<double>(count));
+  }
+  family.MoveTo(out);
+}
+
 // The interval histogram summed over each controller's tracked queues: a controller has up to 64 queues,
 // and 34 series per queue were most of a per-queue exposition (docs/metrics.md, "Cardinality").
 void AddControllerIntervalHistograms(const std::vector<QueueSeries>& queues, std::vector<MetricFamily>& out) {
@@ -125,8 +136,8 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
       // cannot tell the path at all.
       if (queue.irq_completions) reaped.Add(With(labels, "path", "interrupt"), static_cast<double>(queue.irq_completions));
       if (queue.poll_completions) reaped.Add(With(labels, "path", "poll"), static_cast<double>(queue.poll_completions));
-      for (engine::ReapMode m : {engine::ReapMode::kInterrupt, engine::ReapMode::kPoll}) {
-        mode.Add(With(labels, "mode", std::string(engine::ReapModeName(m))), *queue.mode == m ? 1 : 0);
+      for (ReapMode m : {ReapMode::kInterrupt, ReapMode::kPoll}) {
+        mode.Add(With(labels, "mode", std::string(ReapModeName(m))), *queue.mode == m ? 1 : 0);
       }
       if (per_queue_intervals) intervals.AddHistogram(labels, IntervalHistogram(queue.interval_histogram));
     }
@@ -204,12 +215,8 @@ void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& ou
   limit.Add({}, static_cast<double>(agent.max_tracked));
   limit.MoveTo(out);
 
-  FamilyBuilder lever_errors("nvme_adapt_lever_errors_total", "Failed mode changes, by lever and error code.",
-                             MetricType::Counter);
-  for (const auto& [key, count] : agent.lever_errors) {
-    lever_errors.Add({{"lever", key.first}, {"error", key.second}}, static_cast<double>(count));
-  }
-  lever_errors.MoveTo(out);
+  AddPairCounters("nvme_adapt_lever_errors_total", "Failed mode changes, by lever and error code.", {"lever", "error"},
+                  agent.lever_errors, out);
 
   FamilyBuilder switch_latency("nvme_adapt_switch_latency_seconds",
                                "Applied switches: from the agent's decision to the new mode taking effect in the "
@@ -231,12 +238,8 @@ void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& ou
 
   AddCollectorFamilies(agent, out);
 
-  FamilyBuilder grpc("nvme_adapt_grpc_requests_total", "Finished gRPC calls, by method and status code.",
-                     MetricType::Counter);
-  for (const auto& [key, count] : agent.grpc_requests) {
-    grpc.Add({{"method", key.first}, {"code", key.second}}, static_cast<double>(count));
-  }
-  grpc.MoveTo(out);
+  AddPairCounters("nvme_adapt_grpc_requests_total", "Finished gRPC calls, by method and status code.", {"method", "code"},
+                  agent.grpc_requests, out);
 
   FamilyBuilder reloads("nvme_adapt_config_reloads_total",
                         "Reloads of the config file (SIGHUP or a change on disk), applied or refused.",

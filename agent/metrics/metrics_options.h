@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 #include "nvmeadapt/v1/config.pb.h"
 
 namespace nvmeadapt::metrics {

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "agent/common/log.h"
+#include "common/log.h"
 
 namespace nvmeadapt::metrics {
 

@@ -29,7 +29,7 @@ struct QueueSeries {
   std::string layer;
   bool tracked = false;
   bool eligible = false;
-  std::optional<engine::ReapMode> mode;  // unknown until the first UpdateQueue
+  std::optional<ReapMode> mode;  // unknown until the first UpdateQueue
   uint64_t completions = 0;
   uint64_t bytes = 0;
   uint64_t irq_completions = 0;

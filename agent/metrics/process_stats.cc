@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/common/files.h"
+#include "common/files.h"
 
 namespace nvmeadapt::metrics {
 namespace {

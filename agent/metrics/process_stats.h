@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::metrics {
 

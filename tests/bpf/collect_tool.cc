@@ -21,7 +21,7 @@
 #include <string>
 
 #include "agent/collect/collector.h"
-#include "agent/common/clock.h"
+#include "common/clock.h"
 
 using namespace nvmeadapt;
 using namespace nvmeadapt::collect;

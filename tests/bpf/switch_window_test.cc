@@ -13,7 +13,7 @@ class SwitchWindowTest : public WindowLogicTest {
   // Generation 1, interrupt mode, settled at t = 1000: a measuring queue the agent manages.
   void Manage() {
     control_.generation = 1;
-    control_.mode = engine::ReapMode::kInterrupt;
+    control_.mode = ReapMode::kInterrupt;
     control_.mode_since = 1'000;
     control_.window_completions = 16;
     Publish();
@@ -22,7 +22,7 @@ class SwitchWindowTest : public WindowLogicTest {
   // What ApplyMode publishes before the lever acts: generation 2, polling against a baseline, pending.
   void PublishPendingPoll() {
     control_.generation = 2;
-    control_.mode = engine::ReapMode::kPoll;
+    control_.mode = ReapMode::kPoll;
     control_.mode_since = 0;
     control_.baseline_span = 16'000;  // 1 us per completion
     control_.baseline_completions = 16;
@@ -41,7 +41,7 @@ TEST_F(SwitchWindowTest, APendingSwitchStartsAtTheDriversModeProbeAndCountsEvery
   // 10 us apart, far behind a 1 us pace).
   for (uint32_t i = 0; i < 3; ++i) Complete(key_, 10'000 + i * 10'000, 1, 0, NA_MODE_INTERRUPT);
   EXPECT_EQ(Counters(key_).generation, 1u);
-  DriverSwitched(key_, 50'000, engine::ReapMode::kPoll);
+  DriverSwitched(key_, 50'000, ReapMode::kPoll);
   QueueCounters counters = Counters(key_);
   EXPECT_EQ(counters.generation, 2u);
   EXPECT_EQ(counters.progress.start, 50'000);
@@ -53,7 +53,7 @@ TEST_F(SwitchWindowTest, APendingSwitchStartsAtTheDriversModeProbeAndCountsEvery
   ASSERT_EQ(events.size(), 1u) << "no pace miss: every completion after the switch is counted";
   EXPECT_FALSE(events[0].pace_miss.has_value());
   EXPECT_EQ(events[0].generation, 2u);
-  EXPECT_EQ(events[0].mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(events[0].mode, ReapMode::kPoll);
   EXPECT_EQ(events[0].completions, 16u);
   EXPECT_EQ(events[0].start, 50'000);
   EXPECT_EQ(events[0].first, 50'999);
@@ -75,7 +75,7 @@ TEST_F(SwitchWindowTest, WithoutAProbeTheWindowStartsWhereTheAgentSaysTheLeverRe
   EXPECT_EQ(counters.progress.completions, 1u);
   EXPECT_EQ(counters.window_first, 7'500);
   // A driver probe for the same generation after that is a switch of its own: a fresh window.
-  DriverSwitched(key_, 9'000, engine::ReapMode::kPoll);
+  DriverSwitched(key_, 9'000, ReapMode::kPoll);
   EXPECT_EQ(Counters(key_).progress.start, 9'000);
   EXPECT_EQ(Counters(key_).generation, 2u);
 }
@@ -90,7 +90,7 @@ TEST_F(SwitchWindowTest, APendingSwitchNeitherClosesNorJudgesAndARefusedOneLeave
   for (uint32_t i = 0; i < 7; ++i) Complete(key_, 40'000 + i * 10'000, 1, 0, NA_MODE_INTERRUPT);
   EXPECT_TRUE(Drain().empty()) << "the over-full window waits, and 10 us gaps are no pace miss while pending";
   control_.generation = 1;  // the lever refused: the control as it was
-  control_.mode = engine::ReapMode::kInterrupt;
+  control_.mode = ReapMode::kInterrupt;
   control_.mode_since = 1'000;
   control_.baseline_completions = 0;
   Publish();
@@ -98,7 +98,7 @@ TEST_F(SwitchWindowTest, APendingSwitchNeitherClosesNorJudgesAndARefusedOneLeave
   const auto events = Drain();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].generation, 1u);
-  EXPECT_EQ(events[0].mode, engine::ReapMode::kInterrupt);
+  EXPECT_EQ(events[0].mode, ReapMode::kInterrupt);
   EXPECT_EQ(events[0].completions, 18u);
   EXPECT_EQ(events[0].start, 1'000);
   EXPECT_FALSE(events[0].pace_miss.has_value());

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/common/result.h"
+#include "common/result.h"
 
 namespace nvmeadapt::testing {
 

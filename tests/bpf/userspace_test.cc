@@ -115,7 +115,7 @@ TEST(BpfUserspace, UvnvmeProbesAreCountedPerQueueAndFormWindows) {
       for (const WindowEvent& e : it->second) {
         seen.push_back(e.completions);
         EXPECT_TRUE(e.mode_known);
-        EXPECT_EQ(e.mode, p.mode == 1 ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt);
+        EXPECT_EQ(e.mode, p.mode == 1 ? ReapMode::kPoll : ReapMode::kInterrupt);
       }
     }
     EXPECT_EQ(seen, expected) << key.ToString();

@@ -48,7 +48,7 @@ class WindowLogicTest : public ::testing::Test {
     return events;
   }
 
-  void DriverSwitched(const QueueKey& key, uint64_t now, engine::ReapMode mode) {
+  void DriverSwitched(const QueueKey& key, uint64_t now, ReapMode mode) {
     Status run = collector_->TestDriverSwitched(key, now, mode);
     ASSERT_TRUE(run.ok()) << run.error().message;
   }

@@ -42,7 +42,7 @@ TEST_F(WindowLogicTest, GenerationChangeRestartsTheWindowAtModeSince) {
   for (uint32_t i = 0; i < 10; ++i) Complete(key_, 5'000 + i);
   QueueControl control;
   control.generation = 1;
-  control.mode = engine::ReapMode::kInterrupt;
+  control.mode = ReapMode::kInterrupt;
   control.mode_since = 20'000;
   control.window_completions = 8;
   ASSERT_TRUE(collector_->SetQueueControl(key_, control).ok());
@@ -54,7 +54,7 @@ TEST_F(WindowLogicTest, GenerationChangeRestartsTheWindowAtModeSince) {
   EXPECT_EQ(events[0].end, 30'070);
   EXPECT_EQ(events[0].generation, 1u);
   EXPECT_TRUE(events[0].mode_known);
-  EXPECT_EQ(events[0].mode, engine::ReapMode::kInterrupt);
+  EXPECT_EQ(events[0].mode, ReapMode::kInterrupt);
   // The 10 completions of the abandoned window stay in the totals.
   EXPECT_EQ(Counters(key_).completions, 18u);
   EXPECT_EQ(Counters(key_).generation, 1u);
@@ -65,7 +65,7 @@ TEST_F(WindowLogicTest, GenerationChangeRestartsTheWindowAtModeSince) {
 TEST_F(WindowLogicTest, PaceMissAtTheEngineBoundaryOncePerWindow) {
   QueueControl control;
   control.generation = 2;
-  control.mode = engine::ReapMode::kPoll;
+  control.mode = ReapMode::kPoll;
   control.mode_since = 100'000;
   control.baseline_span = 333'333;  // not a multiple of n: exercises the remainder term
   control.baseline_completions = 100;
@@ -94,7 +94,7 @@ TEST_F(WindowLogicTest, PaceMissAtTheEngineBoundaryOncePerWindow) {
   EXPECT_EQ(events[0].pace_miss->elapsed, late);
   EXPECT_EQ(events[0].completions, k);
   EXPECT_EQ(events[0].generation, 2u);
-  EXPECT_EQ(events[0].mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(events[0].mode, ReapMode::kPoll);
 
   // The window goes on to its end; the next window may report again.
   uint64_t now = control.mode_since + late + 1'000'000;
@@ -116,7 +116,7 @@ TEST_F(WindowLogicTest, BatchesCrossTheBoundaryWhole) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].completions, 72u);
   EXPECT_TRUE(events[0].mode_known) << "an unmanaged queue reports the mode its hook observed";
-  EXPECT_EQ(events[0].mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(events[0].mode, ReapMode::kPoll);
   const QueueCounters counters = Counters(key_);
   EXPECT_EQ(counters.poll_completions, 72u);
   EXPECT_EQ(counters.progress.completions, 0u);
@@ -175,7 +175,7 @@ TEST_F(WindowLogicTest, TalliesCloseWindowsWholeAndOpenThemAtTheirFirstReap) {
 TEST_F(WindowLogicTest, ATallyIsHeldToThePaceOfItsLastReap) {
   QueueControl control;
   control.generation = 1;
-  control.mode = engine::ReapMode::kPoll;
+  control.mode = ReapMode::kPoll;
   control.mode_since = 100'000;
   control.baseline_span = 100'000;
   control.baseline_completions = 100;  // 1000 ns per completion

@@ -12,14 +12,7 @@
 namespace nvmeadapt::actuate {
 namespace {
 
-using engine::ReapMode;
-using nvmeadapt::testing::CopyTree;
-using nvmeadapt::testing::ReadFile;
-using nvmeadapt::testing::SysfsCase;
-using nvmeadapt::testing::TempDir;
-using nvmeadapt::testing::WriteFile;
-using Writes = std::vector<WriteRecord>;
-using Steps = std::vector<RestoreStep>;
+using namespace nvmeadapt::testing;  // the temporary trees of test_fs.h
 
 // One layout's tree and the files and values its lever must use.
 struct LayoutCase {

@@ -18,11 +18,8 @@
 namespace nvmeadapt::actuate {
 namespace {
 
-using engine::ReapMode;
 using nvmeadapt::testing::FakeController;
 using nvmeadapt::testing::FakeOpener;
-using Writes = std::vector<WriteRecord>;
-using Steps = std::vector<RestoreStep>;
 
 TEST(NvmePassthru, StructLayoutIsTheKernelAbi) {
   EXPECT_EQ(sizeof(nvme_passthru_cmd), 72u);

@@ -13,7 +13,7 @@
 namespace nvmeadapt::actuate {
 namespace {
 
-using engine::ReapMode;
+
 using nvmeadapt::testing::TempDir;
 using nvmeadapt::testing::WriteFile;
 using Argv = std::vector<std::string>;
@@ -228,7 +228,7 @@ TEST_F(Reconnect, DryRunRecordsAndRunsNothing) {
 discover::Controller Tcp(const std::string& name) {
   discover::Controller c;
   c.name = name;
-  c.source = collect::Source::kKernelNvme;
+  c.source = Source::kKernelNvme;
   c.transport = "tcp";
   return c;
 }

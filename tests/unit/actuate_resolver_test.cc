@@ -11,14 +11,14 @@ namespace {
 discover::Controller Kernel(const std::string& name = "nvme0") {
   discover::Controller c;
   c.name = name;
-  c.source = collect::Source::kKernelNvme;
+  c.source = Source::kKernelNvme;
   return c;
 }
 
 discover::Controller Uvnvme() {
   discover::Controller c;
   c.name = "uvnvme:4242:0";
-  c.source = collect::Source::kUvnvme;
+  c.source = Source::kUvnvme;
   c.pid = 4242;
   c.socket_path = "/run/uvnvme/4242.sock";
   return c;
@@ -68,7 +68,7 @@ TEST(ResolveLever, DryRun) {
   EXPECT_TRUE(explicit_dry.dry_run);
 
   discover::Controller spdk = Uvnvme();
-  spdk.source = collect::Source::kSpdk;
+  spdk.source = Source::kSpdk;
   EXPECT_EQ(ResolveLever(config::LeverSettings{}, spdk, {}).kind, LeverKind::kDryRun);
 }
 
@@ -120,7 +120,7 @@ TEST(DryRunLever, RecordsTheModeAndTouchesNothing) {
   LeverTarget target;
   target.controller = "nvme0";
   target.qid = 2;
-  auto applied = lever.Apply(target, engine::ReapMode::kPoll);
+  auto applied = lever.Apply(target, ReapMode::kPoll);
   ASSERT_TRUE(applied);
   EXPECT_EQ(applied->writes, (std::vector<WriteRecord>{{"nvme0 q2", "poll", false}}));
   EXPECT_TRUE(applied->restore.steps.empty());

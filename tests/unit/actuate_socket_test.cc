@@ -11,11 +11,8 @@
 namespace nvmeadapt::actuate {
 namespace {
 
-using engine::ReapMode;
 using nvmeadapt::testing::FakeUvnvmeServer;
 using nvmeadapt::testing::TempDir;
-using Writes = std::vector<WriteRecord>;
-using Steps = std::vector<RestoreStep>;
 
 class SocketLevers : public ::testing::Test {
  protected:

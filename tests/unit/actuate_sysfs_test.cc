@@ -13,14 +13,7 @@
 namespace nvmeadapt::actuate {
 namespace {
 
-using engine::ReapMode;
-using nvmeadapt::testing::CopyTree;
-using nvmeadapt::testing::ReadFile;
-using nvmeadapt::testing::SysfsCase;
-using nvmeadapt::testing::TempDir;
-using nvmeadapt::testing::WriteFile;
-using Writes = std::vector<WriteRecord>;
-using Steps = std::vector<RestoreStep>;
+using namespace nvmeadapt::testing;  // the temporary trees of test_fs.h
 
 constexpr char kController[] = "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0";
 

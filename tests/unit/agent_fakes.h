@@ -52,29 +52,29 @@ class FakeCollector : public collect::Collector {
     pending.push_back(event);
     counters[event.key.ToString()].progress = {next_window_start, 0};
   }
-  std::optional<collect::QueueControl> ControlOf(const collect::QueueKey& key) {
+  std::optional<collect::QueueControl> ControlOf(const QueueKey& key) {
     std::lock_guard lock(mutex);
     auto it = controls.find(key.ToString());
     if (it == controls.end()) return std::nullopt;
     return it->second;
   }
-  Status SetQueueControl(const collect::QueueKey& key, const collect::QueueControl& control) override {
+  Status SetQueueControl(const QueueKey& key, const collect::QueueControl& control) override {
     std::lock_guard lock(mutex);
     if (refuse_control) return MakeError(ErrorCode::kUnavailable, "queue " + key.ToString() + ": queue table full");
     controls[key.ToString()] = control;
     return OkStatus();
   }
-  Status ForgetQueue(const collect::QueueKey& key) override {
+  Status ForgetQueue(const QueueKey& key) override {
     forgotten.push_back(key.ToString());
     return OkStatus();
   }
-  Result<collect::QueueCounters> ReadCounters(const collect::QueueKey& key) const override {
+  Result<collect::QueueCounters> ReadCounters(const QueueKey& key) const override {
     std::lock_guard lock(mutex);
     auto it = counters.find(key.ToString());
     if (it == counters.end()) return MakeError(ErrorCode::kNotFound, "no counters");
     return it->second;
   }
-  std::vector<collect::QueueKey> ObservedQueues() const override { return {}; }
+  std::vector<QueueKey> ObservedQueues() const override { return {}; }
   Status AttachProcess(pid_t pid, const std::string&) override {
     attached.push_back(pid);
     return OkStatus();
@@ -137,12 +137,12 @@ class FakeLevers : public Levers {
     return q.controller.rfind("nolever", 0) == 0 ? "" : "fake";
   }
   bool Disruptive(const DiscoveredQueue&) const override { return disruptive; }
-  Result<LeverPlan> Plan(const DiscoveredQueue& q, engine::ReapMode mode) override {
+  Result<LeverPlan> Plan(const DiscoveredQueue& q, ReapMode mode) override {
     std::lock_guard lock(mutex);
     const std::string target = QueueName(q.controller, q.qid);
     auto it = values.find(target);
-    const std::string current = it == values.end() ? std::string(engine::ReapModeName(q.mode)) : it->second;
-    LeverPlan plan{"fake", target, current, std::string(engine::ReapModeName(mode))};
+    const std::string current = it == values.end() ? std::string(ReapModeName(q.mode)) : it->second;
+    LeverPlan plan{"fake", target, current, std::string(ReapModeName(mode))};
     plan.dry_run = dry_run;
     plan.changes = !already_there.count(target);
     plan.execute = [this, plan] { return Apply(plan); };
@@ -205,7 +205,7 @@ inline DiscoveredQueue UvnvmeQueue(uint32_t qid, const std::string& controller =
   q.controller = controller;
   q.qid = qid;
   q.source = v1::SOURCE_UVNVME;
-  q.key = collect::QueueKey{collect::Source::kUvnvme, 0, qid, 7};
+  q.key = QueueKey{Source::kUvnvme, 0, qid, 7};
   if (controller != "uvnvme:7:0") q.key.ctrl = 1;
   q.eligible = true;
   q.pid = 7;

@@ -34,7 +34,7 @@ class Recorder final : public AgentListener {
   void SwitchClosed(const ManagedQueue& q, const SwitchTimeline&) override { Heard("closed", q); }
   void LeverFailed(const ManagedQueue& q, const Error&, const std::string&) override { Heard("lever failed", q); }
   void QueueTrouble(const ManagedQueue& q, const std::string&) override { Heard("trouble", q); }
-  void LeverFollowed(const ManagedQueue& q, engine::Nanos, engine::ReapMode, const engine::Decision&) override {
+  void LeverFollowed(const ManagedQueue& q, engine::Nanos, ReapMode, const engine::Decision&) override {
     Heard("followed", q);
   }
   void Counters(const ManagedQueue& q) override { Heard("counters", q); }
@@ -66,13 +66,13 @@ TEST_F(AgentListening, AListenerHearsQueuesWindowsDecisionsAndSwitches) {
   StartHeard();
   EXPECT_EQ(recorder_.Of("added", 1), 1);
   EXPECT_EQ(recorder_.Of("added", 2), 1);
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);  // fast: switches to polling
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);  // fast: switches to polling
   EXPECT_EQ(recorder_.Of("window"), 1);
   EXPECT_EQ(recorder_.Of("decided"), 1);
   EXPECT_EQ(recorder_.Of("applied"), 1);
   EXPECT_EQ(recorder_.Of("done"), 1);
   EXPECT_EQ(recorder_.Of("closed"), 0) << "the switch's timeline closes with the first verdict on the new mode";
-  Window(1, engine::ReapMode::kPoll, 5 * kUs, 2);
+  Window(1, ReapMode::kPoll, 5 * kUs, 2);
   EXPECT_EQ(recorder_.Of("closed"), 1);
   // The decision is heard before its switch, the switch before the decision is done.
   std::vector<std::string> first;
@@ -111,18 +111,18 @@ TEST_F(AgentListening, AListenerHearsPolicyOverridesAndTheQueuesDeparture) {
 TEST_F(AgentListening, AListenerHearsLeverFailuresAndRefusedControls) {
   StartHeard();
   levers_.refuse = 1;
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   EXPECT_EQ(recorder_.Of("lever failed"), 1);
   EXPECT_EQ(recorder_.Of("applied"), 0);
   collector_.refuse_control = true;
-  Window(1, engine::ReapMode::kInterrupt, 50 * kUs, 1);  // slow: a new baseline goes to the BPF side, refused
+  Window(1, ReapMode::kInterrupt, 50 * kUs, 1);  // slow: a new baseline goes to the BPF side, refused
   EXPECT_GE(recorder_.Of("trouble"), 1);
 }
 
 TEST_F(AgentListening, AListenerHearsTheTimerAndTheEngineFollowingALever) {
   policies_.mutable_policy()->set_timer_granularity_ns(10 * kUs);
   StartHeard();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
   // Completions stop: the timer fails the try; the lever refuses the way back and the engine follows it.
   collector_.counters[UvnvmeQueue(1).key.ToString()].progress = {now_ - 100 * kUs, 3};

@@ -48,12 +48,12 @@ class AgentLoop : public ::testing::Test {
   }
 
   // One window of queue `qid` averaging `avg` per completion, in `mode`, under the queue's generation.
-  void Window(uint32_t qid, engine::ReapMode mode, engine::Nanos avg, uint32_t generation) {
+  void Window(uint32_t qid, ReapMode mode, engine::Nanos avg, uint32_t generation) {
     QueueWindow(qid, mode, avg, generation);
     agent_->RunOnce();
   }
   // The same window, left for the loop to take.
-  void QueueWindow(uint32_t qid, engine::ReapMode mode, engine::Nanos avg, uint32_t generation) {
+  void QueueWindow(uint32_t qid, ReapMode mode, engine::Nanos avg, uint32_t generation) {
     collect::WindowEvent event;
     event.key = UvnvmeQueue(qid).key;
     event.mode = mode;

@@ -17,7 +17,7 @@ namespace {
 TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
   Start();
   auto watch = agent_->WatchEvents({}, 64);
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   EXPECT_EQ(levers_.values["uvnvme:7:0:q1"], "poll");
   const v1::QueueInfo q1 = Queue(1);
   EXPECT_EQ(q1.mode(), v1::REAP_MODE_POLL);
@@ -26,7 +26,7 @@ TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
   EXPECT_TRUE(q1.last_decision().applied());
   EXPECT_EQ(q1.mode_switches(), 1u);
   const collect::QueueControl& control = collector_.controls[UvnvmeQueue(1).key.ToString()];
-  EXPECT_EQ(control.mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(control.mode, ReapMode::kPoll);
   EXPECT_EQ(control.generation, 2u);
   EXPECT_EQ(control.baseline_span, 5 * kUs * kWindow);
   EXPECT_EQ(control.baseline_completions, kWindow);
@@ -54,23 +54,23 @@ TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
 
 TEST_F(AgentLoop, AKeptPollingWindowSendsTheBpfSideTheRunsCreditWithTheSlack) {
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   const std::string key = UvnvmeQueue(1).key.ToString();
   EXPECT_EQ(collector_.controls[key].pace_slack, 20'000) << "a try's first window: the slack alone";
-  Window(1, engine::ReapMode::kPoll, 3 * kUs, 2);  // kept, 2 us per completion ahead (under the 1 ms cap)
+  Window(1, ReapMode::kPoll, 3 * kUs, 2);  // kept, 2 us per completion ahead (under the 1 ms cap)
   EXPECT_EQ(Queue(1).last_decision().reason(), "poll_window_faster");
   EXPECT_EQ(collector_.controls[key].pace_slack, 20'000 + 2 * kUs * kWindow);
-  Window(1, engine::ReapMode::kPoll, 50 * kUs, 2);
+  Window(1, ReapMode::kPoll, 50 * kUs, 2);
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
 }
 
 TEST_F(AgentLoop, WindowsOfAnOlderGenerationAreStale) {
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   // Still generation 1: recorded before the switch took effect. It must not fail the try.
-  Window(1, engine::ReapMode::kPoll, 1, 1);
+  Window(1, ReapMode::kPoll, 1, 1);
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
-  Window(1, engine::ReapMode::kPoll, 50 * kUs, 2);
+  Window(1, ReapMode::kPoll, 50 * kUs, 2);
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
   EXPECT_EQ(Queue(1).last_decision().reason(), "not_faster");
 }
@@ -79,7 +79,7 @@ TEST_F(AgentLoop, ARefusingLeverDegradesTheQueueAndTheEngineFollowsTheRealMode) 
   Start();
   auto watch = agent_->WatchEvents({}, 64);
   levers_.refuse = 1;
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   v1::QueueInfo q1 = Queue(1);
   EXPECT_EQ(q1.mode(), v1::REAP_MODE_INTERRUPT);
   EXPECT_EQ(q1.state(), v1::QUEUE_STATE_MEASURING);
@@ -95,7 +95,7 @@ TEST_F(AgentLoop, ARefusingLeverDegradesTheQueueAndTheEngineFollowsTheRealMode) 
   EXPECT_NE(metrics_.Render().find("nvme_adapt_lever_errors_total{lever=\"fake\",error=\"refused\"} 1"),
             std::string::npos);
   // The next fast window tries again, and this time the lever works.
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   q1 = Queue(1);
   EXPECT_EQ(q1.mode(), v1::REAP_MODE_POLL);
   EXPECT_FALSE(q1.degraded());
@@ -141,8 +141,8 @@ TEST_F(AgentLoop, ARefusedOverrideIsNotRetriedAndClearingItWritesNothing) {
 
 TEST_F(AgentLoop, ShutdownPutsEveryChangedQueueBack) {
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
-  Window(2, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(2, ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(levers_.values["uvnvme:7:0:q2"], "poll");
   ASSERT_TRUE(agent_->Shutdown());
   EXPECT_EQ(levers_.values["uvnvme:7:0:q1"], "interrupt");
@@ -153,7 +153,7 @@ TEST_F(AgentLoop, ShutdownPutsEveryChangedQueueBack) {
 
 TEST_F(AgentLoop, AfterACrashTheJournalRestoresBeforeAnythingElse) {
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(levers_.values["uvnvme:7:0:q1"], "poll");
   agent_.reset();  // a crash: no Shutdown
   levers_.log.clear();
@@ -169,7 +169,7 @@ TEST_F(AgentLoop, AfterACrashTheJournalRestoresBeforeAnythingElse) {
 TEST_F(AgentLoop, ADryRunLeverJournalsNothingSoAJournalHoldsRealChangesOnly) {
   levers_.dry_run = true;
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
   StateStore store(state_dir_);
   EXPECT_EQ(store.LoadJournal()->entries_size(), 0);
@@ -184,12 +184,12 @@ TEST_F(AgentLoop, StatusListsEveryLeverServingAQueueAndSaysWhenOneIsLacking) {
   EXPECT_EQ(status.levers(0).errors(), 0u);
   levers_.refuse = 1;
   levers_.refuse_code = ErrorCode::kUnsupported;
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   status = agent_->GetStatus();
   ASSERT_EQ(status.levers_size(), 1);
   EXPECT_FALSE(status.levers(0).available()) << "a lever this machine lacks said it was available";
   EXPECT_EQ(status.levers(0).errors(), 1u);
-  Window(2, engine::ReapMode::kInterrupt, 5 * kUs, 1);  // a switch that works
+  Window(2, ReapMode::kInterrupt, 5 * kUs, 1);  // a switch that works
   EXPECT_TRUE(agent_->GetStatus().levers(0).available());
 }
 
@@ -203,7 +203,7 @@ TEST_F(AgentLoop, JournalEntriesCarryTheBoot) {
                  &metrics_};
   agent_ = std::make_unique<Agent>(options, deps);
   ASSERT_TRUE(agent_->Start());
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   auto journal = StateStore(state_dir_).LoadJournal();
   ASSERT_EQ(journal->entries_size(), 1);
   EXPECT_EQ(journal->entries(0).boot_id(), "this-boot");
@@ -221,7 +221,7 @@ TEST_F(AgentLoop, AnRpcWaitsForTheLoopAtMostItsDeadlineAndNoneRunsAfterTheLoopEx
     in_poll = true;
     while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   };
-  QueueWindow(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  QueueWindow(1, ReapMode::kInterrupt, 5 * kUs, 1);
   std::thread loop([&] { agent_->Run(); });
   while (!in_poll) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const auto before = std::chrono::steady_clock::now();
@@ -323,7 +323,7 @@ TEST_F(AgentLoop, AnObserveOnlyCollectorManagesNothing) {
   Start();
   EXPECT_FALSE(Queue(1).eligible());
   EXPECT_NE(Queue(1).ineligible_reason().find("observe-only"), std::string::npos);
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   EXPECT_EQ(levers_.applies, 0);
   EXPECT_TRUE(agent_->GetStatus().observe_only());
 }
@@ -332,10 +332,10 @@ TEST_F(AgentLoop, TheRecordedTraceReplaysToTheSameDecisions) {
   policies_.mutable_policy()->set_settle_windows(0);  // each failure's next window measures: three in a row
   Start();
   for (int i = 0; i < 3; ++i) {
-    Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 2 * i + 1);
-    Window(1, engine::ReapMode::kPoll, 6 * kUs, 2 * i + 2);
+    Window(1, ReapMode::kInterrupt, 5 * kUs, 2 * i + 1);
+    Window(1, ReapMode::kPoll, 6 * kUs, 2 * i + 2);
   }
-  Window(2, engine::ReapMode::kInterrupt, 20 * kUs, 1);
+  Window(2, ReapMode::kInterrupt, 20 * kUs, 1);
   agent_.reset();
   std::ifstream trace(state_dir_ + ".trace"), decisions(state_dir_ + ".trace.decisions");
   std::stringstream trace_text, decision_text;

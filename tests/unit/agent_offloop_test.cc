@@ -48,7 +48,7 @@ class AgentOffLoop : public AgentLoop {
   void FastWindow(const DiscoveredQueue& queue, uint32_t generation) {
     collect::WindowEvent event;
     event.key = queue.key;
-    event.mode = engine::ReapMode::kInterrupt;
+    event.mode = ReapMode::kInterrupt;
     event.completions = kWindow;
     event.start = now_.load();
     event.end = now_.load() + 5 * kUs * kWindow;

@@ -48,16 +48,16 @@ TEST_F(AgentSwitch, TheTryStartsAtTheDriversSwitchNotAtTheLeversAcknowledgement)
   DriverTellsWhenItSwitched();
   Start();
   auto watch = agent_->WatchEvents({}, 64);
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   EXPECT_TRUE(published_before_lever_) << "the pending switch reaches the BPF side before the lever acts";
   const collect::QueueControl& control = collector_.controls[q1_];
   EXPECT_EQ(control.generation, 2u);
-  EXPECT_EQ(control.mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(control.mode, ReapMode::kPoll);
   EXPECT_EQ(control.mode_since, 0) << "the driver's probe started the window: nothing to add";
   // The first polling window starts at the driver's switch; it is on pace from there and is kept.
   collect::WindowEvent event;
   event.key = UvnvmeQueue(1).key;
-  event.mode = engine::ReapMode::kPoll;
+  event.mode = ReapMode::kPoll;
   event.completions = kWindow;
   event.start = driver_switched_at_;
   event.first = driver_switched_at_ + 4 * kUs;
@@ -101,7 +101,7 @@ TEST_F(AgentSwitch, ALeverThatCannotTellStartsTheTryWhenItsWriteReturned) {
   levers_.on_apply = [this](const LeverPlan&) { now_ += kRoundTrip; };
   Start();
   const engine::Nanos before = now_ + 5 * kUs * kWindow;
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   const collect::QueueControl& control = collector_.controls[q1_];
   EXPECT_EQ(control.generation, 2u);
   EXPECT_EQ(control.mode_since, before + kRoundTrip) << "the window starts when the lever's write returned";
@@ -121,7 +121,7 @@ TEST_F(AgentSwitch, ALeverThatCannotTellStartsTheTryWhenItsWriteReturned) {
 
 TEST_F(AgentSwitch, AQueueFoundPollingWhoseFirstSwitchFailsIsRetriedUntilItMeasures) {
   DiscoveredQueue polling = UvnvmeQueue(1);
-  polling.mode = engine::ReapMode::kPoll;
+  polling.mode = ReapMode::kPoll;
   discovery_.queues = {polling};
   levers_.refuse = 1;
   levers_.refuse_code = ErrorCode::kUnavailable;
@@ -132,7 +132,7 @@ TEST_F(AgentSwitch, AQueueFoundPollingWhoseFirstSwitchFailsIsRetriedUntilItMeasu
   EXPECT_TRUE(q.degraded());
   EXPECT_NE(q.degraded_reason().find("controller busy"), std::string::npos);
   // Polling windows without a baseline decide nothing; the retry does, once its backoff is over.
-  Window(1, engine::ReapMode::kPoll, 5 * kUs, 1);
+  Window(1, ReapMode::kPoll, 5 * kUs, 1);
   EXPECT_EQ(levers_.applies, 1);
   now_ += 1'000'000'000;
   agent_->RunOnce();
@@ -143,10 +143,10 @@ TEST_F(AgentSwitch, AQueueFoundPollingWhoseFirstSwitchFailsIsRetriedUntilItMeasu
   EXPECT_FALSE(q.degraded());
   // Measuring works again: the queue came from polling, so its first window settles (settle_windows 1)
   // and the next fast one starts a try.
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, collector_.controls[q1_].generation);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, collector_.controls[q1_].generation);
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
   EXPECT_EQ(Queue(1).last_decision().reason(), "settling");
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, collector_.controls[q1_].generation);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, collector_.controls[q1_].generation);
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
 }
 
@@ -163,7 +163,7 @@ TEST_F(AgentSwitch, AControlTheCollectorRefusesDegradesTheQueueVisibly) {
   EXPECT_TRUE(listed);
   // Once the collector takes it again the queue is whole.
   collector_.refuse_control = false;
-  Window(1, engine::ReapMode::kInterrupt, 50 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 50 * kUs, 1);
   EXPECT_FALSE(Queue(1).degraded());
 }
 

@@ -9,7 +9,7 @@ namespace {
 TEST_F(AgentLoop, CompletionsStoppingWhilePollingFailTheTryOnTheTimer) {
   policies_.mutable_policy()->set_timer_granularity_ns(10 * kUs);
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
   // No completion since the switch; the counters still show the old window.
   collector_.counters[UvnvmeQueue(1).key.ToString()].progress = {now_ - 100 * kUs, 3};
@@ -28,7 +28,7 @@ TEST_F(AgentLoop, CompletionsStoppingWhilePollingFailTheTryOnTheTimer) {
 TEST_F(AgentLoop, ALeverThatFailsDuringATryIsNotAskedAgainEveryTimerPeriod) {
   policies_.mutable_policy()->set_timer_granularity_ns(10 * kUs);
   Start();
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
   const int applies = levers_.applies;
   // The driver exits mid-try: no completion comes, and every request to its socket fails.
@@ -57,7 +57,7 @@ TEST_F(AgentLoop, ALeverThatFailsDuringATryIsNotAskedAgainEveryTimerPeriod) {
 
 TEST_F(AgentLoop, TheTimerFirstLooksAtANewModeOnePeriodAfterTheSwitch) {
   Start();  // default granularity: 1 ms
-  Window(1, engine::ReapMode::kInterrupt, 5 * kUs, 1);
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
   // 40 us without a completion is past the first completion's pace (5 + 20 us), but the timer is not due.
   now_ += 40 * kUs;

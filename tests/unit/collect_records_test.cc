@@ -67,7 +67,7 @@ TEST(BpfRecords, PaceMissCarriesKAndElapsed) {
   ASSERT_TRUE(event->pace_miss.has_value());
   EXPECT_EQ(event->pace_miss->completion_index, 11u);
   EXPECT_EQ(event->pace_miss->elapsed, 16'001);
-  EXPECT_EQ(event->mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(event->mode, ReapMode::kPoll);
   EXPECT_EQ(event->generation, 5u);
 }
 

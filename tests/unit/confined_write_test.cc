@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "agent/actuate/sysfs_levers.h"
-#include "agent/common/files.h"
+#include "common/files.h"
 #include "tests/unit/lever_printers.h"
 #include "tests/unit/test_fs.h"
 
@@ -44,7 +44,7 @@ class ConfinedWrite : public ::testing::Test {
 
 TEST_F(ConfinedWrite, LinksInsideTheRootAreFollowedLikeSysfsClassLinks) {
   AdaptivePollLever lever = Lever();
-  auto applied = lever.Apply(Nvme("nvme0"), engine::ReapMode::kPoll);
+  auto applied = lever.Apply(Nvme("nvme0"), ReapMode::kPoll);
   ASSERT_TRUE(applied) << applied.error().ToString();
   EXPECT_EQ(ReadFile(tmp_ / "sys/devices/pci0/nvme/nvme0/adaptive_poll"), "1\n");
 }
@@ -53,7 +53,7 @@ TEST_F(ConfinedWrite, AnAttributeThatIsALinkIsRefused) {
   std::filesystem::create_directories(tmp_ / "sys/class/nvme/nvme1");
   std::filesystem::create_symlink(tmp_ / "outside/secret", tmp_ / "sys/class/nvme/nvme1/adaptive_poll");
   AdaptivePollLever lever = Lever();
-  auto applied = lever.Apply(Nvme("nvme1"), engine::ReapMode::kPoll);
+  auto applied = lever.Apply(Nvme("nvme1"), ReapMode::kPoll);
   ASSERT_FALSE(applied);
   EXPECT_EQ(applied.error().code, ErrorCode::kPermissionDenied) << applied.error().ToString();
   EXPECT_NE(applied.error().message.find("the file is a symlink"), std::string::npos) << applied.error().message;
@@ -64,7 +64,7 @@ TEST_F(ConfinedWrite, ALinkLeadingOutOfTheRootIsRefused) {
   WriteFile(tmp_ / "outside/nvme2/adaptive_poll", "0\n");
   std::filesystem::create_directory_symlink(tmp_ / "outside/nvme2", tmp_ / "sys/class/nvme/nvme2");
   AdaptivePollLever lever = Lever();
-  auto applied = lever.Apply(Nvme("nvme2"), engine::ReapMode::kPoll);
+  auto applied = lever.Apply(Nvme("nvme2"), ReapMode::kPoll);
   ASSERT_FALSE(applied);
   EXPECT_EQ(applied.error().code, ErrorCode::kPermissionDenied) << applied.error().ToString();
   EXPECT_NE(applied.error().message.find("leads out of"), std::string::npos) << applied.error().message;

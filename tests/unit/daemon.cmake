@@ -3,7 +3,7 @@ add_executable(daemon_core_test state_store_test.cc event_bus_test.cc files_test
   queue_roster_test.cc agent_listener_test.cc switch_recovery_test.cc
   serial_workers_test.cc flags_test.cc)
 target_link_libraries(daemon_core_test PRIVATE nvme_adapt_daemon_core GTest::gtest_main)
-target_sources(daemon_core_test PRIVATE result_test.cc)  # agent/common/result.h
+target_sources(daemon_core_test PRIVATE result_test.cc)  # common/result.h
 gtest_discover_tests(daemon_core_test PROPERTIES LABELS unit)
 
 add_executable(real_ports_test real_ports_test.cc)

@@ -38,7 +38,7 @@ TEST(DiscoverKernel, QemuWithAPollQueue) {
   const Snapshot snapshot = DiscoverTree(SysfsCase("qemu-poll"));
   const Controller c = OnlyController(snapshot);
   EXPECT_EQ(c.name, "nvme0");
-  EXPECT_EQ(c.source, collect::Source::kKernelNvme);
+  EXPECT_EQ(c.source, Source::kKernelNvme);
   EXPECT_EQ(c.instance, 0u);
   EXPECT_EQ(c.model, "QEMU NVMe Ctrl");
   EXPECT_EQ(c.serial, "deadbeef");
@@ -68,9 +68,9 @@ TEST(DiscoverKernel, QemuWithAPollQueue) {
     EXPECT_TRUE(q.eligible) << q.reason_text;
     EXPECT_EQ(q.reason, Ineligibility::kNone);
     EXPECT_EQ(q.reason_text, "");
-    EXPECT_EQ(q.mode, engine::ReapMode::kInterrupt);
+    EXPECT_EQ(q.mode, ReapMode::kInterrupt);
     EXPECT_EQ(q.cpus, (Cpus{qid - 1}));
-    EXPECT_EQ(q.key, (collect::QueueKey{collect::Source::kKernelNvme, 0, qid, 0}));
+    EXPECT_EQ(q.key, (QueueKey{Source::kKernelNvme, 0, qid, 0}));
     ASSERT_TRUE(q.vector);
     EXPECT_EQ(q.vector->irq, 28u + qid);
     EXPECT_EQ(q.vector->index, qid);
@@ -85,7 +85,7 @@ TEST(DiscoverKernel, QemuWithAPollQueue) {
   EXPECT_EQ(poll.reason, Ineligibility::kPollQueue);
   EXPECT_EQ(poll.reason_text, "poll queue (no vector)");
   EXPECT_FALSE(poll.vector);
-  EXPECT_EQ(poll.mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(poll.mode, ReapMode::kPoll);
   EXPECT_EQ(poll.cpus, (Cpus{0, 1}));
 }
 
@@ -191,10 +191,10 @@ TEST(DiscoverKernel, TcpHostQueuesAreEligibleAndItsLastQidsArePollQueues) {
   WriteFile(tmp / "sys/devices/system/cpu/online", "0-1\n");
   const Controller c = OnlyController(DiscoverTree(tmp.path()));
   EXPECT_TRUE(QueueOf(c, 1).eligible) << "switched by the reconnect lever, for the whole connection";
-  EXPECT_EQ(QueueOf(c, 1).mode, engine::ReapMode::kInterrupt);
+  EXPECT_EQ(QueueOf(c, 1).mode, ReapMode::kInterrupt);
   EXPECT_EQ(QueueOf(c, 3).reason, Ineligibility::kPollQueue) << "queue_count 4, two CPUs, io_poll 1: one poll queue";
   EXPECT_EQ(QueueOf(c, 3).reason_text, "poll queue (nr_poll_queues at connect)");
-  EXPECT_EQ(QueueOf(c, 3).mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(QueueOf(c, 3).mode, ReapMode::kPoll);
   EXPECT_EQ(c.layer, "host");
   WriteFile(dir + "/nvme0n1/queue/io_poll", "0\n");
   EXPECT_TRUE(QueueOf(OnlyController(DiscoverTree(tmp.path())), 3).eligible) << "no poll queues";

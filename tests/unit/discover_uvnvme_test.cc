@@ -50,18 +50,18 @@ TEST_F(UvnvmeDiscovery, ControllersAndQueuesOfAProcess) {
   ASSERT_EQ(snapshot.controllers.size(), 2u);
   const Controller& c0 = snapshot.controllers[0];
   EXPECT_EQ(c0.name, "uvnvme:" + kPidText + ":0");
-  EXPECT_EQ(c0.source, collect::Source::kUvnvme);
+  EXPECT_EQ(c0.source, Source::kUvnvme);
   EXPECT_EQ(c0.pid, static_cast<pid_t>(kPid));
   EXPECT_EQ(c0.instance, 0u);
   EXPECT_EQ(c0.socket_path, Socket(kPidText + ".sock"));
   ASSERT_EQ(c0.queues.size(), 2u);
   EXPECT_EQ(c0.queues[0].qid, 1u);
-  EXPECT_EQ(c0.queues[0].mode, engine::ReapMode::kInterrupt);
+  EXPECT_EQ(c0.queues[0].mode, ReapMode::kInterrupt);
   EXPECT_TRUE(c0.queues[0].eligible);
-  EXPECT_EQ(c0.queues[0].key, (collect::QueueKey{collect::Source::kUvnvme, 0, 1, kPid}));
+  EXPECT_EQ(c0.queues[0].key, (QueueKey{Source::kUvnvme, 0, 1, kPid}));
   ASSERT_TRUE(c0.queues[0].vector);
   EXPECT_EQ(c0.queues[0].vector->kind, VectorKind::kEventfd);
-  EXPECT_EQ(c0.queues[1].mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(c0.queues[1].mode, ReapMode::kPoll);
   EXPECT_EQ(snapshot.controllers[1].name, "uvnvme:" + kPidText + ":1");
   EXPECT_EQ(server.Requests(), std::vector<std::string>{R"({"op":"list"})"});
 }
@@ -128,7 +128,7 @@ TEST_F(UvnvmeDiscovery, ProcessExitShowsAsRemoval) {
   const SnapshotDiff diff = DiffSnapshots(before, after);
   EXPECT_EQ(diff.controllers_removed, std::vector<std::string>{"uvnvme:" + kPidText + ":0"});
   ASSERT_EQ(diff.queues_removed.size(), 1u);
-  EXPECT_EQ(diff.queues_removed[0].queue.mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(diff.queues_removed[0].queue.mode, ReapMode::kPoll);
 }
 
 TEST(ControlClient, RefusalCarriesTheDriversMessage) {

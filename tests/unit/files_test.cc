@@ -2,7 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/common/files.h"
+#include "common/files.h"
 
 namespace nvmeadapt {
 namespace {

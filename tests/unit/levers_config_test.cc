@@ -7,7 +7,6 @@
 namespace nvmeadapt::config {
 namespace {
 
-using actuate::LeverKind;
 
 TEST(LeversConfig, AFullSectionParses) {
   auto config = ParseConfigJson(R"({"levers": {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <set>
 
-#include "agent/common/files.h"
+#include "common/files.h"
 
 namespace nvmeadapt::metrics {
 namespace {

@@ -15,8 +15,8 @@
 #include <set>
 #include <sstream>
 
-#include "agent/common/files.h"
 #include "agent/metrics/agent_metrics.h"
+#include "common/files.h"
 #include "tests/unit/metrics_text_parser.h"
 
 namespace nvmeadapt::metrics {
@@ -103,7 +103,7 @@ class MetricsExposition : public ::testing::Test {
     counters.poll_completions = 192;
     counters.interval_histogram[12] = 8192;
     metrics_->SetPollThreshold(queue, 10'000);
-    metrics_->UpdateQueue(queue, counters, engine::ReapMode::kPoll);
+    metrics_->UpdateQueue(queue, counters, ReapMode::kPoll);
     metrics_->OnWindow(queue, 5'000);
     metrics_->OnSwitch(queue, engine::Reason::kWindowFast);
     metrics_->OnPollTry(queue, PollTryResult::kSuccess);

@@ -56,7 +56,7 @@ TEST(AgentMetricsCap, QueuesOverTheCapAreCountedNotExported) {
   std::vector<QueueId> ids;
   for (uint32_t q = 1; q <= 3; ++q) {
     ids.push_back(metrics.AddQueue(Queue(q), true));
-    metrics.UpdateQueue(ids.back(), Counters(100 * q), engine::ReapMode::kInterrupt);
+    metrics.UpdateQueue(ids.back(), Counters(100 * q), ReapMode::kInterrupt);
     metrics.OnSwitch(ids.back(), engine::Reason::kWindowFast);
   }
   EXPECT_TRUE(metrics.IsTracked(ids[0]));
@@ -77,7 +77,7 @@ TEST(AgentMetricsCap, AFreedSlotGoesToTheOldestUntrackedQueueWithItsLatestState)
   const QueueId first = metrics.AddQueue(Queue(1), true);
   const QueueId second = metrics.AddQueue(Queue(2), true);
   const QueueId third = metrics.AddQueue(Queue(3), true);
-  metrics.UpdateQueue(second, Counters(777), engine::ReapMode::kPoll);
+  metrics.UpdateQueue(second, Counters(777), ReapMode::kPoll);
   metrics.OnSwitch(second, engine::Reason::kWindowFast);
 
   metrics.RemoveQueue(first);
@@ -117,7 +117,7 @@ TEST(AgentMetricsQueues, RemovingAQueueRemovesEverySeriesOfItAndNoOther) {
   for (uint32_t q = 1; q <= 2; ++q) {
     const QueueId id = metrics.AddQueue(Queue(q), true);
     metrics.SetPollThreshold(id, 10'000);
-    metrics.UpdateQueue(id, Counters(50), engine::ReapMode::kPoll);
+    metrics.UpdateQueue(id, Counters(50), ReapMode::kPoll);
     metrics.OnWindow(id, 4'000);
     metrics.OnSwitch(id, engine::Reason::kWindowFast);
     metrics.OnPollTry(id, PollTryResult::kBehindPace);
@@ -125,7 +125,7 @@ TEST(AgentMetricsQueues, RemovingAQueueRemovesEverySeriesOfItAndNoOther) {
   }
   const size_t before = SeriesOfQueue(Scrape(metrics), 2);
   metrics.RemoveQueue(ids[0]);
-  metrics.UpdateQueue(ids[0], Counters(60), engine::ReapMode::kInterrupt);  // late update: ignored
+  metrics.UpdateQueue(ids[0], Counters(60), ReapMode::kInterrupt);  // late update: ignored
   metrics.OnSwitch(ids[0], engine::Reason::kNotFaster);
   const Exposition scrape = Scrape(metrics);
   EXPECT_EQ(SeriesOfQueue(scrape, 1), 0u);
@@ -137,14 +137,14 @@ TEST(AgentMetricsQueues, ModeIsOneGaugeWithOneForTheCurrentMode) {
   AgentMetrics metrics(4);
   const QueueId id = metrics.AddQueue(Queue(1), true);
   EXPECT_TRUE(Scrape(metrics).Find("nvme_adapt_queue_mode").empty()) << "mode unknown before the first update";
-  metrics.UpdateQueue(id, Counters(1), engine::ReapMode::kPoll);
+  metrics.UpdateQueue(id, Counters(1), ReapMode::kPoll);
   auto poll = QueueMatch(1), interrupt = QueueMatch(1);
   poll["mode"] = "poll";
   interrupt["mode"] = "interrupt";
   Exposition scrape = Scrape(metrics);
   EXPECT_EQ(scrape.Value("nvme_adapt_queue_mode", poll), 1);
   EXPECT_EQ(scrape.Value("nvme_adapt_queue_mode", interrupt), 0);
-  metrics.UpdateQueue(id, Counters(2), engine::ReapMode::kInterrupt);
+  metrics.UpdateQueue(id, Counters(2), ReapMode::kInterrupt);
   scrape = Scrape(metrics);
   EXPECT_EQ(scrape.Value("nvme_adapt_queue_mode", poll), 0);
   EXPECT_EQ(scrape.Value("nvme_adapt_queue_mode", interrupt), 1);
@@ -229,7 +229,7 @@ TEST(IntervalHistogram, PerQueueTheExpositionHasOneInfBucketEqualToCount) {
   collect::QueueCounters counters;
   counters.interval_histogram[5] = 3;
   counters.interval_histogram[31] = 4;
-  metrics.UpdateQueue(id, counters, engine::ReapMode::kInterrupt);
+  metrics.UpdateQueue(id, counters, ReapMode::kInterrupt);
   const Exposition scrape = Scrape(metrics);
   auto inf = QueueMatch(1);
   inf["le"] = "+Inf";
@@ -247,9 +247,9 @@ TEST(IntervalHistogram, ByDefaultOnlyPerControllerSummedOverItsQueues) {
     collect::QueueCounters counters;
     counters.interval_histogram[5] = q;
     counters.interval_histogram[31] = 10;
-    metrics.UpdateQueue(id, counters, engine::ReapMode::kInterrupt);
+    metrics.UpdateQueue(id, counters, ReapMode::kInterrupt);
   }
-  metrics.UpdateQueue(metrics.AddQueue({"kernel", "nvme1", 1}, true), Counters(5), engine::ReapMode::kInterrupt);
+  metrics.UpdateQueue(metrics.AddQueue({"kernel", "nvme1", 1}, true), Counters(5), ReapMode::kInterrupt);
   const Exposition scrape = Scrape(metrics);
   EXPECT_TRUE(scrape.Find("nvme_adapt_queue_completion_interval_seconds_bucket", QueueMatch(1)).empty());
   const std::map<std::string, std::string> nvme0 = {{"source", "kernel"}, {"controller", "nvme0"}};
@@ -267,13 +267,13 @@ TEST(IntervalHistogram, ByDefaultOnlyPerControllerSummedOverItsQueues) {
 TEST(AgentMetricsQueues, PathsAndTryResultsAppearWithTheirFirstCount) {
   AgentMetrics metrics(4);
   const QueueId id = metrics.AddQueue(Queue(1), true);
-  metrics.UpdateQueue(id, Counters(10), engine::ReapMode::kInterrupt);
+  metrics.UpdateQueue(id, Counters(10), ReapMode::kInterrupt);
   Exposition scrape = Scrape(metrics);
   EXPECT_TRUE(scrape.Find("nvme_adapt_queue_completions_reaped_total", QueueMatch(1)).empty());
   EXPECT_TRUE(scrape.Find("nvme_adapt_queue_poll_tries_total", QueueMatch(1)).empty());
   collect::QueueCounters counters = Counters(10);
   counters.poll_completions = 10;
-  metrics.UpdateQueue(id, counters, engine::ReapMode::kPoll);
+  metrics.UpdateQueue(id, counters, ReapMode::kPoll);
   metrics.OnPollTry(id, PollTryResult::kNotFaster);
   scrape = Scrape(metrics);
   auto poll = QueueMatch(1);

@@ -70,7 +70,7 @@ TEST_F(Roster, ANewVectorKeyOrEligibilityRetakesTheQueueWhileNewCpusOrModeDoNot)
   scan[2].ineligible_reason = "threaded";  // now ineligible
   scan[2].eligible = false;
   scan[3].cpus = {0, 1};                  // a CPU went offline
-  scan[4].mode = engine::ReapMode::kPoll;  // the agent's own switch
+  scan[4].mode = ReapMode::kPoll;  // the agent's own switch
   EXPECT_EQ(Reconcile(scan), (Calls{"drop uvnvme:7:0:q1 changed", "take uvnvme:7:0:q1", "drop uvnvme:7:0:q2 changed",
                                     "take uvnvme:7:0:q2", "drop uvnvme:7:0:q3 changed", "take uvnvme:7:0:q3"}));
   EXPECT_EQ(queues.ByName("uvnvme:7:0:q1")->desc.irq, 41);

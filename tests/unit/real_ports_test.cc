@@ -29,7 +29,7 @@ class RealPorts : public ::testing::Test {
   RealPorts() {
     CopyTree(SysfsCase("qemu-poll"), tmp_.path());
     WriteFile(tmp_ / kAttribute, "0\n");
-    settings_.kernel_lever = actuate::LeverKind::kAdaptivePollSysfs;
+    settings_.kernel_lever = LeverKind::kAdaptivePollSysfs;
     environment_.sysfs_root = tmp_ / "sys";
     environment_.procfs_root = tmp_ / "proc";
   }
@@ -78,13 +78,13 @@ TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePe
   EXPECT_EQ(levers.ModeFor(q1, engine::ControllerMode::kAdaptive), engine::ControllerMode::kPoll);
   EXPECT_EQ(levers.ModeFor(q1, engine::ControllerMode::kShadow), engine::ControllerMode::kShadow);
 
-  auto plan = levers.Plan(q1, engine::ReapMode::kPoll);
+  auto plan = levers.Plan(q1, ReapMode::kPoll);
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->target, "nvme0");
   EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n") << "planning wrote";
   ASSERT_TRUE(plan->Execute());
   EXPECT_EQ(ReadFile(tmp_ / kAttribute), "1\n");
-  auto second = levers.Plan(q2, engine::ReapMode::kPoll);
+  auto second = levers.Plan(q2, ReapMode::kPoll);
   ASSERT_TRUE(second);
   EXPECT_EQ(second->target, "nvme0");
   EXPECT_EQ(actuate::RestorePoint::FromJson(second->safe_value)->steps,
@@ -115,7 +115,7 @@ TEST_F(RealPorts, ADryRunDaemonRestoresForRealAndJournalsNothingOfItsOwn) {
   auto queues = discovery.Scan();
   ASSERT_TRUE(queues);
   RealLevers crashed(settings_, environment_, discovery);
-  auto plan = crashed.Plan(Find(*queues, 1), engine::ReapMode::kPoll);
+  auto plan = crashed.Plan(Find(*queues, 1), ReapMode::kPoll);
   ASSERT_TRUE(plan);
   EXPECT_FALSE(plan->dry_run);
   EXPECT_EQ(plan->device_identity.rfind("pci=0000:00:05.0 serial=", 0), 0u) << plan->device_identity;
@@ -125,7 +125,7 @@ TEST_F(RealPorts, ADryRunDaemonRestoresForRealAndJournalsNothingOfItsOwn) {
   config::LeverSettings dry = settings_;
   dry.dry_run = true;
   RealLevers dry_run(dry, environment_, discovery);
-  auto dry_plan = dry_run.Plan(Find(*queues, 1), engine::ReapMode::kPoll);
+  auto dry_plan = dry_run.Plan(Find(*queues, 1), ReapMode::kPoll);
   ASSERT_TRUE(dry_plan);
   EXPECT_TRUE(dry_plan->dry_run) << "the agent would journal a change nobody made";
   v1::JournalEntry entry;
@@ -136,7 +136,7 @@ TEST_F(RealPorts, ADryRunDaemonRestoresForRealAndJournalsNothingOfItsOwn) {
   ASSERT_TRUE(dry_run.Restore(entry));
   EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n") << "a dry-run daemon restored in dry run";
 
-  ASSERT_TRUE(crashed.Plan(Find(*queues, 1), engine::ReapMode::kPoll)->Execute());
+  ASSERT_TRUE(crashed.Plan(Find(*queues, 1), ReapMode::kPoll)->Execute());
   ASSERT_TRUE(RestoreWithFreshLever(entry, dry, environment_));
   EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n");
 }
@@ -150,7 +150,7 @@ TEST_F(RealPorts, ApplyWithoutPlanAndVanishedQueuesAreErrors) {
   DiscoveredQueue gone;
   gone.controller = "nvme7";
   gone.qid = 1;
-  EXPECT_EQ(levers.Plan(gone, engine::ReapMode::kPoll).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(levers.Plan(gone, ReapMode::kPoll).error().code, ErrorCode::kNotFound);
   EXPECT_EQ(levers.LeverFor(gone), "");
 }
 
@@ -160,13 +160,13 @@ TEST_F(RealPorts, ASwitchOpensItsAdminDeviceOnce) {
   auto controller = std::make_shared<FakeController>();
   controller->disabled[1] = true;  // q1's vector does not coalesce yet: poll mode sets 08h and 09h
   auto opener = std::make_shared<FakeOpener>(controller);
-  settings_.kernel_lever = actuate::LeverKind::kCoalescing;
+  settings_.kernel_lever = LeverKind::kCoalescing;
   environment_.admin = opener;
   RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();
   ASSERT_TRUE(queues);
   RealLevers levers(settings_, environment_, discovery);
-  auto plan = levers.Plan(Find(*queues, 1), engine::ReapMode::kPoll);
+  auto plan = levers.Plan(Find(*queues, 1), ReapMode::kPoll);
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_TRUE(plan->changes);
   ASSERT_TRUE(plan->Execute());
@@ -194,7 +194,7 @@ TEST_F(RealPorts, ASwitchConnectsToTheControlSocketOnce) {
   ASSERT_EQ(levers.LeverFor(queues->front()), "uvnvme_socket");
   const int connections = server.Connections();
   const size_t requests = server.Requests().size();
-  auto plan = levers.Plan(queues->front(), engine::ReapMode::kPoll);
+  auto plan = levers.Plan(queues->front(), ReapMode::kPoll);
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_TRUE(plan->Execute());
   EXPECT_EQ(server.Connections() - connections, 1);

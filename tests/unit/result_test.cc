@@ -1,5 +1,5 @@
-// agent/common/result.h: the propagation macros, the retry class and the flattened message.
-#include "agent/common/result.h"
+// common/result.h: the propagation macros, the retry class and the flattened message.
+#include "common/result.h"
 
 #include <gtest/gtest.h>
 

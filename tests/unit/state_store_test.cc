@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "agent/common/files.h"
 #include "agent/daemon/state_store.h"
+#include "common/files.h"
 
 namespace nvmeadapt::daemon {
 namespace {

@@ -48,13 +48,13 @@ TEST(SwitchRecovery, AnAppliedSwitchMakesTheQueueWholeAndTheLeverAvailableAgain)
   SwitchRecovery recovery;
   ManagedQueue q = Queue("uvnvme");
   recovery.Failed(q, MakeError(ErrorCode::kPermissionDenied, "uvnvme: socket: EACCES"));
-  SwitchRecovery::PlanRetry(q, engine::ReapMode::kPoll, engine::Reason::kOverride, 5);
+  SwitchRecovery::PlanRetry(q, ReapMode::kPoll, engine::Reason::kOverride, 5);
   v1::GetStatusResponse before;
   recovery.DescribeLevers({&q}, before);
   ASSERT_NE(Lever(before, "uvnvme"), nullptr);
   EXPECT_FALSE(Lever(before, "uvnvme")->available()) << "a missing permission says the machine forbids it";
   EXPECT_EQ(Lever(before, "uvnvme")->errors(), 1u);
-  EXPECT_EQ(q.retry_mode, engine::ReapMode::kPoll);
+  EXPECT_EQ(q.retry_mode, ReapMode::kPoll);
   recovery.Applied(q);
   EXPECT_FALSE(q.degraded);
   EXPECT_TRUE(q.degraded_reason.empty());

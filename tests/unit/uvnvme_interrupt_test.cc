@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "agent/common/clock.h"
+#include "common/clock.h"
 #include "uvnvme/controller.h"
 #include "uvnvme/queue_memory.h"
 

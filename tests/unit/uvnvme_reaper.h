@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "uvnvme/host_queue.h"
 #include "uvnvme/sync.h"
-#include "agent/common/clock.h"
 
 namespace nvmeadapt::uvnvme::testing {
 

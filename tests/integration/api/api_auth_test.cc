@@ -133,10 +133,7 @@ TEST(Tcp, InsecureLoopbackServesReadsOpenlyIfAskedButMutationsNeedTheToken) {
   WriteFile(dir / "token", "loopback-token-0123456789\n", 0600);
   WriteFile(dir / "client-token", "loopback-token-0123456789\n", 0600);
   FakeAgent agent;
-  v1::ApiConfig config;
-  config.set_unix_socket_disabled(true);
-  config.set_tcp_address("127.0.0.1:0");
-  config.set_insecure_loopback_tcp(true);
+  v1::ApiConfig config = InsecureLoopbackConfig();
   config.set_token_file(dir / "token");
   config.set_tcp_read_access(v1::READ_ACCESS_OPEN);
   auto server = MustStart(config, agent);
@@ -157,10 +154,7 @@ TEST(Tcp, InsecureLoopbackServesReadsOpenlyIfAskedButMutationsNeedTheToken) {
 
 TEST(Tcp, APortInUseIsRefusedWithTheReasonNotShared) {
   FakeAgent agent;
-  v1::ApiConfig config;
-  config.set_unix_socket_disabled(true);
-  config.set_tcp_address("127.0.0.1:0");
-  config.set_insecure_loopback_tcp(true);
+  v1::ApiConfig config = InsecureLoopbackConfig();
   auto first = MustStart(config, agent);
   ASSERT_TRUE(first);
   const std::string address = "127.0.0.1:" + std::to_string(first->tcp_port());
@@ -174,10 +168,7 @@ TEST(Tcp, ATokenFileOtherUsersCanReadIsRefusedAtStart) {
   TempDir dir;
   WriteFile(dir / "token", "world-readable-token-0123\n", 0644);
   FakeAgent agent;
-  v1::ApiConfig config;
-  config.set_unix_socket_disabled(true);
-  config.set_tcp_address("127.0.0.1:0");
-  config.set_insecure_loopback_tcp(true);
+  v1::ApiConfig config = InsecureLoopbackConfig();
   config.set_token_file(dir / "token");
   auto server = api::StartApiServer(config, agent, nullptr);
   ASSERT_FALSE(server);
@@ -196,12 +187,7 @@ class TlsAuth : public ::testing::Test {
   static void TearDownTestSuite() { delete certs_; }
 
   void Start(v1::ReadAccess read_access) {
-    v1::ApiConfig config;
-    config.set_unix_socket_disabled(true);
-    config.set_tcp_address("127.0.0.1:0");
-    config.mutable_tls()->set_cert_file(*certs_ / "server.pem");
-    config.mutable_tls()->set_key_file(*certs_ / "server.key");
-    config.mutable_tls()->set_client_ca_file(*certs_ / "ca.pem");
+    v1::ApiConfig config = LoopbackTlsConfig(*certs_);
     config.set_token_file(*certs_ / "token");
     config.mutable_tls()->add_admin_certificate_names("operator");  // the CN of client.pem
     config.set_tcp_read_access(read_access);

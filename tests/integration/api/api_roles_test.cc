@@ -62,12 +62,7 @@ class TcpRoles : public ::testing::Test {
     for (const char* file : {"ca.pem", "server.pem", "server.key", "admin-token", "read-token"}) {
       std::filesystem::copy_file(*certs_ / file, *dir_ / file);
     }
-    v1::ApiConfig config;
-    config.set_unix_socket_disabled(true);
-    config.set_tcp_address("127.0.0.1:0");
-    config.mutable_tls()->set_cert_file(*dir_ / "server.pem");
-    config.mutable_tls()->set_key_file(*dir_ / "server.key");
-    config.mutable_tls()->set_client_ca_file(*dir_ / "ca.pem");
+    v1::ApiConfig config = LoopbackTlsConfig(*dir_);
     config.mutable_tls()->set_reload_interval_seconds(reload_seconds);
     for (const auto& name : admin_names) config.mutable_tls()->add_admin_certificate_names(name);
     config.set_token_file(*dir_ / "admin-token");
@@ -168,10 +163,7 @@ TEST(TcpLimits, AnonymousStreamsGetAQuarterOfTheSlots) {
   TempDir dir;
   WriteFile(dir / "token", "loopback-token-0123456789\n", 0600);
   FakeAgent agent;
-  v1::ApiConfig config;
-  config.set_unix_socket_disabled(true);
-  config.set_tcp_address("127.0.0.1:0");
-  config.set_insecure_loopback_tcp(true);
+  v1::ApiConfig config = InsecureLoopbackConfig();
   config.set_token_file(dir / "token");
   config.set_tcp_read_access(v1::READ_ACCESS_OPEN);
   config.set_max_watch_streams(4);

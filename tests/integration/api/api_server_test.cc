@@ -7,7 +7,7 @@
 #include <functional>
 #include <mutex>
 
-#include "agent/common/files.h"
+#include "common/files.h"
 #include "tests/integration/api/api_test_support.h"
 
 namespace nvmeadapt::testing {

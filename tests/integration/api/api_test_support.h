@@ -50,6 +50,27 @@ inline v1::ApiConfig UnixOnlyConfig(const std::string& socket) {
   return config;
 }
 
+// Plain TCP on a free loopback port (insecure_loopback_tcp), no Unix socket.
+inline v1::ApiConfig InsecureLoopbackConfig() {
+  v1::ApiConfig config;
+  config.set_unix_socket_disabled(true);
+  config.set_tcp_address("127.0.0.1:0");
+  config.set_insecure_loopback_tcp(true);
+  return config;
+}
+
+// TLS on a free loopback port, no Unix socket: the server certificate, its key and the client CA that
+// make-test-certs.sh wrote in `certs`.
+inline v1::ApiConfig LoopbackTlsConfig(const TempDir& certs) {
+  v1::ApiConfig config;
+  config.set_unix_socket_disabled(true);
+  config.set_tcp_address("127.0.0.1:0");
+  config.mutable_tls()->set_cert_file(certs / "server.pem");
+  config.mutable_tls()->set_key_file(certs / "server.key");
+  config.mutable_tls()->set_client_ca_file(certs / "ca.pem");
+  return config;
+}
+
 inline std::unique_ptr<api::ApiServer> MustStart(const v1::ApiConfig& config, api::AgentControl& agent,
                                                  api::RequestObserver* observer = nullptr) {
   auto server = api::StartApiServer(config, agent, observer);

@@ -5,9 +5,9 @@
 
 #include <chrono>
 
-#include "agent/common/clock.h"
-#include "agent/common/files.h"
 #include "agent/config/policy_convert.h"
+#include "common/clock.h"
+#include "common/files.h"
 
 namespace nvmeadapt::testing {
 namespace {

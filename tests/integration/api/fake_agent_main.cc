@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "agent/api/server.h"
-#include "agent/common/files.h"
-#include "agent/common/log.h"
 #include "agent/config/config_file.h"
+#include "common/files.h"
+#include "common/log.h"
 #include "tests/integration/api/fake_agent.h"
 
 namespace nvmeadapt::testing {

@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
-#include "agent/common/clock.h"
-#include "agent/common/files.h"
 #include "agent/metrics/agent_metrics.h"
+#include "common/clock.h"
+#include "common/files.h"
 
 namespace nvmeadapt {
 namespace {
@@ -43,7 +43,7 @@ struct Options {
 struct FixtureQueue {
   metrics::QueueId id{};
   collect::QueueCounters counters;
-  engine::ReapMode mode = engine::ReapMode::kInterrupt;
+  ReapMode mode = ReapMode::kInterrupt;
   uint64_t window_fill = 0;
 };
 
@@ -95,7 +95,7 @@ class Scenario {
   Scenario(metrics::AgentMetrics& metrics, const Options& options) : metrics_(metrics), options_(options) {
     // The admin queue: observed, never eligible, idle.
     admin_ = metrics_.AddQueue({"uvnvme", "uvnvme:fixture:c0", 0}, false);
-    metrics_.UpdateQueue(admin_, {}, engine::ReapMode::kInterrupt);
+    metrics_.UpdateQueue(admin_, {}, ReapMode::kInterrupt);
     for (uint32_t q = 1; q <= options_.queues; ++q) {
       FixtureQueue queue;
       queue.id = metrics_.AddQueue({"uvnvme", "uvnvme:fixture:c0", q}, true);
@@ -133,7 +133,7 @@ class Scenario {
     const double per_queue = phase.iops / static_cast<double>(io_.size());
     const auto interval = static_cast<engine::Nanos>(per_queue > 0 ? 1e9 / per_queue : 0);
     const bool poll = per_queue > 0 && interval <= options_.poll_threshold;
-    for (FixtureQueue& queue : io_) SetMode(queue, poll ? engine::ReapMode::kPoll : engine::ReapMode::kInterrupt);
+    for (FixtureQueue& queue : io_) SetMode(queue, poll ? ReapMode::kPoll : ReapMode::kInterrupt);
 
     std::vector<uint64_t> at_start;
     for (const FixtureQueue& queue : io_) at_start.push_back(queue.counters.completions);
@@ -148,11 +148,11 @@ class Scenario {
     }
   }
 
-  void SetMode(FixtureQueue& queue, engine::ReapMode mode) {
+  void SetMode(FixtureQueue& queue, ReapMode mode) {
     if (queue.mode == mode) return;
-    if (mode == engine::ReapMode::kInterrupt) metrics_.OnPollTry(queue.id, metrics::PollTryResult::kNotFaster);
+    if (mode == ReapMode::kInterrupt) metrics_.OnPollTry(queue.id, metrics::PollTryResult::kNotFaster);
     queue.mode = mode;
-    metrics_.OnSwitch(queue.id, mode == engine::ReapMode::kPoll ? engine::Reason::kWindowFast
+    metrics_.OnSwitch(queue.id, mode == ReapMode::kPoll ? engine::Reason::kWindowFast
                                                                   : engine::Reason::kNotFaster);
     metrics_.UpdateQueue(queue.id, queue.counters, queue.mode);
   }
@@ -162,7 +162,7 @@ class Scenario {
     collect::QueueCounters& c = queue.counters;
     c.completions += count;
     c.bytes += count * kBlockBytes;
-    (queue.mode == engine::ReapMode::kPoll ? c.poll_completions : c.irq_completions) += count;
+    (queue.mode == ReapMode::kPoll ? c.poll_completions : c.irq_completions) += count;
     const size_t bucket = std::min<size_t>(std::bit_width(static_cast<uint64_t>(std::max<engine::Nanos>(interval, 1))) - 1,
                                            collect::kHistBuckets - 1);
     c.interval_histogram[bucket] += count;
@@ -170,7 +170,7 @@ class Scenario {
     for (; queue.window_fill >= kWindowCompletions; queue.window_fill -= kWindowCompletions) {
       ++records_;
       metrics_.OnWindow(queue.id, interval);
-      if (queue.mode == engine::ReapMode::kPoll) metrics_.OnPollTry(queue.id, metrics::PollTryResult::kSuccess);
+      if (queue.mode == ReapMode::kPoll) metrics_.OnPollTry(queue.id, metrics::PollTryResult::kSuccess);
     }
     metrics_.UpdateQueue(queue.id, c, queue.mode);
     bpf_runs_ += count;

@@ -1,0 +1,25 @@
+// What one call of a lever changes. The levers themselves are named in common/vocabulary.h (LeverKind): the
+// config layer names them too.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "common/enum_table.h"
+
+namespace nvmeadapt::actuate {
+
+enum class LeverScope : uint8_t {
+  kController,  // the whole controller: call once per controller with the controller's mode
+  kVector,      // one interrupt vector (one queue when the vector is dedicated)
+  kQueue,       // one queue
+  kAny,         // dry run: whatever it is given
+};
+inline constexpr EnumTable<LeverScope, 4> kLeverScopes({{LeverScope::kController, "controller"},
+                                                        {LeverScope::kVector, "vector"},
+                                                        {LeverScope::kQueue, "queue"},
+                                                        {LeverScope::kAny, "any"}},
+                                                       "any");
+constexpr std::string_view LeverScopeName(LeverScope scope) { return kLeverScopes.Name(scope); }
+
+}  // namespace nvmeadapt::actuate
