@@ -18,7 +18,6 @@ Where the governor is absent (bare metal, another cpuidle governor) or without r
 says "set": False and why ("reason"). Run as a script: bench/host_idle.py NS CMD [ARGS...]."""
 import contextlib
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -31,11 +30,6 @@ GOVERNOR = "/sys/devices/system/cpu/cpuidle/current_governor_ro"
 def _read(path):
     with open(path) as f:
         return f.read().strip()
-
-
-def _write(path, value):
-    with open(path, "w") as f:
-        f.write(f"{value}\n")
 
 
 @contextlib.contextmanager
@@ -58,38 +52,21 @@ def polling(ns, path=PATH):
         yield info
         return
     try:
-        _write(path, ns)
+        signal_guard.write_value(path, ns)
     except OSError as error:
         why = "not root" if os.geteuid() != 0 else str(error)
         info.update(set=False, reason=f"cannot write {path} ({why}): idle CPUs keep halting after {before} ns")
         yield info
         return
     info["set"] = True
-
-    def restore():
-        try:
-            _write(path, before)
-            info["restored"] = True
-        except OSError as error:
-            info["restored"] = False
-            print(f"host_idle: could not restore {path} to {before}: {error}", file=sys.stderr)
-
-    with signal_guard.restore_on_signals(restore):
+    with signal_guard.value_put_back(path, before, info, "host_idle"):
         yield info
 
 
 def main():
     if len(sys.argv) < 3 or not sys.argv[1].isdigit():
         sys.exit(__doc__.strip().splitlines()[-1])
-    with polling(int(sys.argv[1])) as idle:
-        print(f"host_idle: {idle}", file=sys.stderr)
-        child = subprocess.Popen(sys.argv[2:])
-        try:
-            return child.wait()
-        except BaseException:
-            child.terminate()
-            child.wait()
-            raise
+    return signal_guard.run_inside(polling(int(sys.argv[1])), "host_idle", sys.argv[2:])
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ Without root, or where /proc/sys is read-only, nothing changes: the dict says "l
 ("reason"). Run as a script it lifts the limit around a command: bench/rt_budget.py CMD [ARGS...]."""
 import contextlib
 import os
-import subprocess
 import sys
 
 import signal_guard  # noqa: E402  (bench/signal_guard.py, beside this file)
@@ -28,11 +27,6 @@ PATH = "/proc/sys/kernel/sched_rt_runtime_us"
 def read(path=PATH):
     with open(path) as f:
         return int(f.read().strip())
-
-
-def _write(value, path=PATH):
-    with open(path, "w") as f:
-        f.write(f"{value}\n")
 
 
 @contextlib.contextmanager
@@ -51,7 +45,7 @@ def lifted(path=PATH):
         yield info
         return
     try:
-        _write(-1, path)
+        signal_guard.write_value(path, -1)
     except OSError as error:
         why = "not root" if os.geteuid() != 0 else str(error)
         info.update(lifted=False, reason=f"cannot write {path} ({why}): real-time threads keep the "
@@ -59,16 +53,7 @@ def lifted(path=PATH):
         yield info
         return
     info["lifted"] = True
-
-    def restore():
-        try:
-            _write(before, path)
-            info["restored"] = True
-        except OSError as error:
-            info["restored"] = False
-            print(f"rt_budget: could not restore {path} to {before}: {error}", file=sys.stderr)
-
-    with signal_guard.restore_on_signals(restore):
+    with signal_guard.value_put_back(path, before, info, "rt_budget"):
         yield info
 
 
@@ -76,15 +61,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__.strip().splitlines()[-1])
     command = sys.argv[2:] if sys.argv[1] == "--" else sys.argv[1:]
-    with lifted() as rt:
-        print(f"rt_budget: {rt}", file=sys.stderr)
-        child = subprocess.Popen(command)
-        try:
-            return child.wait()
-        except BaseException:
-            child.terminate()
-            child.wait()
-            raise
+    return signal_guard.run_inside(lifted(), "rt_budget", command)
 
 
 if __name__ == "__main__":

@@ -42,3 +42,40 @@ def restore_on_signals(restore):
         if ended_by == signal.SIGINT:
             raise KeyboardInterrupt
         sys.exit(128 + ended_by)
+
+
+def write_value(path, value):
+    """One number into a sysctl or module parameter file."""
+    with open(path, "w") as f:
+        f.write(f"{value}\n")
+
+
+@contextlib.contextmanager
+def value_put_back(path, before, info, tool):
+    """For the block: `before` is written back to `path` however it ends (also on signals); info["restored"]
+    says whether that worked, and a failure is printed as `tool: could not restore ...`."""
+    def restore():
+        try:
+            write_value(path, before)
+            info["restored"] = True
+        except OSError as error:
+            info["restored"] = False
+            print(f"{tool}: could not restore {path} to {before}: {error}", file=sys.stderr)
+
+    with restore_on_signals(restore):
+        yield
+
+
+def run_inside(context, tool, command):
+    """Runs `command` inside `context` (a context manager that yields what it did, printed as `tool: ...`)
+    and returns its exit status; the child is ended if this process is."""
+    import subprocess
+    with context as done:
+        print(f"{tool}: {done}", file=sys.stderr)
+        child = subprocess.Popen(command)
+        try:
+            return child.wait()
+        except BaseException:
+            child.terminate()
+            child.wait()
+            raise
