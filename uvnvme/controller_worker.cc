@@ -54,15 +54,12 @@ void EmulatedController::Worker::Run(size_t index) {
       const bool idle_spin = heap.empty() && now - last_busy_ns < kFaithfulIdleSpinNs;
       if (idle_spin) wake = std::min(wake, last_busy_ns + kFaithfulIdleSpinNs);
       if (wake != INT64_MAX && (idle_spin || wake - now <= kFaithfulSleepAheadNs)) {
-        if (now - awake_since_ns < kFaithfulMaxSpinNs) {
-          SpinUntil(wake, generation);
-          continue;
-        }
-        Breathe(name);
+        if (now - awake_since_ns < kFaithfulMaxSpinNs) SpinUntil(wake, generation);
+        else Breathe(name);
         continue;
-      } else if (wake != INT64_MAX) {
-        look = wake - kFaithfulWakeMarginNs;  // far off: sleep, then spin for the last stretch
-      }  // else idle: sleep until a doorbell
+      }
+      // Far off: sleep, then spin for the last stretch. Idle (no wake): sleep until a doorbell.
+      if (wake != INT64_MAX) look = wake - kFaithfulWakeMarginNs;
     }
     if (StopWatchingHeads()) continue;
     waker.next_look_ns.store(look, std::memory_order_seq_cst);

@@ -259,14 +259,11 @@ TEST(UvnvmeLatencyHistogram, SmallValuesAreExactAndMergingAdds) {
   EXPECT_EQ(LatencyHistogram().Quantile(0.5), 0);
 }
 
-}  // namespace
-}  // namespace nvmeadapt::uvnvme::load
-
 TEST(UvnvmePlacement, ABreathKeepsTheRealTimeClassAndLeavesFairThreadsAlone) {
   std::thread realtime_thread([] {
-    const nvmeadapt::Status placed = nvmeadapt::uvnvme::ApplyPlacement(pthread_self(), nvmeadapt::uvnvme::ThreadPlacement{.realtime = true}, "test thread");
+    const Status placed = ApplyPlacement(pthread_self(), ThreadPlacement{.realtime = true}, "test thread");
     ASSERT_TRUE(placed.ok()) << "needs CAP_SYS_NICE (run as root): " << placed.error().message;
-    ASSERT_TRUE(nvmeadapt::uvnvme::YieldToFairTasks(pthread_self(), "test thread").ok());
+    ASSERT_TRUE(YieldToFairTasks(pthread_self(), "test thread").ok());
     int policy = 0;
     sched_param param{};
     ASSERT_EQ(pthread_getschedparam(pthread_self(), &policy, &param), 0);
@@ -275,7 +272,7 @@ TEST(UvnvmePlacement, ABreathKeepsTheRealTimeClassAndLeavesFairThreadsAlone) {
   });
   realtime_thread.join();
   std::thread fair_thread([] {
-    ASSERT_TRUE(nvmeadapt::uvnvme::YieldToFairTasks(pthread_self(), "test thread").ok());
+    ASSERT_TRUE(YieldToFairTasks(pthread_self(), "test thread").ok());
     int policy = -1;
     sched_param param{};
     ASSERT_EQ(pthread_getschedparam(pthread_self(), &policy, &param), 0);
@@ -283,3 +280,6 @@ TEST(UvnvmePlacement, ABreathKeepsTheRealTimeClassAndLeavesFairThreadsAlone) {
   });
   fair_thread.join();
 }
+
+}  // namespace
+}  // namespace nvmeadapt::uvnvme::load
