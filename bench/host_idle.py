@@ -47,21 +47,10 @@ def polling(ns, path=PATH):
         info["governor"] = _read(GOVERNOR)
     except OSError:
         pass
-    if before == ns:
-        info.update(set=True, reason="already set before the run; left as it was")
+    with signal_guard.value_for_block(path, ns, before, info, "set", "host_idle",
+                                      already="already set before the run; left as it was",
+                                      refused=f"idle CPUs keep halting after {before} ns"):
         yield info
-        return
-    try:
-        signal_guard.write_value(path, ns)
-    except OSError as error:
-        why = "not root" if os.geteuid() != 0 else str(error)
-        info.update(set=False, reason=f"cannot write {path} ({why}): idle CPUs keep halting after {before} ns")
-        yield info
-        return
-    info["set"] = True
-    with signal_guard.value_put_back(path, before, info, "host_idle"):
-        yield info
-
 
 def main():
     if len(sys.argv) < 3 or not sys.argv[1].isdigit():

@@ -16,7 +16,6 @@ that raise, so the `finally` runs; the previous handlers are put back afterwards
 Without root, or where /proc/sys is read-only, nothing changes: the dict says "lifted": False and why
 ("reason"). Run as a script it lifts the limit around a command: bench/rt_budget.py CMD [ARGS...]."""
 import contextlib
-import os
 import sys
 
 import signal_guard  # noqa: E402  (bench/signal_guard.py, beside this file)
@@ -40,22 +39,10 @@ def lifted(path=PATH):
         yield info
         return
     info["sched_rt_runtime_us_before"] = before
-    if before == -1:
-        info.update(lifted=True, reason="already -1 (no limit) before the run; left as it was")
+    with signal_guard.value_for_block(path, -1, before, info, "lifted", "rt_budget",
+                                      already="already -1 (no limit) before the run; left as it was",
+                                      refused=f"real-time threads keep the {before} us per period limit"):
         yield info
-        return
-    try:
-        signal_guard.write_value(path, -1)
-    except OSError as error:
-        why = "not root" if os.geteuid() != 0 else str(error)
-        info.update(lifted=False, reason=f"cannot write {path} ({why}): real-time threads keep the "
-                                        f"{before} us per period limit")
-        yield info
-        return
-    info["lifted"] = True
-    with signal_guard.value_put_back(path, before, info, "rt_budget"):
-        yield info
-
 
 def main():
     if len(sys.argv) < 2:

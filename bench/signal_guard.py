@@ -4,6 +4,7 @@ of its block (in the main thread only; elsewhere signals cannot be caught), runs
 block ends, puts the previous handlers back, and then gives the signal its usual effect: KeyboardInterrupt
 for SIGINT, exit status 128 + N otherwise."""
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -51,9 +52,24 @@ def write_value(path, value):
 
 
 @contextlib.contextmanager
-def value_put_back(path, before, info, tool):
-    """For the block: `before` is written back to `path` however it ends (also on signals); info["restored"]
-    says whether that worked, and a failure is printed as `tool: could not restore ...`."""
+def value_for_block(path, value, before, info, done_key, tool, already, refused):
+    """Writes `value` to `path` (which held `before`) for the block and `before` back however it ends (also on
+    signals). info[done_key] says whether the value is in effect, info["reason"] why not or why nothing was
+    written (`already` when it held the value; `refused`: what stays in effect when the write fails), and
+    info["restored"] whether putting it back worked; a failure there is printed as `tool: could not restore`."""
+    if before == value:
+        info.update({done_key: True, "reason": already})
+        yield
+        return
+    try:
+        write_value(path, value)
+    except OSError as error:
+        why = "not root" if os.geteuid() != 0 else str(error)
+        info.update({done_key: False, "reason": f"cannot write {path} ({why}): {refused}"})
+        yield
+        return
+    info[done_key] = True
+
     def restore():
         try:
             write_value(path, before)
