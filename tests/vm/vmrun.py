@@ -288,10 +288,15 @@ def run_vm(opts, clock=None):
         return result
 
 
+def _results_dir(opts):
+    # A shell session gets its own results dir so that it does not wipe the last test run's results.
+    default = opts.build_dir.resolve() / "vm-results" / ("shell" if opts.shell else opts.guest_script.stem)
+    return (opts.results_dir or default).resolve()
+
+
 def _console_of(opts):
-    results_dir = (opts.results_dir or opts.build_dir.resolve() / "vm-results" / opts.guest_script.stem).resolve()
     try:
-        return (results_dir / "console.log").read_text(errors="replace")
+        return (_results_dir(opts) / "console.log").read_text(errors="replace")
     except OSError as e:
         return f"(the first boot's console could not be read: {e})\n"
 
@@ -301,9 +306,7 @@ def _run_vm_once(opts, clock):
     if not opts.guest_script.is_file():
         raise VmSetupError(f"guest script {opts.guest_script} does not exist")
     build_dir = opts.build_dir.resolve()
-    # A shell session gets its own results dir so that it does not wipe the last test run's results.
-    default_results = build_dir / "vm-results" / ("shell" if opts.shell else opts.guest_script.stem)
-    results_dir = (opts.results_dir or default_results).resolve()
+    results_dir = _results_dir(opts)
     for path in (build_dir, results_dir, opts.guest_script.resolve()):
         hidden = next((d for d in GUEST_OWN_DIRS if path.is_relative_to(d)), None)
         if hidden:
