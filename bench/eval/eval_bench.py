@@ -42,7 +42,8 @@ def estimate_minutes(args, configs):
     per_point = 2 * static + 2 * agent + 1.0  # + the 1 s quiet probe before each configuration
     plan = phased.QUICK_PHASES if args.quick else phased.TIMELINE_PHASES
     phased_runs = len(phased.TIMELINE_MODES) * (1 if args.quick else phased.PHASED_REPEATS)
-    timeline = phased_runs * (sum(seconds for _, seconds, _ in plan) + RUN_OVERHEAD_S + 1.0)
+    phased_run = args.agent_warmup_seconds + sum(seconds for _, seconds, _ in plan)  # every arm warms up
+    timeline = phased_runs * (phased_run + RUN_OVERHEAD_S + 1.0)
     return (len(configs) * args.repeats * per_point + timeline + 5.0) / 60, args.max_total_quiet_wait_seconds / 60
 
 
