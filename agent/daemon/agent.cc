@@ -195,6 +195,8 @@ void Agent::OnWindowEvent(const collect::WindowEvent& event) {
   ++q->windows;
   q->last_window = event;
   q->last_window_unix_ns = deps_.wall() - (deps_.monotonic() - event.end);
+  // The next window's pace starts afresh: the timer looks within a period, not at the old window's lead.
+  q->next_timer = std::min(q->next_timer, deps_.monotonic() + engine_.View(q->handle).policy.timer_granularity);
   engine::WindowRecord record{q->handle, event.mode, event.completions, event.start, event.end, event.pace_miss};
   listeners_.Tell(&AgentListener::Window, *q, record);
   if (auto decision = engine_.OnWindow(record)) HandleDecision(*q, *decision);
@@ -206,7 +208,8 @@ void Agent::RunTimers(engine::Nanos now) {
     if (!engine_.NeedsTimer(q->handle) || now < q->next_timer || q->switches_in_flight > 0) continue;
     q->next_timer = now + engine_.View(q->handle).policy.timer_granularity;
     engine::WindowProgress progress{q->mode_since, 0};
-    if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) {
+    auto counters = deps_.collector->ReadCounters(q->desc.key);
+    if (counters) {
       q->counters = *counters;
       // Until a completion restarts the window under the current generation, the window in flight
       // belongs to the old mode: the new one has no completion yet and started when the switch took effect.
@@ -224,6 +227,8 @@ void Agent::RunTimers(engine::Nanos now) {
                         << q->generation << " total " << q->counters.completions);
       listeners_.Tell(&AgentListener::Timer, *q, now, progress);
       HandleDecision(*q, *decision);
+    } else if (counters) {
+      q->next_timer = engine_.NextTimer(q->handle, now, progress);
     }
   }
 }

@@ -1,6 +1,8 @@
 // AgentControl: what gRPC callers see and change. Every call runs on the loop thread (OnLoop).
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "agent/config/policy_convert.h"
 #include "agent/config/proto_enums.h"
 #include "agent/daemon/agent.h"
@@ -196,6 +198,7 @@ Result<v1::SetQueueModeResponse> Agent::SetQueueMode(const v1::SetQueueModeReque
                                                        : ""));
     listeners_.Tell(&AgentListener::OverrideSet, *q, now, override_mode,
                     std::string("override " + name + " " + what));
+    q->next_timer = std::min(q->next_timer, now + engine_.View(q->handle).policy.timer_granularity);  // its expiry
     if (auto decision = engine_.SetOverride(q->handle, override_mode, now)) HandleDecision(*q, *decision);
     v1::SetQueueModeResponse response;
     *response.mutable_queue() = Describe(*q);

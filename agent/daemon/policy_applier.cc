@@ -1,5 +1,7 @@
 #include "agent/daemon/policy_applier.h"
 
+#include <algorithm>
+
 namespace nvmeadapt::daemon {
 
 PolicyApplier::PolicyApplier(engine::Engine& engine, const Levers& levers, const AgentListeners& listeners,
@@ -31,6 +33,7 @@ void PolicyApplier::Apply(PolicyBook book, ManagedQueues& queues, engine::Nanos 
     const engine::Policy policy = For(q->desc);
     if (engine_.View(q->handle).policy == policy) continue;
     listeners_.Tell(&AgentListener::PolicyChanged, *q, now, policy);
+    q->next_timer = std::min(q->next_timer, now + policy.timer_granularity);  // a new pace rule: look again soon
     if (auto decision = engine_.SetPolicy(q->handle, policy, now)) {
       effects_.decided(*q, *decision);
     } else {

@@ -66,6 +66,12 @@ class Engine {
   std::optional<Decision> OnTimer(QueueHandle queue, Nanos now, const WindowProgress& progress);
   // True when OnTimer can decide something for this queue (polling, or an override with an expiry).
   bool NeedsTimer(QueueHandle queue) const;
+  // The earliest time OnTimer can decide something, given the window's progress as read at `now`: an
+  // override's expiry, or the instant the window in flight is behind its pace with no completion after
+  // `progress` (a later completion only moves that later). Never before now + timer_granularity. A polling
+  // window ahead of its pace needs no look until its lead is used up: the agent, which shares the CPU a
+  // reaper polls on, wakes once per lead instead of once per timer period.
+  Nanos NextTimer(QueueHandle queue, Nanos now, const WindowProgress& progress) const;
 
   // A new effective policy (numbers and mode). Takes effect for the window in flight.
   std::optional<Decision> SetPolicy(QueueHandle queue, const Policy& policy, Nanos now);

@@ -2,6 +2,7 @@
 #include "agent/engine/rules.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "agent/engine/engine.h"
 
@@ -59,6 +60,23 @@ uint32_t Engine::PaceIndex(uint32_t k, uint32_t n, bool batch_allowance) {
 Nanos Engine::PaceLimit(uint32_t k, Nanos baseline_span, uint32_t baseline_completions, Nanos slack) {
   if (baseline_completions == 0) return 0;
   return Scaled(baseline_span, k, baseline_completions) + slack;
+}
+
+Nanos Engine::NextTimer(QueueHandle queue, Nanos now, const WindowProgress& progress) const {
+  const Queue* q = Find(queue);
+  const Nanos soonest = now + (q != nullptr ? q->policy.timer_granularity : kMinTimerGranularity);
+  if (q == nullptr) return soonest;
+  Nanos next = std::numeric_limits<Nanos>::max();
+  if (q->has_override && q->override_mode.expires_at != 0) next = q->override_mode.expires_at;
+  if (q->state == QueueState::kPolling) {
+    if (q->baseline_completions == 0) return soonest;  // nothing to be behind: keep looking
+    // OnTimer fails the window once it has been quiet a whole period and its next completion is late.
+    const Nanos quiet_from = std::max(progress.start, progress.last) + q->policy.timer_granularity;
+    const Nanos late_from = progress.start +
+                            PaceLimit(progress.completions + 1, q->baseline_span, q->baseline_completions, Slack(*q)) + 1;
+    next = std::min(next, std::max(quiet_from, late_from));
+  }
+  return std::max(next, soonest);
 }
 
 }  // namespace nvmeadapt::engine

@@ -70,6 +70,7 @@ class FakeCollector : public collect::Collector {
   }
   Result<collect::QueueCounters> ReadCounters(const QueueKey& key) const override {
     std::lock_guard lock(mutex);
+    ++counter_reads;
     auto it = counters.find(key.ToString());
     if (it == counters.end()) return MakeError(ErrorCode::kNotFound, "no counters");
     return it->second;
@@ -90,6 +91,7 @@ class FakeCollector : public collect::Collector {
   bool refuse_control = false;
   bool waits = true;                // Poll with nothing to hand waits 1 ms
   int wakes = 0;                    // Wake calls: work handed to the loop from another thread
+  mutable int counter_reads = 0;    // ReadCounters calls: the agent's timer looking at a queue
   std::function<void()> on_poll;    // runs at each Poll, on the loop thread
   std::deque<collect::WindowEvent> pending;
   std::map<std::string, collect::QueueControl> controls;

@@ -36,6 +36,7 @@ class AgentLoop : public ::testing::Test {
     options.version = "test";
     options.rpc_wait = rpc_wait_;
     options.lever_timeout = lever_timeout_;
+    options.counters_interval = counters_interval_;
     AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_.load(); },
                    [this] { return now_.load() + 1; }, &metrics_};
     return std::make_unique<Agent>(options, deps);
@@ -86,6 +87,7 @@ class AgentLoop : public ::testing::Test {
   std::atomic<engine::Nanos> now_ = 1'000'000'000;  // read by the agent's workers too
   engine::Nanos rpc_wait_ = 2'000'000'000;
   engine::Nanos lever_timeout_ = 10'000'000'000;
+  engine::Nanos counters_interval_ = 1'000'000'000;
   std::unique_ptr<Agent> agent_;
 };
 

@@ -69,5 +69,35 @@ TEST_F(AgentLoop, TheTimerFirstLooksAtANewModeOnePeriodAfterTheSwitch) {
   EXPECT_EQ(Queue(1).last_decision().reason(), "stalled");
 }
 
+// Polling at 1 us per completion against a 5 us baseline: 4,000 completions in the first 4 ms put the window
+// 16 ms ahead of its pace. The timer does not look again until that lead is used up (it shares the CPU the
+// reaper polls on), and a window that went quiet fails the moment its next completion is late.
+TEST_F(AgentLoop, TheTimerLooksAtAPollingWindowAheadOfItsPaceOnceItsLeadIsUsedUp) {
+  counters_interval_ = 1'000'000'000'000;  // only the timer reads the counters here
+  Start();  // default granularity: 1 ms
+  Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
+  ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  const std::string q1 = UvnvmeQueue(1).key.ToString();
+  collect::QueueCounters& counters = collector_.counters[q1];
+  counters.generation = collector_.controls[q1].generation;
+  const engine::Nanos start = now_;
+  now_ += 4'000 * kUs;
+  counters.progress = {start, 4'000, now_};
+  agent_->RunOnce();
+  const int reads = collector_.counter_reads;
+  EXPECT_GT(reads, 0) << "the timer did not look one period after the switch";
+  // Quiet from here on: the 4,001st completion is late from 4,001 x 5 + 20 us = 20,025 us after the start.
+  while (now_ + 1'000 * kUs <= start + 20'025 * kUs) {
+    now_ += 1'000 * kUs;
+    agent_->RunOnce();
+  }
+  EXPECT_EQ(collector_.counter_reads, reads) << "the timer looked at a window still ahead of its pace";
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  now_ = start + 20'025 * kUs + 1;
+  agent_->RunOnce();
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_INTERRUPT);
+  EXPECT_EQ(Queue(1).last_decision().reason(), "stalled");
+}
+
 }  // namespace
 }  // namespace nvmeadapt::daemon::testing
