@@ -31,7 +31,7 @@ std::map<std::string, std::string> AddressFields(const std::string& address) {
 // The options a restore point may carry: what ReadConnection writes, nothing a journal could add.
 bool IsConnectOption(const std::string& arg) {
   for (const char* prefix : {"--transport=", "--traddr=", "--trsvcid=", "--nqn=", "--hostnqn=", "--hostid=",
-                             "--host-traddr=", "--host-iface="}) {
+                             "--host-traddr=", "--host-iface=", "--ctrl-loss-tmo=", "--reconnect-delay="}) {
     if (arg.rfind(prefix, 0) == 0 && arg.size() > std::char_traits<char>::length(prefix)) return true;
   }
   return false;
@@ -80,6 +80,15 @@ Result<TcpConnection> ReconnectLever::ReadConnection(const std::string& controll
     if (const auto it = address.find(field); it != address.end() && !it->second.empty()) {
       connection.args.push_back(option + it->second);
     }
+  }
+  // How long the host retries a lost connection: a reconnect with the defaults would turn a host set to give
+  // up in seconds into one that retries a vanished target for ten minutes. sysfs says "off" for forever.
+  // Kernels without these attributes: the connect defaults, as before.
+  if (const std::string delay = attribute("reconnect_delay"); !delay.empty()) {
+    connection.args.push_back("--reconnect-delay=" + delay);
+  }
+  if (const std::string loss = attribute("ctrl_loss_tmo"); !loss.empty()) {
+    connection.args.push_back("--ctrl-loss-tmo=" + (loss == "off" ? std::string("-1") : loss));
   }
   return connection;
 }

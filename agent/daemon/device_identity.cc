@@ -1,7 +1,9 @@
 #include "agent/daemon/device_identity.h"
 
+#include <algorithm>
 #include <charconv>
 
+#include "agent/discover/fs.h"
 #include "common/files.h"
 
 namespace nvmeadapt::daemon {
@@ -22,8 +24,18 @@ std::string ReadBootId(const std::string& procfs_root) {
   return FirstLine(procfs_root + "/sys/kernel/random/boot_id");
 }
 
-std::string KernelControllerIdentity(const std::string& pci_address, const std::string& serial) {
-  return "pci=" + pci_address + " serial=" + serial;
+std::string KernelControllerIdentity(const std::string& transport, const std::string& address,
+                                     const std::string& subsysnqn, const std::string& serial) {
+  if (transport.empty() || transport == "pcie") return "pci=" + address + " serial=" + serial;
+  std::string connection;
+  size_t start = 0;
+  while (start < address.size()) {
+    const size_t end = std::min(address.find(',', start), address.size());
+    const std::string field = address.substr(start, end - start);
+    if (!field.empty() && field.rfind("src_addr=", 0) != 0) connection += (connection.empty() ? "" : ",") + field;
+    start = end + 1;
+  }
+  return transport + "=" + connection + " subsysnqn=" + subsysnqn + " serial=" + serial;
 }
 
 std::string ProcessIdentity(const std::string& procfs_root, pid_t pid) {
@@ -58,7 +70,27 @@ std::string CurrentIdentity(const std::string& controller, const IdentityRoots& 
   const std::string dir = roots.sysfs_root + "/class/nvme/" + controller;
   const std::string address = FirstLine(dir + "/address");
   if (address.empty()) return "";
-  return KernelControllerIdentity(address, FirstLine(dir + "/serial"));
+  return KernelControllerIdentity(FirstLine(dir + "/transport"), address, FirstLine(dir + "/subsysnqn"),
+                                  FirstLine(dir + "/serial"));
+}
+
+std::string IdentityNow(const std::string& controller, const std::string& recorded, const IdentityRoots& roots) {
+  const std::string now = CurrentIdentity(controller, roots);
+  if (now == recorded || recorded.empty()) return now;
+  const bool pci = recorded.rfind("pci=", 0) == 0;
+  if (!pci && recorded.rfind("pid=", 0) != 0) {
+    auto names = discover::ListDir(roots.sysfs_root + "/class/nvme");
+    if (!names) return now;
+    for (const std::string& name : *names) {
+      if (name != controller && CurrentIdentity(name, roots) == recorded) return recorded;
+    }
+    return now;
+  }
+  if (pci && !now.empty() && now.rfind("pci=", 0) != 0) {
+    const std::string dir = roots.sysfs_root + "/class/nvme/" + controller;
+    if (recorded == "pci=" + FirstLine(dir + "/address") + " serial=" + FirstLine(dir + "/serial")) return recorded;
+  }
+  return now;
 }
 
 }  // namespace nvmeadapt::daemon

@@ -22,6 +22,7 @@ import fabrics_agent  # noqa: E402
 import fabrics_facts as ff  # noqa: E402
 import fabrics_layers  # noqa: E402
 import fabrics_lever  # noqa: E402
+import fabrics_vanish  # noqa: E402
 import nvme_facts as facts  # noqa: E402
 from nvme_e2e_test import Checks, _write_summary  # noqa: E402
 from vmkernel import FABRICS_MODULES, KERNELS, VmSetupError  # noqa: E402
@@ -110,6 +111,7 @@ def assert_results(results):
     lever = _connection(checks, results, "lever", summary)
     fabrics_agent.check_agent(checks, results, lever, summary)
     fabrics_lever.check_lever(checks, results, summary)
+    fabrics_vanish.check_target_gone(checks, results, summary)
     return checks, summary
 
 
