@@ -1,8 +1,8 @@
 #include "agent/daemon/device_identity.h"
 
-#include <algorithm>
 #include <charconv>
 
+#include "agent/discover/fabrics_layer.h"
 #include "agent/discover/fs.h"
 #include "common/files.h"
 
@@ -28,12 +28,8 @@ std::string KernelControllerIdentity(const std::string& transport, const std::st
                                      const std::string& subsysnqn, const std::string& serial) {
   if (transport.empty() || transport == "pcie") return "pci=" + address + " serial=" + serial;
   std::string connection;
-  size_t start = 0;
-  while (start < address.size()) {
-    const size_t end = std::min(address.find(',', start), address.size());
-    const std::string field = address.substr(start, end - start);
-    if (!field.empty() && field.rfind("src_addr=", 0) != 0) connection += (connection.empty() ? "" : ",") + field;
-    start = end + 1;
+  for (const auto& [name, value] : discover::FabricsAddressFields(address)) {
+    if (name != "src_addr") connection += (connection.empty() ? "" : ",") + name + "=" + value;
   }
   return transport + "=" + connection + " subsysnqn=" + subsysnqn + " serial=" + serial;
 }
