@@ -26,7 +26,9 @@ std::vector<std::pair<std::string, std::string>> FabricsAddressFields(const std:
   while (start < address.size()) {
     const size_t end = std::min(address.find(',', start), address.size());
     const std::string field = address.substr(start, end - start);
-    if (const size_t eq = field.find('='); eq != std::string::npos) fields.emplace_back(field.substr(0, eq), field.substr(eq + 1));
+    if (const size_t eq = field.find('='); eq != std::string::npos) {
+      fields.emplace_back(field.substr(0, eq), field.substr(eq + 1));
+    }
     start = end + 1;
   }
   return fields;
