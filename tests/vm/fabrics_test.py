@@ -4,7 +4,8 @@ kernel's NVMe/TCP host connects to it (nvme-cli), once with interrupt-only queue
 --nr-poll-queues, and fio runs the seed's shapes on the fabrics disk (4 KiB and 2 MiB; randread, randwrite,
 randrw; QD32; one job). Asserts here, on the host, on what tests/vm/guest/fabrics.sh recorded: the three layers
 (host: the TCP controller's queues; target: nvmet's queues; backing: nvme0's PCIe queues), their queue counts
-(the target's equals the host's) and per-queue completions against fio and the tracefs hists, within 1 %.
+(the target's equals the host's) and per-queue completions against fio and the tracefs hists, within 1 %;
+then the agent on that node: the reconnect lever, a host and a target that disappear under it.
 Writes RESULTS/summary.json (RESULTS: BUILD/vm-results/<test name>) with per-layer queue counts and
 checks_failed.
 
