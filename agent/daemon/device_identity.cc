@@ -1,5 +1,6 @@
 #include "agent/daemon/device_identity.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "agent/discover/fabrics_layer.h"
@@ -16,6 +17,11 @@ std::string FirstLine(const std::string& path) {
   while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
   size_t start = line.find_first_not_of(" \t");
   return start == std::string::npos ? "" : line.substr(start);
+}
+
+// A fabrics host's identity (KernelControllerIdentity): neither a PCIe controller's nor a process's.
+bool IsFabricsIdentity(const std::string& identity) {
+  return !identity.empty() && identity.rfind("pci=", 0) != 0 && identity.rfind("pid=", 0) != 0;
 }
 
 }  // namespace
@@ -72,21 +78,20 @@ std::string CurrentIdentity(const std::string& controller, const IdentityRoots& 
 
 std::string IdentityNow(const std::string& controller, const std::string& recorded, const IdentityRoots& roots) {
   const std::string now = CurrentIdentity(controller, roots);
-  if (now == recorded || recorded.empty()) return now;
-  const bool pci = recorded.rfind("pci=", 0) == 0;
-  if (!pci && recorded.rfind("pid=", 0) != 0) {
+  if (now == recorded) return now;
+  if (IsFabricsIdentity(recorded)) {
     auto names = discover::ListDir(roots.sysfs_root + "/class/nvme");
     if (!names) return now;
-    for (const std::string& name : *names) {
-      if (name != controller && CurrentIdentity(name, roots) == recorded) return recorded;
-    }
-    return now;
+    const bool elsewhere = std::any_of(names->begin(), names->end(), [&](const std::string& name) {
+      return name != controller && CurrentIdentity(name, roots) == recorded;
+    });
+    return elsewhere ? recorded : now;
   }
-  if (pci && !now.empty() && now.rfind("pci=", 0) != 0) {
-    const std::string dir = roots.sysfs_root + "/class/nvme/" + controller;
-    if (recorded == "pci=" + FirstLine(dir + "/address") + " serial=" + FirstLine(dir + "/serial")) return recorded;
-  }
-  return now;
+  // Written before fabrics hosts had their own: their address (src_addr and all) as if it were a PCI one.
+  const std::string dir = roots.sysfs_root + "/class/nvme/" + controller;
+  const bool legacy = recorded.rfind("pci=", 0) == 0 && IsFabricsIdentity(now) &&
+                      recorded == "pci=" + FirstLine(dir + "/address") + " serial=" + FirstLine(dir + "/serial");
+  return legacy ? recorded : now;
 }
 
 }  // namespace nvmeadapt::daemon
