@@ -15,23 +15,10 @@ using discover::JoinPath;
 constexpr char kConnectSuffix[] = " connect";
 constexpr char kPollSuffix[] = " nr_poll_queues";
 
-// "traddr=127.0.0.1,trsvcid=4420,src_addr=127.0.0.1" -> its fields.
-std::map<std::string, std::string> AddressFields(const std::string& address) {
-  std::map<std::string, std::string> fields;
-  size_t start = 0;
-  while (start <= address.size()) {
-    const size_t end = std::min(address.find(',', start), address.size());
-    const std::string field = address.substr(start, end - start);
-    if (const size_t eq = field.find('='); eq != std::string::npos) fields[field.substr(0, eq)] = field.substr(eq + 1);
-    start = end + 1;
-  }
-  return fields;
-}
-
 // The options a restore point may carry: what ReadConnection writes, nothing a journal could add.
 bool IsConnectOption(const std::string& arg) {
   for (const char* prefix : {"--transport=", "--traddr=", "--trsvcid=", "--nqn=", "--hostnqn=", "--hostid=",
-                             "--host-traddr=", "--host-iface="}) {
+                             "--host-traddr=", "--host-iface=", "--ctrl-loss-tmo=", "--reconnect-delay="}) {
     if (arg.rfind(prefix, 0) == 0 && arg.size() > std::char_traits<char>::length(prefix)) return true;
   }
   return false;
@@ -62,7 +49,8 @@ Result<TcpConnection> ReconnectLever::ReadConnection(const std::string& controll
                     ", not tcp: the reconnect lever serves NVMe/TCP host controllers only");
   }
   const std::string nqn = attribute("subsysnqn");
-  const std::map<std::string, std::string> address = AddressFields(attribute("address"));
+  const auto fields = discover::FabricsAddressFields(attribute("address"));
+  const std::map<std::string, std::string> address(fields.begin(), fields.end());
   const auto traddr = address.find("traddr");
   const auto trsvcid = address.find("trsvcid");
   if (nqn.empty() || traddr == address.end() || trsvcid == address.end()) {
@@ -80,6 +68,15 @@ Result<TcpConnection> ReconnectLever::ReadConnection(const std::string& controll
     if (const auto it = address.find(field); it != address.end() && !it->second.empty()) {
       connection.args.push_back(option + it->second);
     }
+  }
+  // How long the host retries a lost connection: a reconnect with the defaults would turn a host set to give
+  // up in seconds into one that retries a vanished target for ten minutes. sysfs says "off" for forever.
+  // Kernels without these attributes: the connect defaults, as before.
+  if (const std::string delay = attribute("reconnect_delay"); !delay.empty()) {
+    connection.args.push_back("--reconnect-delay=" + delay);
+  }
+  if (const std::string loss = attribute("ctrl_loss_tmo"); !loss.empty()) {
+    connection.args.push_back("--ctrl-loss-tmo=" + (loss == "off" ? std::string("-1") : loss));
   }
   return connection;
 }

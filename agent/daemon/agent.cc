@@ -33,7 +33,11 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
                                      [this](ManagedQueue& q) { PushControl(q); }}),
       roster_(queues_, *deps_.collector,
               QueueRoster::Hands{[this](const DiscoveredQueue& found, engine::Nanos now) { AddQueue(found, now); },
-                                 [this](ManagedQueue& q, const char* why) { RemoveQueue(q, why); }}),
+                                 [this](ManagedQueue& q, const char* why) { RemoveQueue(q, why); },
+                                 [this](ManagedQueue& q, const std::string& was) {
+                                   NA_INFO("queue " << q.name << " layer " << was << " -> " << q.desc.layer);
+                                   listeners_.Tell(&AgentListener::QueueRelayered, q);
+                                 }}),
       switcher_(*deps_.levers, journal_,
                 SwitchOptions{options_.min_disruptive_interval, options_.lever_timeout, options_.restore_rules.boot_id,
                               deps_.monotonic, deps_.wall},

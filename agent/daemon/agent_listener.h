@@ -25,6 +25,8 @@ class AgentListener {
   // The queue joined the loop with `setup` (its first policy and modes); it leaves for `why`.
   virtual void QueueAdded(const ManagedQueue&, const engine::QueueSetup& /*setup*/) {}
   virtual void QueueRemoved(const ManagedQueue&, std::string_view /*why*/) {}
+  // Its fabrics layer (desc.layer) changed; the queue is kept.
+  virtual void QueueRelayered(const ManagedQueue&) {}
   // Inputs of the engine: a window of the queue's current generation, a timer look at the window in flight.
   virtual void Window(const ManagedQueue&, const engine::WindowRecord&) {}
   virtual void Timer(const ManagedQueue&, engine::Nanos /*now*/, const engine::WindowProgress&) {}

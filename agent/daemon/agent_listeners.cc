@@ -9,13 +9,21 @@ const metrics::QueueId* MetricsListener::IdOf(const ManagedQueue& q) const {
   return it == ids_.end() ? nullptr : &it->second;
 }
 
+metrics::QueueId MetricsListener::Describe(const ManagedQueue& q) {
+  return metrics_.AddQueue(metrics::QueueLabels{std::string(SourceName(q.desc.key.source)), q.desc.controller,
+                                                q.desc.qid, q.desc.transport, q.desc.layer},
+                           q.desc.eligible);
+}
+
 void MetricsListener::QueueAdded(const ManagedQueue& q, const engine::QueueSetup& setup) {
-  const metrics::QueueId id =
-      metrics_.AddQueue(metrics::QueueLabels{std::string(SourceName(q.desc.key.source)), q.desc.controller,
-                                             q.desc.qid, q.desc.transport, q.desc.layer},
-                        q.desc.eligible);
+  const metrics::QueueId id = Describe(q);
   metrics_.SetPollThreshold(id, setup.policy.poll_threshold);
   ids_[q.serial] = id;
+}
+
+void MetricsListener::QueueRelayered(const ManagedQueue& q) {
+  // Known labels: the series is updated in place (nvme_adapt_queue_info's layer), its counters kept.
+  if (IdOf(q) != nullptr) Describe(q);
 }
 
 void MetricsListener::QueueRemoved(const ManagedQueue& q, std::string_view) {

@@ -19,6 +19,7 @@ class MetricsListener final : public AgentListener {
   explicit MetricsListener(metrics::AgentMetrics& metrics) : metrics_(metrics) {}
 
   void QueueAdded(const ManagedQueue& q, const engine::QueueSetup& setup) override;
+  void QueueRelayered(const ManagedQueue& q) override;
   void QueueRemoved(const ManagedQueue& q, std::string_view why) override;
   void Window(const ManagedQueue& q, const engine::WindowRecord& record) override;
   void PolicyChanged(const ManagedQueue& q, engine::Nanos now, const engine::Policy& policy) override;
@@ -31,6 +32,8 @@ class MetricsListener final : public AgentListener {
 
  private:
   const metrics::QueueId* IdOf(const ManagedQueue& q) const;
+  // The queue's labels to the metrics: a new series, or the known one with the labels it has now.
+  metrics::QueueId Describe(const ManagedQueue& q);
 
   metrics::AgentMetrics& metrics_;
   std::map<uint64_t, metrics::QueueId> ids_;  // by the queue's serial

@@ -1,7 +1,10 @@
 #include "agent/daemon/device_identity.h"
 
+#include <algorithm>
 #include <charconv>
 
+#include "agent/discover/fabrics_layer.h"
+#include "agent/discover/fs.h"
 #include "common/files.h"
 
 namespace nvmeadapt::daemon {
@@ -16,14 +19,25 @@ std::string FirstLine(const std::string& path) {
   return start == std::string::npos ? "" : line.substr(start);
 }
 
+// A fabrics host's identity (KernelControllerIdentity): neither a PCIe controller's nor a process's.
+bool IsFabricsIdentity(const std::string& identity) {
+  return !identity.empty() && identity.rfind("pci=", 0) != 0 && identity.rfind("pid=", 0) != 0;
+}
+
 }  // namespace
 
 std::string ReadBootId(const std::string& procfs_root) {
   return FirstLine(procfs_root + "/sys/kernel/random/boot_id");
 }
 
-std::string KernelControllerIdentity(const std::string& pci_address, const std::string& serial) {
-  return "pci=" + pci_address + " serial=" + serial;
+std::string KernelControllerIdentity(const std::string& transport, const std::string& address,
+                                     const std::string& subsysnqn, const std::string& serial) {
+  if (transport.empty() || transport == "pcie") return "pci=" + address + " serial=" + serial;
+  std::string connection;
+  for (const auto& [name, value] : discover::FabricsAddressFields(address)) {
+    if (name != "src_addr") connection += (connection.empty() ? "" : ",") + name + "=" + value;
+  }
+  return transport + "=" + connection + " subsysnqn=" + subsysnqn + " serial=" + serial;
 }
 
 std::string ProcessIdentity(const std::string& procfs_root, pid_t pid) {
@@ -58,7 +72,26 @@ std::string CurrentIdentity(const std::string& controller, const IdentityRoots& 
   const std::string dir = roots.sysfs_root + "/class/nvme/" + controller;
   const std::string address = FirstLine(dir + "/address");
   if (address.empty()) return "";
-  return KernelControllerIdentity(address, FirstLine(dir + "/serial"));
+  return KernelControllerIdentity(FirstLine(dir + "/transport"), address, FirstLine(dir + "/subsysnqn"),
+                                  FirstLine(dir + "/serial"));
+}
+
+std::string IdentityNow(const std::string& controller, const std::string& recorded, const IdentityRoots& roots) {
+  const std::string now = CurrentIdentity(controller, roots);
+  if (now == recorded) return now;
+  if (IsFabricsIdentity(recorded)) {
+    auto names = discover::ListDir(roots.sysfs_root + "/class/nvme");
+    if (!names) return now;
+    const bool elsewhere = std::any_of(names->begin(), names->end(), [&](const std::string& name) {
+      return name != controller && CurrentIdentity(name, roots) == recorded;
+    });
+    return elsewhere ? recorded : now;
+  }
+  // Written before fabrics hosts had their own: their address (src_addr and all) as if it were a PCI one.
+  const std::string dir = roots.sysfs_root + "/class/nvme/" + controller;
+  const bool legacy = recorded.rfind("pci=", 0) == 0 && IsFabricsIdentity(now) &&
+                      recorded == "pci=" + FirstLine(dir + "/address") + " serial=" + FirstLine(dir + "/serial");
+  return legacy ? recorded : now;
 }
 
 }  // namespace nvmeadapt::daemon

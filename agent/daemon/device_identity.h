@@ -18,13 +18,24 @@ struct IdentityRoots {
 // /proc/sys/kernel/random/boot_id; "" when unreadable (the boot rule is then not applied).
 std::string ReadBootId(const std::string& procfs_root = "/proc");
 
-// "pci=0000:00:04.0 serial=S123" for a kernel controller.
-std::string KernelControllerIdentity(const std::string& pci_address, const std::string& serial);
+// A kernel controller's identity. PCIe (or no transport attribute): "pci=0000:00:04.0 serial=S123", as every
+// journal has it. A fabrics host: its connection, "tcp=traddr=10.0.0.2,trsvcid=4420 subsysnqn=nqn... serial=S"
+// (the address without src_addr, the local end the kernel picked for this connect), which it keeps when it
+// connects again under another name.
+std::string KernelControllerIdentity(const std::string& transport, const std::string& address,
+                                     const std::string& subsysnqn, const std::string& serial);
 // "pid=1234 start=5678" (start: field 22 of /proc/PID/stat); "" when the process is gone.
 std::string ProcessIdentity(const std::string& procfs_root, pid_t pid);
 
 // The identity the controller name has now ("nvme0" from sysfs, "uvnvme:PID:N" from procfs); "" when no
 // device answers to that name any more.
 std::string CurrentIdentity(const std::string& controller, const IdentityRoots& roots);
+
+// The identity the device a journal entry recorded (`recorded`, for `controller`) has now: the controller
+// name's; for a fabrics host, whose identity is its connection, the one of any controller connected over it
+// (after a crash the host may be back under another name); for a fabrics host journaled by a version that
+// wrote "pci=<address> serial=..." for it, `recorded` when the name's controller matches that. "" when no
+// device answers.
+std::string IdentityNow(const std::string& controller, const std::string& recorded, const IdentityRoots& roots);
 
 }  // namespace nvmeadapt::daemon

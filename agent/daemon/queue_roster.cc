@@ -1,6 +1,7 @@
 #include "agent/daemon/queue_roster.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "agent/discover/diff.h"
 #include "common/log.h"
@@ -63,6 +64,9 @@ std::set<std::string> QueueRoster::Reconcile(const std::vector<DiscoveredQueue>&
       hands_.take(q, now);
     } else if (added.count(name)) {
       hands_.take(q, now);
+    } else if (ManagedQueue* known = queues_.ByName(name); known != nullptr && known->desc.layer != q.layer) {
+      const std::string was = std::exchange(known->desc.layer, q.layer);
+      if (hands_.relayered) hands_.relayered(*known, was);
     }
   }
   const std::vector<ManagedQueue*> known = queues_.All();  // a copy: dropping changes the table

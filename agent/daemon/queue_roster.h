@@ -2,7 +2,8 @@
 // as they were found are compared with discover::DiffSnapshots; a queue new to the roster is taken, one
 // whose collector key, vector or eligibility changed (a controller reset moved it to another vector) is
 // dropped and taken anew, one gone is dropped. A change of CPUs or of the mode it is reaped in (the
-// agent's own switches) leaves the queue as it is. Userspace drivers' processes are attached once each
+// agent's own switches) leaves the queue as it is; a change of its layer (backing <-> local) is followed
+// in its description, the queue kept. Userspace drivers' processes are attached once each
 // and detached when they are gone.
 #pragma once
 
@@ -26,6 +27,9 @@ class QueueRoster {
   struct Hands {
     std::function<void(const DiscoveredQueue& found, engine::Nanos now)> take;
     std::function<void(ManagedQueue& queue, const char* why)> drop;  // why: "changed", "vanished"
+    // A kept queue whose fabrics layer moved (an nvmet subsystem began or stopped exporting its controller):
+    // its description has the new layer already, `was` is the old one. May be empty.
+    std::function<void(ManagedQueue& queue, const std::string& was)> relayered;
   };
 
   QueueRoster(ManagedQueues& queues, collect::Collector& collector, Hands hands);

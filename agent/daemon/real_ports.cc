@@ -106,7 +106,8 @@ std::optional<RealLevers::ControllerLever> RealLevers::For(const std::string& na
   ControllerLever resolved;
   resolved.identity = controller->Identity();
   resolved.journal_identity = controller->source == Source::kKernelNvme
-                                  ? KernelControllerIdentity(controller->address, controller->serial)
+                                  ? KernelControllerIdentity(controller->transport, controller->address,
+                                                             controller->subsysnqn, controller->serial)
                                   : ProcessIdentity(environment_.procfs_root, controller->pid);
   resolved.choice = actuate::ResolveLever(settings_, *controller, facts);
   resolved.lever = actuate::MakeLever(resolved.choice.kind, resolved.choice.dry_run, settings_, environment_);

@@ -7,7 +7,9 @@ namespace nvmeadapt::daemon {
 RestoreRules SystemRestoreRules(const IdentityRoots& roots) {
   RestoreRules rules;
   rules.boot_id = ReadBootId(roots.procfs_root);
-  rules.identity_now = [roots](const v1::JournalEntry& entry) { return CurrentIdentity(entry.controller(), roots); };
+  rules.identity_now = [roots](const v1::JournalEntry& entry) {
+    return IdentityNow(entry.controller(), entry.device_identity(), roots);
+  };
   return rules;
 }
 

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "agent/discover/fs.h"
 #include "agent/discover/procfs_parse.h"
 
@@ -17,6 +19,20 @@ std::string HeadName(const std::string& name) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> FabricsAddressFields(const std::string& address) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  size_t start = 0;
+  while (start < address.size()) {
+    const size_t end = std::min(address.find(',', start), address.size());
+    const std::string field = address.substr(start, end - start);
+    if (const size_t eq = field.find('='); eq != std::string::npos) {
+      fields.emplace_back(field.substr(0, eq), field.substr(eq + 1));
+    }
+    start = end + 1;
+  }
+  return fields;
+}
 
 std::set<std::string> NvmetExportedDisks(const DiscoveryOptions& options) {
   std::set<std::string> disks;

@@ -9,6 +9,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "agent/discover/discovery.h"
 
@@ -31,6 +33,10 @@ std::set<std::string> NvmetExportedDisks(const DiscoveryOptions& options);
 // The number of online CPUs from {sysfs}/devices/system/cpu/online; sysconf's when that is unreadable.
 uint32_t OnlineCpus(const std::string& sysfs_root);
 std::optional<uint32_t> FabricsPollQueues(const std::string& controller_dir, uint32_t online_cpus);
+
+// The fields of a fabrics controller's `address` attribute ("traddr=10.0.0.2,trsvcid=4420,src_addr=10.0.0.9"),
+// in the kernel's order; a field without '=' is left out.
+std::vector<std::pair<std::string, std::string>> FabricsAddressFields(const std::string& address);
 
 // The controller's layer, from its transport and namespaces.
 std::string_view ControllerLayer(const Controller& controller, const std::set<std::string>& exported);

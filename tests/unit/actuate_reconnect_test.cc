@@ -116,6 +116,33 @@ TEST_F(Reconnect, PollDisconnectsAndConnectsWithPollQueuesThenInterruptWithout) 
   EXPECT_EQ(cli_->calls[3], kConnect) << "no --nr-poll-queues: nvme-cli and the kernel take none as the default";
 }
 
+// A host set to give up on a lost target in seconds stays so after a switch (and its restore point says so):
+// with the connect defaults it would retry a vanished target for ten minutes.
+TEST_F(Reconnect, AReconnectKeepsHowLongTheHostRetriesALostConnection) {
+  ConnectsLikeTheKernel();
+  const std::string dir = tmp_ / "sys/class/nvme/nvme1";
+  WriteFile(dir + "/reconnect_delay", "1\n");
+  WriteFile(dir + "/ctrl_loss_tmo", "3\n");
+  ReconnectLever lever = Lever();
+  auto on = lever.Apply(Nvme1(), ReapMode::kPoll);
+  ASSERT_TRUE(on) << on.error().ToString();
+  const Argv kept = With(With(kConnect, "--reconnect-delay=1"), "--ctrl-loss-tmo=3");
+  ASSERT_EQ(cli_->calls.size(), 2u);
+  EXPECT_EQ(cli_->calls[1], With(kept, "--nr-poll-queues=1"));
+  EXPECT_NE(on->restore.steps[0].value.find(R"("--reconnect-delay=1","--ctrl-loss-tmo=3")"), std::string::npos)
+      << on->restore.steps[0].value;
+  // Retrying forever is "off" in sysfs and -1 for nvme-cli.
+  WriteFile(dir + "/ctrl_loss_tmo", "off\n");
+  WriteFile(dir + "/reconnect_delay", "1\n");
+  auto off = lever.Apply(Nvme1(), ReapMode::kInterrupt);
+  ASSERT_TRUE(off) << off.error().ToString();
+  ASSERT_EQ(cli_->calls.size(), 4u);
+  EXPECT_EQ(cli_->calls[3], With(With(kConnect, "--reconnect-delay=1"), "--ctrl-loss-tmo=-1"));
+  // And a restore point that carries them is one this lever recorded.
+  auto restored = Lever().Restore(on->restore);
+  EXPECT_TRUE(restored) << restored.error().ToString();
+}
+
 TEST_F(Reconnect, RefusesAControllerThatIsNotTcpOrIsGone) {
   Controller("nvme0", "pcie", 0);
   auto pcie = Lever().Plan(LeverTarget{"nvme0", 1}, ReapMode::kPoll);

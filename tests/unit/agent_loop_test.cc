@@ -295,6 +295,30 @@ TEST_F(AgentLoop, ASwitchThatChangesNothingIsNotHeldToTheResetSpacing) {
   EXPECT_FALSE(second->queue().degraded());
 }
 
+// The nvmet subsystem exporting a controller is removed: its queues go from backing to local, kept.
+TEST_F(AgentLoop, AQueueWhoseLayerMovesIsKeptWithItsListAndMetricsFollowing) {
+  for (auto& q : discovery_.queues) q.layer = "backing";
+  Start();
+  EXPECT_EQ(Queue(1).layer(), "backing");
+  auto watch = agent_->WatchEvents({}, 64);
+  for (auto& q : discovery_.queues) q.layer = "local";
+  now_ += 1'000'000'000'000;
+  agent_->RunOnce();
+  EXPECT_EQ(Queue(1).layer(), "local");
+  EXPECT_EQ(Queue(2).layer(), "local");
+  const std::string exposition = metrics_.Render();
+  int local_info = 0;
+  std::istringstream lines(exposition);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("nvme_adapt_queue_info{", 0) == 0 && line.find("layer=\"local\"") != std::string::npos) ++local_info;
+  }
+  EXPECT_EQ(local_info, 2) << exposition;
+  EXPECT_EQ(exposition.find("layer=\"backing\""), std::string::npos) << exposition;
+  while (auto event = watch->Next(std::chrono::milliseconds(1))) {
+    EXPECT_NE(event->kind(), v1::EVENT_KIND_QUEUE_REMOVED) << "a queue whose layer moved is the same queue";
+  }
+}
+
 TEST_F(AgentLoop, AVanishedQueueIsDroppedCleanly) {
   Start();
   auto watch = agent_->WatchEvents({}, 64);

@@ -31,6 +31,9 @@ class Roster : public ::testing::Test {
             [this](ManagedQueue& q, const char* why) {
               calls.push_back("drop " + q.name + " " + why);
               queues.Erase(q.name);
+            },
+            [this](ManagedQueue& q, const std::string& was) {
+              calls.push_back("relayer " + q.name + " " + was + "->" + q.desc.layer);
             }};
   }
 
@@ -74,6 +77,20 @@ TEST_F(Roster, ANewVectorKeyOrEligibilityRetakesTheQueueWhileNewCpusOrModeDoNot)
   EXPECT_EQ(Reconcile(scan), (Calls{"drop uvnvme:7:0:q1 changed", "take uvnvme:7:0:q1", "drop uvnvme:7:0:q2 changed",
                                     "take uvnvme:7:0:q2", "drop uvnvme:7:0:q3 changed", "take uvnvme:7:0:q3"}));
   EXPECT_EQ(queues.ByName("uvnvme:7:0:q1")->desc.irq, 41);
+  EXPECT_EQ(Reconcile(scan), Calls{});
+}
+
+// An nvmet subsystem that stops exporting a controller's namespace makes it local: the same queues, kept
+// with their windows, their description and metrics following.
+TEST_F(Roster, ALayerThatMovesIsFollowedAndTheQueueKept) {
+  std::vector<DiscoveredQueue> scan = {UvnvmeQueue(1), UvnvmeQueue(2)};
+  for (auto& q : scan) q.layer = "backing";
+  Reconcile(scan);
+  const engine::QueueHandle handle = queues.ByName("uvnvme:7:0:q1")->handle;
+  for (auto& q : scan) q.layer = "local";
+  EXPECT_EQ(Reconcile(scan), (Calls{"relayer uvnvme:7:0:q1 backing->local", "relayer uvnvme:7:0:q2 backing->local"}));
+  EXPECT_EQ(queues.ByName("uvnvme:7:0:q1")->desc.layer, "local");
+  EXPECT_EQ(queues.ByName("uvnvme:7:0:q1")->handle, handle) << "the same queue, not taken anew";
   EXPECT_EQ(Reconcile(scan), Calls{});
 }
 

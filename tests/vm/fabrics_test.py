@@ -4,7 +4,8 @@ kernel's NVMe/TCP host connects to it (nvme-cli), once with interrupt-only queue
 --nr-poll-queues, and fio runs the seed's shapes on the fabrics disk (4 KiB and 2 MiB; randread, randwrite,
 randrw; QD32; one job). Asserts here, on the host, on what tests/vm/guest/fabrics.sh recorded: the three layers
 (host: the TCP controller's queues; target: nvmet's queues; backing: nvme0's PCIe queues), their queue counts
-(the target's equals the host's) and per-queue completions against fio and the tracefs hists, within 1 %.
+(the target's equals the host's) and per-queue completions against fio and the tracefs hists, within 1 %;
+then the agent on that node: the reconnect lever, a host and a target that disappear under it.
 Writes RESULTS/summary.json (RESULTS: BUILD/vm-results/<test name>) with per-layer queue counts and
 checks_failed.
 
@@ -22,6 +23,7 @@ import fabrics_agent  # noqa: E402
 import fabrics_facts as ff  # noqa: E402
 import fabrics_layers  # noqa: E402
 import fabrics_lever  # noqa: E402
+import fabrics_vanish  # noqa: E402
 import nvme_facts as facts  # noqa: E402
 from nvme_e2e_test import Checks, _write_summary  # noqa: E402
 from vmkernel import FABRICS_MODULES, KERNELS, VmSetupError  # noqa: E402
@@ -110,6 +112,7 @@ def assert_results(results):
     lever = _connection(checks, results, "lever", summary)
     fabrics_agent.check_agent(checks, results, lever, summary)
     fabrics_lever.check_lever(checks, results, summary)
+    fabrics_vanish.check_target_gone(checks, results, summary)
     return checks, summary
 
 

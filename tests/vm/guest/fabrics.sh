@@ -122,6 +122,44 @@ ctl --json status > "$b/next/status-after-disconnect.json"
 agent_stop "$b/next" TERM
 cp "$AGENT_DIR/state/journal.json" "$b/next/journal-after-stop.json" 2> /dev/null || echo '{}' > "$b/next/journal-after-stop.json"
 
+# The target goes instead: a host that gives up in seconds (--ctrl-loss-tmo) is switched (journaled, the
+# reconnect keeps its timeouts), then with fio on it the subsystem is removed from the target. nvmet drops the
+# controllers of that subsystem with their queues; the host retries, gives up and removes its controller: the
+# agent drops its queues with events, nvme0 is no longer exported (layer local, its queues kept), the agent
+# answers, and at SIGTERM the journal drops the entry of the vanished host and ends empty.
+step agent-target-vanishes
+t=$(results_subdir agent/target-gone)
+fabrics_connect target-gone "$(results_subdir fabrics/target-gone)" --ctrl-loss-tmo=3 --reconnect-delay=1
+lever_config
+agent_start fabrics "$t"
+fabrics_switch poll "$t/poll"
+# From after the switch: its reconnect drops and re-adds the host's queues too.
+agent_watch "$t/watch.json"
+cat "/sys/class/nvme/$fabrics_ctrl/ctrl_loss_tmo" "/sys/class/nvme/$fabrics_ctrl/reconnect_delay" > "$t/poll/host-timeouts.txt"
+cp "$AGENT_DIR/state/journal.json" "$t/journal-before.json" 2> /dev/null || echo '{}' > "$t/journal-before.json"
+host_ctrl=$fabrics_ctrl
+wait_until 30 "the agent to list nvme0 as backing" _agent_layer_is nvme0 backing "$t/queues-before.json"
+# fio fails once the disk goes: its status is recorded, not asserted.
+timeout 60 fio --filename="/dev/$fabrics_disk" --direct=1 --size=64M --iodepth=32 --numjobs=1 --name=target-gone \
+  --rw=randread --bs=4k --ioengine=libaio --time_based --runtime=30 --eta=never --output-format=json \
+  --output="$t/fio.json" > /dev/null 2>&1 &
+fio_pid=$!
+sleep 2
+echo "$(uptime_s) removing $FABRICS_NQN" > "$t/removal.txt"
+fabrics_subsystem_remove
+wait_until 30 "the host to give up on $host_ctrl" _controller_gone "$host_ctrl"
+echo "$(uptime_s) $host_ctrl gone" >> "$t/removal.txt"
+wait_until 30 "the agent to drop $host_ctrl" _agent_lists_no "$host_ctrl" "$t/queues-after.json"
+wait_until 30 "the agent to list nvme0 as local" _agent_layer_is nvme0 local "$t/queues-after.json"
+echo "$(uptime_s) the agent dropped $host_ctrl" >> "$t/removal.txt"
+ctl --json status > "$t/status-after.json"
+fio_status=0
+wait "$fio_pid" || fio_status=$?
+echo "$fio_status" > "$t/fio.status"
+say "target gone: $(tr '\n' ';' < "$t/removal.txt") fio status $fio_status"
+agent_stop "$t" TERM
+cp "$AGENT_DIR/state/journal.json" "$t/journal-after-stop.json" 2> /dev/null || echo '{}' > "$t/journal-after-stop.json"
+
 step finish
 fabrics_target_teardown
 dmesg > "$NVA_RESULTS_DIR/dmesg.txt"

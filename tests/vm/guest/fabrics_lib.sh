@@ -69,11 +69,19 @@ fabrics_target_setup() {  # fabrics_target_setup DIR
   grep -H . "$sub"/attr_* "$sub/namespaces/1"/* "$port"/addr_* > "$dir/target-attrs.txt" 2> /dev/null || true
 }
 
-fabrics_target_teardown() {
+# fabrics_subsystem_remove: the subsystem leaves the port (nvmet drops the controllers connected through it:
+# their queues go), then its namespace and itself. What an operator tearing a target down does.
+fabrics_subsystem_remove() {
+  local sub=$NVMET_CFG/subsystems/$FABRICS_NQN
   rm -f "$NVMET_CFG/ports/1/subsystems/$FABRICS_NQN"
+  [[ -d $sub ]] || return 0
+  echo 0 > "$sub/namespaces/1/enable"
+  rmdir "$sub/namespaces/1" "$sub"
+}
+
+fabrics_target_teardown() {
+  fabrics_subsystem_remove
   rmdir "$NVMET_CFG/ports/1"
-  echo 0 > "$NVMET_CFG/subsystems/$FABRICS_NQN/namespaces/1/enable"
-  rmdir "$NVMET_CFG/subsystems/$FABRICS_NQN/namespaces/1" "$NVMET_CFG/subsystems/$FABRICS_NQN"
 }
 
 _tcp_controller() {  # prints the nvmeN whose transport is tcp and whose subsystem is ours
@@ -244,4 +252,13 @@ fabrics_settled_queues() {
   done
   say "agent counters still moving after $tries reads"
   return 1
+}
+
+# _controller_gone CONTROLLER: sysfs has no such controller any more (the host gave up on it).
+_controller_gone() { [[ ! -e /sys/class/nvme/$1 ]]; }
+
+# _agent_layer_is CONTROLLER LAYER OUT: the agent lists CONTROLLER's queues, every one in LAYER (OUT: its list).
+_agent_layer_is() {
+  ctl --json queues > "$3" && grep -q "\"controller\":\"$1\"" "$3" &&
+    python3 -c 'import json, sys; q = [x for x in json.load(open(sys.argv[1]))["queues"] if x["id"]["controller"] == sys.argv[2]]; sys.exit(not q or any(x.get("layer") != sys.argv[3] for x in q))' "$3" "$1" "$2"
 }
