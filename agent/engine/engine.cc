@@ -116,6 +116,7 @@ void Engine::Remeasure(Queue& q) {
 
 void Engine::LeavePolling(Queue& q) {
   q.settle_left = q.policy.settle_windows;
+  q.resume_credit = q.pace_credit;  // what the run had, should a re-measure resume it
   q.pace_credit = 0;
 }
 
@@ -167,16 +168,15 @@ Decision Engine::OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& re
   }
   q.baseline_span = span;
   q.baseline_completions = record.completions;
-  if (q.remeasuring) {
-    q.remeasuring = false;
-    if (!fast) q.poll_run_level = 0;
-    else if (q.poll_run_level < 32) ++q.poll_run_level;
-  }
+  const bool resumed = q.remeasuring && fast;
+  if (q.remeasuring) q.poll_run_level = fast ? std::min<uint32_t>(q.poll_run_level + 1, 32) : 0;
+  q.remeasuring = false;
   if (fast) {
     q.state = QueueState::kPolling;
     q.mode = ReapMode::kPoll;
     q.poll_windows = 0;
-    q.pace_credit = 0;  // a try's first window is held to the slack alone
+    // A try's first window is held to the slack alone; a run that a re-measure resumes keeps its credit.
+    q.pace_credit = resumed ? std::min(q.policy.pace_credit, q.resume_credit) : 0;
   }
   Decision d = Make(q, handle, record.end, from, fast ? Reason::kWindowFast : Reason::kWindowSlow);
   d.measured = span;

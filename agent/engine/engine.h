@@ -110,6 +110,7 @@ class Engine {
     uint32_t backoff_left = 0;
     uint32_t settle_left = 0;
     Nanos pace_credit = 0;
+    Nanos resume_credit = 0;  // the credit of the run a re-measure interrupted
     uint32_t backoff_level = 0;
     uint32_t poll_run_level = 0;
     bool remeasuring = false;

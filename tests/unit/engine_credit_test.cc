@@ -85,6 +85,39 @@ TEST_F(EngineCredit, AFewMillisecondStopInAKeptRunIsForgivenByTheDefaultCredit) 
   EXPECT_EQ(stalled->reason, Reason::kStalled);
 }
 
+// The run kept two windows 2 us per completion ahead (credit capped at 1 ms), then re-measured interrupt
+// mode and found polling still pays: the resumed run's first window keeps the 1 ms, so a hiccup the
+// transient baseline puts at its start is forgiven as in any kept window.
+TEST_F(EngineCredit, ARunResumedAfterAReMeasureKeepsTheCreditOfItsLastKeptWindow) {
+  Policy p = WithCredit(1'000 * kUs);
+  p.max_poll_windows = 2;
+  const QueueHandle q = Add(p);
+  StartTry(q);
+  ASSERT_TRUE(Poll(q, 3 * kUs * kWindow));
+  auto end = Poll(q, 3 * kUs * kWindow);
+  ASSERT_TRUE(end);
+  ASSERT_EQ(end->reason, Reason::kMaxPollWindows);
+  EXPECT_EQ(engine_.View(q).pace_credit, 0) << "interrupt mode has no pace to lend to";
+  StartTry(q);  // the re-measure: still fast, the run resumes
+  EXPECT_EQ(engine_.View(q).pace_credit, 1'000 * kUs);
+  EXPECT_FALSE(Miss(q, 9, 105 * kUs)) << "within slack + the run's credit";
+  EXPECT_EQ(engine_.View(q).state, QueueState::kPolling);
+}
+
+TEST_F(EngineCredit, AFreshTryAfterAFailedRunHasNoCredit) {
+  const QueueHandle q = Add(WithCredit(1'000 * kUs));
+  StartTry(q);
+  ASSERT_TRUE(Poll(q, 3 * kUs * kWindow));
+  auto failed = Poll(q, 6 * kUs * kWindow);  // slower than the baseline: the run fails
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->reason, Reason::kNotFaster);
+  StartTry(q);
+  EXPECT_EQ(engine_.View(q).pace_credit, 0);
+  auto miss = Miss(q, 9, 105 * kUs);
+  ASSERT_TRUE(miss);
+  EXPECT_EQ(miss->reason, Reason::kBehindPace);
+}
+
 TEST_F(EngineCredit, ATrysFirstWindowHasNoCredit) {
   const QueueHandle q = Add(WithCredit(1'000 * kUs));
   StartTry(q);
