@@ -90,7 +90,8 @@ std::string IdentityNow(const std::string& controller, const std::string& record
   // Written before fabrics hosts had their own: their address (src_addr and all) as if it were a PCI one.
   const std::string dir = roots.sysfs_root + "/class/nvme/" + controller;
   const bool legacy = recorded.rfind("pci=", 0) == 0 && IsFabricsIdentity(now) &&
-                      recorded == "pci=" + FirstLine(dir + "/address") + " serial=" + FirstLine(dir + "/serial");
+                      recorded == KernelControllerIdentity("pcie", FirstLine(dir + "/address"), "",
+                                                           FirstLine(dir + "/serial"));
   return legacy ? recorded : now;
 }
 

@@ -33,10 +33,10 @@ struct Policy {
   // credit its last kept window earned (the demo's QD16: the interrupt window measured right after polling
   // ran 17.7-19.4 ms per 8,192 completions against 23.5 steady, and the resumed run's first window fell
   // behind that transient at k = 410-1,700 by 2-13 %, then two fresh tries did the same and it backed
-  // off). 0: the patch's rule. 5 ms, not 1: with 1 ms the evaluation's
-  // QD8 kept runs still failed on stalls 0.9-2.7 ms over their limit, the length of the stops the device's
-  // CPU sees from the hypervisor (uvnvme_bench's stall probe: up to 3.1 ms), which stop an interrupt-mode
-  // queue just the same. The credit never exceeds what the previous window was ahead.
+  // off). 5 ms, not 1: with 1 ms the evaluation's QD8 kept runs still failed on stalls 0.9-2.7 ms over their
+  // limit, the length of the stops the device's CPU sees from the hypervisor (uvnvme_bench's stall probe: up
+  // to 3.1 ms), which stop an interrupt-mode queue just the same. The credit never exceeds what the previous
+  // window was ahead. 0: the patch's rule.
   Nanos pace_credit = 5'000'000;
   // Backoffs that follow each other without a kept polling window double, up to this many windows: a queue
   // where polling keeps losing stops paying for tries (each try spins a reaper on a CPU other queues need).
