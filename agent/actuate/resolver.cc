@@ -12,6 +12,10 @@ namespace nvmeadapt::actuate {
 LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover::Controller& controller,
                            const LeverEnvironment& environment) {
   LeverFacts facts;
+  if (controller.source == Source::kNvmet) {
+    facts.nvmet_polling_task =
+        discover::PathExists(discover::JoinPath(environment.sysfs_root, "module/nvmet/parameters/pqt_idle_usecs"));
+  }
   if (controller.source != Source::kKernelNvme) return facts;
   facts.adaptive_poll_attribute = discover::PathExists(
       ExpandPathTemplate(settings.adaptive_poll_path_template, environment.sysfs_root, controller.name));
@@ -50,6 +54,15 @@ LeverChoice ResolveLever(const config::LeverSettings& settings, const discover::
       }
       if (facts.gsim) return done({LeverKind::kGsim, false, "kernel default: GSIM present"});
       return done({LeverKind::kCoalescing, false, "kernel default: no adaptive-poll attribute, no GSIM"});
+    case Source::kNvmet:
+      // The series' parameters are the module's, for every target queue at once, and it was never merged:
+      // no lever is written against it (docs/fabrics.md).
+      return done({LeverKind::kDryRun, true,
+                   facts.nvmet_polling_task
+                       ? "nvmet target queue: shadow decisions only (this kernel has the polling-queue task, "
+                         "pqt_*, module-wide; nvme-adapt has no lever for it)"
+                       : "nvmet target queue: shadow decisions only (no lever on this kernel: it has no "
+                         "polling-queue task, /sys/module/nvmet/parameters/pqt_*)"});
     default:
       break;
   }

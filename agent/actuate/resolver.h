@@ -24,6 +24,7 @@ namespace nvmeadapt::actuate {
 struct LeverFacts {
   bool adaptive_poll_attribute = false;  // the attribute of the kernel patch exists for this controller
   bool gsim = false;                     // the kernel has GSIM, in any layout (ProbeGsimLayout)
+  bool nvmet_polling_task = false;       // nvmet has the polling-queue task's parameters (pqt_*)
 };
 
 struct LeverEnvironment {

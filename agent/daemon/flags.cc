@@ -45,6 +45,10 @@ std::string DaemonUsage() {
          "  --min-disruptive-interval SECONDS\n"
          "                         least time between two controller resets of one controller by the\n"
          "                         poll_queues lever (default 30; a change asked sooner is refused)\n"
+         "  --target-idle SECONDS  an NVMe target's queue (nvmet) that completed nothing for this long\n"
+         "                         leaves the queue list until its next completion (default 60; nvmet\n"
+         "                         gives each reconnecting host a new controller and no file says when\n"
+         "                         one goes, docs/fabrics.md)\n"
          "  --help                 this text\n"
          "  --version              version and build\n"
          "\n"
@@ -74,26 +78,53 @@ FlagWord SplitFlag(const std::string& word) {
   return {word, std::nullopt};
 }
 
+// One flag of the command line and its value: the word after it, or after '=' in "--name=value".
+class FlagCursor {
+ public:
+  FlagCursor(const std::vector<std::string>& args, size_t& i) : args_(args), i_(i), word_(SplitFlag(args[i])) {}
+  const std::string& name() const { return word_.name; }
+
+  Result<std::string> Value() {
+    if (word_.inline_value) return *word_.inline_value;
+    if (i_ + 1 >= args_.size()) return Bad(word_.name + ": needs a value");
+    return args_[++i_];
+  }
+  Status Take(std::optional<std::string>& field) {
+    auto v = Value();
+    if (!v) return v.error();
+    if (v->empty()) return Bad(word_.name + ": must not be empty");
+    field = *v;
+    return OkStatus();
+  }
+  // A number of seconds in [low, 86400].
+  Status TakeSeconds(std::optional<double>& field, double low) {
+    auto v = Value();
+    if (!v) return v.error();
+    const std::optional<double> seconds = Seconds(*v);
+    if (!seconds || *seconds < low || *seconds > 86400) {
+      return Bad(word_.name + ": not a number of seconds in [" + std::to_string(static_cast<int>(low)) +
+                 ", 86400]: '" + *v + "'");
+    }
+    field = *seconds;
+    return OkStatus();
+  }
+
+ private:
+  const std::vector<std::string>& args_;
+  size_t& i_;
+  FlagWord word_;
+};
+
 }  // namespace
 
 Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
   DaemonFlags flags;
   for (size_t i = 0; i < args.size(); ++i) {
-    const FlagWord word = SplitFlag(args[i]);
-    const std::string& arg = word.name;
-    const std::optional<std::string>& inline_value = word.inline_value;
-    auto value = [&]() -> Result<std::string> {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size()) return Bad(arg + ": needs a value");
-      return args[++i];
-    };
-    auto take = [&](std::optional<std::string>& field) -> Status {
-      auto v = value();
-      if (!v) return v.error();
-      if (v->empty()) return Bad(arg + ": must not be empty");
-      field = *v;
-      return OkStatus();
-    };
+    FlagCursor cursor(args, i);
+    const std::string& arg = cursor.name();
+    auto value = [&] { return cursor.Value(); };
+    auto take = [&](std::optional<std::string>& field) { return cursor.Take(field); };
+    auto take_seconds = [&](std::optional<double>& field, double low) { return cursor.TakeSeconds(field, low); };
     Status status;
     if (arg == "--help" || arg == "-h") {
       flags.help = true;
@@ -133,13 +164,9 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
       if (!mode) return Bad("--default-mode: unknown mode '" + *v + "' (off, adaptive, interrupt, poll, shadow)");
       flags.default_mode = *mode;
     } else if (arg == "--min-disruptive-interval") {
-      auto v = value();
-      if (!v) return v.error();
-      const std::optional<double> seconds = Seconds(*v);
-      if (!seconds || *seconds < 0 || *seconds > 86400) {
-        return Bad("--min-disruptive-interval: not a number of seconds in [0, 86400]: '" + *v + "'");
-      }
-      flags.min_disruptive_interval_seconds = *seconds;
+      status = take_seconds(flags.min_disruptive_interval_seconds, 0);
+    } else if (arg == "--target-idle") {
+      status = take_seconds(flags.target_idle_seconds, 1);
     } else if (arg == "--exit-after") {
       auto v = value();
       if (!v) return v.error();

@@ -28,6 +28,7 @@ struct DaemonFlags {
   std::optional<std::string> sources;  // comma-separated: kernel,uvnvme,block
   std::optional<double> exit_after_seconds;
   std::optional<double> min_disruptive_interval_seconds;
+  std::optional<double> target_idle_seconds;  // the NVMe target's queues leave the list after this long idle
 };
 
 // Errors are one line naming the flag.

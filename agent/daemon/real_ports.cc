@@ -47,13 +47,24 @@ std::shared_ptr<const discover::Snapshot> RealDiscovery::snapshot() const {
   return snapshot_;
 }
 
+discover::Snapshot RealDiscovery::DiscoverAll() {
+  discover::Snapshot snapshot = discover::Discover(options_);
+  if (!options_.kernel || !observed_targets_) return snapshot;
+  const auto active = target_activity_.Active(observed_targets_(), monotonic_(), options_.target_idle);
+  // After the kernel's and uvnvme's controllers: the snapshot stays in Discover's (source, ...) order.
+  for (discover::Controller& c : discover::DiscoverTargets(options_, active)) {
+    snapshot.controllers.push_back(std::move(c));
+  }
+  return snapshot;
+}
+
 Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
   // A controller in reset (the poll_queues lever's own, or the kernel's after a timeout) keeps its last view:
   // its queues without vectors for a moment are not queues that changed (their counters would restart).
   // Scans run one at a time (the loop waits for one before it starts the next), so the previous view read
   // here is the one this scan follows.
   auto scanned = std::make_shared<const discover::Snapshot>(
-      discover::SettleSnapshot(*snapshot(), discover::Discover(options_)));
+      discover::SettleSnapshot(*snapshot(), DiscoverAll()));
   {
     std::lock_guard lock(mutex_);
     snapshot_ = scanned;

@@ -1,6 +1,7 @@
 // The daemon's ports over the real modules: discovery over agent/discover, levers over agent/actuate.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,8 @@
 #include "agent/config/levers_config.h"
 #include "agent/daemon/ports.h"
 #include "agent/discover/discovery.h"
+#include "agent/discover/target_queues.h"
+#include "common/clock.h"
 
 namespace nvmeadapt::daemon {
 
@@ -19,13 +22,24 @@ namespace nvmeadapt::daemon {
 // workers: the snapshot is replaced whole, never changed in place.
 class RealDiscovery : public Discovery {
  public:
-  explicit RealDiscovery(discover::DiscoveryOptions options) : options_(std::move(options)) {}
+  // The NVMe target's queues the collector counts now (discover/target_queues.h); empty: none are listed.
+  using ObservedTargets = std::function<std::vector<discover::ObservedTargetQueue>()>;
+
+  explicit RealDiscovery(discover::DiscoveryOptions options, ObservedTargets observed_targets = {},
+                         std::function<engine::Nanos()> monotonic = MonotonicNanos)
+      : options_(std::move(options)), observed_targets_(std::move(observed_targets)),
+        monotonic_(std::move(monotonic)) {}
   Result<std::vector<DiscoveredQueue>> Scan() override;  // one at a time
   // The last scan, with the controller details levers need.
   std::shared_ptr<const discover::Snapshot> snapshot() const;
 
  private:
+  discover::Snapshot DiscoverAll();
+
   discover::DiscoveryOptions options_;
+  ObservedTargets observed_targets_;
+  std::function<engine::Nanos()> monotonic_;
+  discover::TargetQueueActivity target_activity_;  // the scan's: scans run one at a time
   mutable std::mutex mutex_;
   std::shared_ptr<const discover::Snapshot> snapshot_ = std::make_shared<discover::Snapshot>();  // mutex_
   std::map<std::string, std::string> reported_skips_;  // last scan's unreadable sources and why

@@ -56,6 +56,20 @@ class SharedDiscovery : public Discovery {
   std::shared_ptr<RealDiscovery> discovery_;
 };
 
+// The NVMe target's queues are found from the collector's counts (discover/target_queues.h).
+RealDiscovery::ObservedTargets ObservedTargetsOf(const collect::Collector* collector) {
+  return [collector] {
+    std::vector<discover::ObservedTargetQueue> targets;
+    for (const QueueKey& key : collector->ObservedQueues()) {
+      if (key.source != Source::kNvmet) continue;
+      auto counters = collector->ReadCounters(key);
+      if (!counters) continue;  // forgotten since it was listed
+      targets.push_back({key.ctrl, key.qid, counters->completions});
+    }
+    return targets;
+  };
+}
+
 }  // namespace
 
 Result<Components> BuildComponents(const v1::Config& config, const DaemonFlags& flags) {
@@ -75,7 +89,11 @@ Result<Components> BuildComponents(const v1::Config& config, const DaemonFlags& 
   discovery_options.runtime_dir = config.runtime_dir();
   discovery_options.kernel = sources->kernel;
   discovery_options.uvnvme = sources->uvnvme;
-  auto discovery = std::make_shared<RealDiscovery>(discovery_options);
+  if (flags.target_idle_seconds) {
+    discovery_options.target_idle = static_cast<engine::Nanos>(*flags.target_idle_seconds * 1e9);
+  }
+  // The components own the collector as long as the discovery that asks it.
+  auto discovery = std::make_shared<RealDiscovery>(discovery_options, ObservedTargetsOf(collector->get()));
 
   Components components;
   components.collector = std::move(*collector);

@@ -19,6 +19,8 @@ struct DiscoveryOptions {
   int socket_timeout_ms = 1000;      // per uvnvme process: connect, "list", reply
   bool kernel = true;
   bool uvnvme = true;
+  // The NVMe target's queues (target_queues.h) leave the list after this long without a completion.
+  engine::Nanos target_idle = 60'000'000'000;
 
   // sysfs, procfs and the runtime dir under `root` (a captured tree has sys/, proc/ and run/).
   static DiscoveryOptions UnderRoot(const std::string& root);

@@ -88,6 +88,38 @@ TEST(ProbeLeverFacts, LooksForTheAttributeAndGsim) {
   EXPECT_FALSE(ProbeLeverFacts(settings, Uvnvme(), environment).gsim) << "kernel levers do not serve uvnvme";
 }
 
+discover::Controller Target() {
+  discover::Controller c;
+  c.name = "nvmet:c1";
+  c.source = Source::kNvmet;
+  return c;
+}
+
+TEST(ResolveLever, ATargetQueueGetsShadowDecisionsSayingWhy) {
+  config::LeverSettings settings;
+  settings.kernel_lever = LeverKind::kCoalescing;  // serves the PCIe controllers, never a target's queues
+  LeverChoice stock = ResolveLever(settings, Target(), {});
+  EXPECT_EQ(stock.kind, LeverKind::kDryRun);
+  EXPECT_TRUE(stock.dry_run);
+  EXPECT_EQ(stock.why, "nvmet target queue: shadow decisions only (no lever on this kernel: it has no "
+                       "polling-queue task, /sys/module/nvmet/parameters/pqt_*)");
+  LeverFacts series;
+  series.nvmet_polling_task = true;
+  EXPECT_NE(ResolveLever(settings, Target(), series).why.find("this kernel has the polling-queue task"),
+            std::string::npos);
+  EXPECT_EQ(ResolveLever(settings, Target(), series).kind, LeverKind::kDryRun);
+}
+
+TEST(ProbeLeverFacts, LooksForThePollingQueueTaskOfTheTargetByPath) {
+  nvmeadapt::testing::TempDir tmp;
+  const config::LeverSettings settings;
+  LeverEnvironment environment{tmp / "sys", tmp / "proc", tmp / "dev", nullptr};
+  EXPECT_FALSE(ProbeLeverFacts(settings, Target(), environment).nvmet_polling_task);
+  nvmeadapt::testing::WriteFile(tmp / "sys/module/nvmet/parameters/pqt_idle_usecs", "1000\n");
+  EXPECT_TRUE(ProbeLeverFacts(settings, Target(), environment).nvmet_polling_task);
+  EXPECT_FALSE(ProbeLeverFacts(settings, Kernel(), environment).nvmet_polling_task);
+}
+
 TEST(ProbeLeverFacts, FindsGsimInEveryLayout) {
   const config::LeverSettings settings;
   for (const char* tree : {"gsim-v3", "gsim-v4", "gsim-sw"}) {

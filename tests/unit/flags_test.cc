@@ -26,10 +26,11 @@ TEST(DaemonFlags, DefaultsAndValues) {
   EXPECT_DOUBLE_EQ(*flags->exit_after_seconds, 2.5);
   EXPECT_EQ(flags->record_windows, "/t");
   EXPECT_FALSE(flags->restore_only);
-  flags = ParseDaemonFlags({"--restore-only", "--min-disruptive-interval", "0.5"});
+  flags = ParseDaemonFlags({"--restore-only", "--min-disruptive-interval", "0.5", "--target-idle", "20"});
   ASSERT_TRUE(flags) << flags.error().message;
   EXPECT_TRUE(flags->restore_only);
   EXPECT_DOUBLE_EQ(*flags->min_disruptive_interval_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(*flags->target_idle_seconds, 20);
 }
 
 TEST(DaemonFlags, BadFlagsAreOneLineNamingTheFlag) {
@@ -44,6 +45,8 @@ TEST(DaemonFlags, BadFlagsAreOneLineNamingTheFlag) {
       {{"--exit-after", "-1"}, "--exit-after: not a positive number of seconds: '-1'"},
       {{"--min-disruptive-interval", "-3"},
        "--min-disruptive-interval: not a number of seconds in [0, 86400]: '-3'"},
+      {{"--target-idle", "0.5"}, "--target-idle: not a number of seconds in [1, 86400]: '0.5'"},
+      {{"--target-idle", "soon"}, "--target-idle: not a number of seconds in [1, 86400]: 'soon'"},
   };
   for (const Case& c : cases) {
     auto flags = ParseDaemonFlags(c.args);
@@ -56,7 +59,8 @@ TEST(DaemonFlags, UsageMentionsEveryFlag) {
   const std::string usage = DaemonUsage();
   for (const char* flag : {"--config", "--state-dir", "--runtime-dir", "--log-level", "--default-mode", "--dry-run",
                            "--record-windows", "--api-socket", "--metrics-listen", "--sources", "--exit-after",
-                           "--cpu-scheduling", "--restore-only", "--min-disruptive-interval", "--help", "--version"}) {
+                           "--cpu-scheduling", "--restore-only", "--min-disruptive-interval", "--target-idle", "--help",
+                           "--version"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
 }

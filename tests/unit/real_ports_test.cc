@@ -67,6 +67,43 @@ TEST_F(RealPorts, DiscoveryReportsEveryQueueWithItsEligibility) {
   EXPECT_EQ(Find(*queues, 3).irq, -1);
 }
 
+TEST_F(RealPorts, TheTargetsQueuesAreListedFromTheCollectorsCountsAndLeaveOnceIdle) {
+  discover::DiscoveryOptions options = Only(/*kernel=*/true);
+  options.target_idle = 10'000'000'000;
+  WriteFile(tmp_ / "sys/kernel/config/nvmet/ports/1/addr_trtype", "tcp\n");
+  std::filesystem::create_directories(tmp_ / "sys/kernel/config/nvmet/ports/1/subsystems/nqn.bed");
+  std::vector<discover::ObservedTargetQueue> counted = {{3, 0, 4}, {3, 1, 100}};
+  engine::Nanos now = 1'000'000'000;
+  RealDiscovery discovery(options, [&] { return counted; }, [&] { return now; });
+  auto queues = discovery.Scan();
+  ASSERT_TRUE(queues) << queues.error().message;
+  ASSERT_EQ(queues->size(), 6u) << "nvme0's four and the target controller's two";
+  const DiscoveredQueue& target = queues->back();
+  EXPECT_EQ(target.controller, "nvmet:c3");
+  EXPECT_EQ(target.qid, 1u);
+  EXPECT_EQ(target.source, v1::SOURCE_NVMET);
+  EXPECT_EQ(target.key.ToString(), "nvmet:c3:q1");
+  EXPECT_EQ(target.layer, "target");
+  EXPECT_EQ(target.transport, "tcp");
+  EXPECT_TRUE(target.eligible);
+  EXPECT_EQ(target.irq, -1);
+  ASSERT_NE(discovery.snapshot()->Find("nvmet:c3"), nullptr) << "levers resolve the target from the snapshot";
+
+  RealLevers levers(settings_, environment_, discovery);
+  EXPECT_EQ(levers.LeverFor(target), "dry_run") << "no lever switches a target queue on a stock kernel";
+
+  now += 11'000'000'000;  // q0 answered a keep-alive meanwhile; q1 did nothing
+  counted = {{3, 0, 5}, {3, 1, 100}};
+  queues = discovery.Scan();
+  ASSERT_TRUE(queues);
+  ASSERT_EQ(queues->size(), 5u);
+  EXPECT_EQ(queues->back().key.ToString(), "nvmet:c3:q0");
+  counted.clear();  // the controller went and the agent forgot its keys
+  queues = discovery.Scan();
+  ASSERT_TRUE(queues);
+  EXPECT_EQ(queues->size(), 4u);
+}
+
 TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePerController) {
   RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();

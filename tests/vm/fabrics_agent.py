@@ -4,7 +4,9 @@ connection whose controller has the reconnect lever (fabrics_lever.py checks wha
 - its queue list names each queue's transport and layer (QueueInfo.transport, .layer), the metrics too
   (nvme_adapt_queue_info);
 - the TCP host's I/O queues are eligible, with the lever tcp_reconnect;
-- its per-queue completion deltas around one fio run equal the tracefs hist per qid, host and backing."""
+- its per-queue completion deltas around one fio run equal the tracefs hist per qid, host and backing;
+- the target's own queues (nvmet:cCNTLID, the host's cntlid) are listed as tcp/target with the host's qids,
+  decided in shadow only, and count what the host completed, per qid."""
 
 import fabrics_facts as ff
 import nvme_facts as facts
@@ -21,7 +23,7 @@ def check_agent(checks, results, info, summary):
     host, backing = info["controller"], "nvme0"
     queues = {c: facts.agent_queues(a / "queues-after.json", c) for c in (host, backing)}
     layers = {c: sorted({(q.get("transport"), q.get("layer")) for q in qs.values()}) for c, qs in queues.items()}
-    summary["agent"] = {"layers": {c: [f"{t}/{l}" for t, l in v] for c, v in layers.items()}}
+    summary["agent"] = {"host": host, "layers": {c: [f"{t}/{l}" for t, l in v] for c, v in layers.items()}}
     checks.check(f"agent: {host} listed as tcp/host, nvme0 as pcie/backing",
                  layers[host] == [("tcp", "host")] and layers[backing] == [("pcie", "backing")],
                  f"{host}: {layers[host]}, nvme0: {layers[backing]}")
@@ -50,4 +52,43 @@ def check_agent(checks, results, info, summary):
                      bool(qids) and all(_within(delta.get(q, 0), wanted.get(q, 0)) for q in qids),
                      ", ".join(f"q{q}: agent {delta.get(q, 0)} hist {wanted.get(q, 0)}" for q in qids))
     summary["agent"]["counts"] = counts
+    _check_target(checks, a, run, counts["host"]["agent"], summary)
+
+
+def _check_target(checks, a, run, host_delta, summary):
+    """The target's own queues: the controller the host is connected to (its cntlid), listed as tcp/target
+    with the host's qids, observed only (shadow decisions), counting what the host completed."""
+    words = (a / "host-before.txt").read_text().split()
+    cntlid = words[words.index("cntlid") + 1] if "cntlid" in words[:-1] else "?"
+    target = f"nvmet:c{cntlid}"
+    host_qids = sorted(facts.agent_queues(a / "queues-after.json", summary["agent"]["host"]))
+    listed = facts.agent_queues(a / "queues-after.json", target)
+    layers = sorted({(q.get("transport"), q.get("layer"), q.get("source")) for q in listed.values()})
+    checks.check(f"agent: the target's queues listed as {target}, tcp/target, the host's qids",
+                 layers == [("tcp", "target", "SOURCE_NVMET")] and sorted(listed) == host_qids,
+                 f"{target}: {layers}, qids {sorted(listed)}; host qids {host_qids}")
+    levers = sorted({(v.get("eligible", False), v.get("lever", "")) for q, v in listed.items() if q > 0})
+    admin = listed.get(0, {}).get("eligible", False)
+    logged = [line.split(" info ")[-1][:200] for line in (a / "daemon.log").read_text().splitlines()
+              if f"lever for {target}:" in line]
+    checks.check(f"agent: {target}'s I/O queues decided in shadow only (lever dry_run, said why), admin not eligible",
+                 levers == [(True, "dry_run")] and not admin and
+                 any("nvmet target queue: shadow decisions only" in line for line in logged),
+                 f"(eligible, lever) {levers}, admin eligible {admin}, log {logged}")
+    before = facts.agent_completions(a / "queues-before.json", target)
+    after = facts.agent_completions(a / "queues-after.json", target)
+    delta = {q: after[q] - before.get(q, 0) for q in after if q > 0}
+    hist = {q: n for q, n in ff.hist_by(run / "hist-req_complete.txt", "qid").items() if q > 0}
+    qids = sorted(q for q in set(delta) | set(hist) | set(host_delta) if delta.get(q) or hist.get(q) or host_delta.get(q))
+    summary["agent"]["counts"]["target"] = {"controller": target, "agent": delta, "hist": hist}
+    checks.check(f"agent: target ({target}) completions per queue = the hist and = the host's within 1 %",
+                 bool(qids) and all(_within(delta.get(q, 0), hist.get(q, 0)) and
+                                    _within(delta.get(q, 0), host_delta.get(q, 0)) for q in qids),
+                 ", ".join(f"q{q}: agent {delta.get(q, 0)} hist {hist.get(q, 0)} host {host_delta.get(q, 0)}"
+                           for q in qids))
+    info_value = facts.metric_value(a / "metrics.txt", "nvme_adapt_queue_info",
+                                    {"source": "nvmet", "controller": target, "queue": "1", "transport": "tcp",
+                                     "layer": "target"})
+    checks.check("metrics: nvme_adapt_queue_info has the target queue's transport and layer", info_value == 1,
+                 f"nvme_adapt_queue_info{{controller={target},queue=1,transport=tcp,layer=target}} = {info_value}")
 

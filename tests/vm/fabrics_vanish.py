@@ -3,8 +3,8 @@ a TCP host connected with a short ctrl_loss_tmo is switched by the reconnect lev
 keeps its timeouts), then the nvmet subsystem is removed mid-window with fio running. The host gives up and
 removes its controller: the agent drops its queues with QUEUE_REMOVED events; nvme0 is no longer exported
 (layer local, its queues kept); the agent answers, stops by SIGTERM with exit status 0, and the journal drops
-the vanished host's entry with a log line and ends empty. The target's own queues (nvmet) are counted by the
-collector but never listed by the agent (docs/fabrics.md), so none can be left stale in its list."""
+the vanished host's entry with a log line and ends empty. The target's own queues (nvmet), listed before,
+leave the list with a QUEUE_REMOVED each once idle (the agent runs with --target-idle 5): none stays stale."""
 
 import json
 
@@ -18,6 +18,12 @@ def _layers(path, controller):
 
 def _listed_layers(path):
     return sorted({q.get("layer") for q in json.loads(path.read_text()).get("queues", [])})
+
+
+def _target_queues(path):
+    """{(controller, qid)} of the target-layer queues in a queue list."""
+    return {(q["id"]["controller"], q["id"].get("queue", 0)) for q in json.loads(path.read_text()).get("queues", [])
+            if q.get("layer") == "target"}
 
 
 def check_target_gone(checks, results, summary):
@@ -46,9 +52,13 @@ def check_target_gone(checks, results, summary):
         "host": host, "listed_qids": sorted(listed), "removed_events": {c: sorted(q) for c, q in removed.items()},
         "nvme0_layers": [_layers(before, "nvme0"), _layers(after, "nvme0")], "timeline": timeline,
         "fio_status": int((t / "fio.status").read_text())}
-    checks.check("target gone: the agent lists no target-layer queue before or after (none to keep stale)",
-                 "target" not in _listed_layers(before) + _listed_layers(after),
-                 f"layers listed before {_listed_layers(before)}, after {_listed_layers(after)}")
+    target = _target_queues(before)
+    summary["target_gone"]["target_queues_before"] = sorted(target)
+    checks.check("target gone: the target's queues, listed before, all dropped with QUEUE_REMOVED; none left",
+                 bool(target) and "target" not in _listed_layers(after) and
+                 all(q in removed.get(c, []) for c, q in target),
+                 f"listed before {sorted(target)}, layers after {_listed_layers(after)}, QUEUE_REMOVED "
+                 f"{ {c: sorted(q) for c, q in removed.items() if c.startswith('nvmet:')} }")
     checks.check("target gone: nvme0 went from backing to local, its queues kept without QUEUE_REMOVED",
                  _layers(before, "nvme0") == ["backing"] and _layers(after, "nvme0") == ["local"] and
                  backing_before and sorted(backing_before) == sorted(backing_after) and "nvme0" not in removed,

@@ -131,7 +131,8 @@ step agent-target-vanishes
 t=$(results_subdir agent/target-gone)
 fabrics_connect target-gone "$(results_subdir fabrics/target-gone)" --ctrl-loss-tmo=3 --reconnect-delay=1
 lever_config
-agent_start fabrics "$t"
+# The target's queues leave the list 5 s after their last completion (60 s by default).
+agent_start fabrics "$t" --target-idle 5
 fabrics_switch poll "$t/poll"
 # From after the switch: its reconnect drops and re-adds the host's queues too.
 agent_watch "$t/watch.json"
@@ -139,6 +140,7 @@ cat "/sys/class/nvme/$fabrics_ctrl/ctrl_loss_tmo" "/sys/class/nvme/$fabrics_ctrl
 cp "$AGENT_DIR/state/journal.json" "$t/journal-before.json" 2> /dev/null || echo '{}' > "$t/journal-before.json"
 host_ctrl=$fabrics_ctrl
 wait_until 30 "the agent to list nvme0 as backing" _agent_layer_is nvme0 backing "$t/queues-before.json"
+wait_until 30 "the agent to list the target's queues" _agent_lists_layer target "$t/queues-before.json"
 # fio fails once the disk goes: its status is recorded, not asserted.
 timeout 60 fio --filename="/dev/$fabrics_disk" --direct=1 --size=64M --iodepth=32 --numjobs=1 --name=target-gone \
   --rw=randread --bs=4k --ioengine=libaio --time_based --runtime=30 --eta=never --output-format=json \
@@ -151,6 +153,7 @@ wait_until 30 "the host to give up on $host_ctrl" _controller_gone "$host_ctrl"
 echo "$(uptime_s) $host_ctrl gone" >> "$t/removal.txt"
 wait_until 30 "the agent to drop $host_ctrl" _agent_lists_no "$host_ctrl" "$t/queues-after.json"
 wait_until 30 "the agent to list nvme0 as local" _agent_layer_is nvme0 local "$t/queues-after.json"
+wait_until 30 "the agent to drop the target's queues" _agent_lists_no_layer target "$t/queues-after.json"
 echo "$(uptime_s) the agent dropped $host_ctrl" >> "$t/removal.txt"
 ctl --json status > "$t/status-after.json"
 fio_status=0

@@ -128,7 +128,7 @@ fabrics_host_state() {
   local c p
   c=$(_tcp_controller) || { echo "none" > "$1"; return 0; }
   p=$(find "/sys/class/nvme/$c/" -maxdepth 1 -name 'nvme*n*' -printf '%f\n' | head -1)
-  echo "$c queue_count $(cat "/sys/class/nvme/$c/queue_count") io_poll $(cat "/sys/class/nvme/$c/$p/queue/io_poll" 2> /dev/null || echo -) hw_queues $(find "/sys/class/nvme/$c/$p/mq" -mindepth 1 -maxdepth 1 2> /dev/null | wc -l)" > "$1"
+  echo "$c queue_count $(cat "/sys/class/nvme/$c/queue_count") io_poll $(cat "/sys/class/nvme/$c/$p/queue/io_poll" 2> /dev/null || echo -) hw_queues $(find "/sys/class/nvme/$c/$p/mq" -mindepth 1 -maxdepth 1 2> /dev/null | wc -l) cntlid $(cat "/sys/class/nvme/$c/cntlid")" > "$1"
   say "host: $(cat "$1")"
 }
 
@@ -252,6 +252,16 @@ fabrics_settled_queues() {
   done
   say "agent counters still moving after $tries reads"
   return 1
+}
+
+# _agent_lists_layer LAYER OUT: the agent's queue list (to OUT) has a queue in LAYER.
+_agent_lists_layer() {
+  ctl --json queues > "$2" && grep -q "\"layer\":\"$1\"" "$2"
+}
+
+# _agent_lists_no_layer LAYER OUT: the agent's queue list (to OUT) has no queue in LAYER.
+_agent_lists_no_layer() {
+  ctl --json queues > "$2" && ! grep -q "\"layer\":\"$1\"" "$2"
 }
 
 # _controller_gone CONTROLLER: sysfs has no such controller any more (the host gave up on it).

@@ -1,0 +1,81 @@
+#include "agent/discover/target_queues.h"
+
+#include <map>
+
+#include "agent/discover/fabrics_layer.h"
+#include "agent/discover/fs.h"
+
+namespace nvmeadapt::discover {
+
+std::string TargetControllerName(uint32_t cntlid) { return "nvmet:c" + std::to_string(cntlid); }
+
+std::set<std::string> NvmetExportTransports(const DiscoveryOptions& options) {
+  std::set<std::string> transports;
+  const std::string ports = JoinPath(options.sysfs_root, "kernel/config/nvmet/ports");
+  auto names = ListDir(ports);
+  if (!names) return transports;
+  for (const auto& port : *names) {
+    const std::string dir = JoinPath(ports, port);
+    auto exported = ListDir(JoinPath(dir, "subsystems"));
+    auto trtype = ReadTrimmed(JoinPath(dir, "addr_trtype"));
+    if (!exported || exported->empty() || !trtype || trtype->empty()) continue;  // a port being set up or torn down
+    transports.insert(*trtype);
+  }
+  return transports;
+}
+
+std::string TargetTransport(const std::set<std::string>& exported) {
+  return exported.size() == 1 ? *exported.begin() : "unknown";
+}
+
+std::vector<ObservedTargetQueue> TargetQueueActivity::Active(const std::vector<ObservedTargetQueue>& observed,
+                                                             engine::Nanos now, engine::Nanos idle) {
+  std::map<std::pair<uint32_t, uint32_t>, Seen> seen;
+  std::vector<ObservedTargetQueue> active;
+  for (const ObservedTargetQueue& queue : observed) {
+    const auto key = std::make_pair(queue.cntlid, queue.qid);
+    Seen now_seen{queue.completions, now};
+    if (const auto before = seen_.find(key); before != seen_.end() && before->second.completions == queue.completions) {
+      now_seen.changed = before->second.changed;
+    }
+    if (now - now_seen.changed <= idle) active.push_back(queue);
+    seen.emplace(key, now_seen);
+  }
+  seen_ = std::move(seen);
+  return active;
+}
+
+std::vector<Controller> DiscoverTargets(const DiscoveryOptions& options,
+                                        const std::vector<ObservedTargetQueue>& active) {
+  std::map<uint32_t, std::map<uint32_t, Queue>> by_controller;
+  for (const ObservedTargetQueue& seen : active) {
+    Queue q;
+    q.qid = seen.qid;
+    q.key = QueueKey{Source::kNvmet, seen.cntlid, seen.qid, 0};
+    q.mode = ReapMode::kInterrupt;  // nvmet on a stock kernel waits for its backing device's completions
+    q.eligible = seen.qid != 0;
+    if (!q.eligible) {
+      q.reason = Ineligibility::kAdminQueue;
+      q.reason_text = "admin queue";
+    }
+    by_controller[seen.cntlid].emplace(seen.qid, std::move(q));
+  }
+  if (by_controller.empty()) return {};
+  const std::string transport = TargetTransport(NvmetExportTransports(options));
+  std::vector<Controller> controllers;
+  for (auto& [cntlid, queues] : by_controller) {
+    Controller c;
+    c.name = TargetControllerName(cntlid);
+    c.source = Source::kNvmet;
+    c.instance = cntlid;
+    c.model = "nvmet";
+    c.transport = transport;
+    c.layer = std::string(kLayerTarget);
+    c.state = "live";
+    for (auto& [qid, q] : queues) c.queues.push_back(std::move(q));
+    controllers.push_back(std::move(c));
+  }
+  return controllers;
+}
+
+}  // namespace nvmeadapt::discover
