@@ -153,8 +153,9 @@ wait_until 30 "the host to give up on $host_ctrl" _controller_gone "$host_ctrl"
 echo "$(uptime_s) $host_ctrl gone" >> "$t/removal.txt"
 wait_until 30 "the agent to drop $host_ctrl" _agent_lists_no "$host_ctrl" "$t/queues-after.json"
 wait_until 30 "the agent to list nvme0 as local" _agent_layer_is nvme0 local "$t/queues-after.json"
-wait_until 30 "the agent to drop the target's queues" _agent_lists_no_layer target "$t/queues-after.json"
 echo "$(uptime_s) the agent dropped $host_ctrl" >> "$t/removal.txt"
+wait_until 30 "the agent to drop the target's queues" _agent_lists_no_layer target "$t/queues-after.json"
+echo "$(uptime_s) the agent dropped the target's queues" >> "$t/removal.txt"
 ctl --json status > "$t/status-after.json"
 fio_status=0
 wait "$fio_pid" || fio_status=$?
