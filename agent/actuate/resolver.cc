@@ -45,8 +45,10 @@ LeverChoice ResolveLever(const config::LeverSettings& settings, const discover::
       if (controller.transport == "tcp") {
         // Disruptive, like poll_queues: only when named. levers.kernel_lever serves the PCIe controllers.
         if (settings.kernel_lever == LeverKind::kTcpReconnect) return done({settings.kernel_lever, false, "levers.kernel_lever"});
-        return done({LeverKind::kDryRun, true, "tcp host: shadow decisions only (the reconnect lever tcp_reconnect "
-                                               "switches it when levers.controllers names it: it disconnects)"});
+        return done({LeverKind::kDryRun, true,
+                     "tcp host: shadow decisions only (the reconnect lever tcp_reconnect switches it when "
+                     "levers.controllers names it: it disconnects)",
+                     true});
       }
       if (settings.kernel_lever != LeverKind::kAuto) return done({settings.kernel_lever, false, "levers.kernel_lever"});
       if (facts.adaptive_poll_attribute) {
@@ -62,12 +64,13 @@ LeverChoice ResolveLever(const config::LeverSettings& settings, const discover::
                        ? "nvmet target queue: shadow decisions only (this kernel has the polling-queue task, "
                          "pqt_*, module-wide; nvme-adapt has no lever for it)"
                        : "nvmet target queue: shadow decisions only (no lever on this kernel: it has no "
-                         "polling-queue task, /sys/module/nvmet/parameters/pqt_*)"});
+                         "polling-queue task, /sys/module/nvmet/parameters/pqt_*)",
+                   true});
     default:
       break;
   }
   // Block devices and SPDK are observed only: no lever switches them.
-  return done({LeverKind::kDryRun, true, "no lever for " + controller.name + "'s source"});
+  return done({LeverKind::kDryRun, true, "no lever for " + controller.name + "'s source: shadow decisions only", true});
 }
 
 std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const config::LeverSettings& settings,

@@ -42,6 +42,9 @@ struct LeverChoice {
   LeverKind kind = LeverKind::kDryRun;  // never kAuto
   bool dry_run = false;                 // the lever records instead of writing
   std::string why;                      // e.g. "levers.controllers[1]", "kernel default: GSIM present"
+  // No lever serves the controller (an NVMe target's queues, a TCP host without the reconnect lever, block
+  // devices, SPDK): its queues get shadow decisions in any mode but off, never a pretended switch.
+  bool shadow_only = false;
 };
 
 // Pure.

@@ -67,7 +67,8 @@ class Levers {
   // The lever serving this queue ("" when none can: the queue is then observed only).
   virtual std::string LeverFor(const DiscoveredQueue& queue) const = 0;
   // The controller mode the engine runs for this queue. A lever that acts on a whole controller cannot follow
-  // per-queue decisions: it maps `adaptive` to what it can do for the controller (see docs/levers.md).
+  // per-queue decisions: it maps `adaptive` to what it can do for the controller (see docs/levers.md). A
+  // controller no lever serves decides in shadow in every mode but off.
   virtual engine::ControllerMode ModeFor(const DiscoveredQueue&, engine::ControllerMode mode) const { return mode; }
   // True when a change by this queue's lever disrupts the controller's I/O (a controller reset): such
   // changes are spaced by AgentOptions::min_disruptive_interval per controller.

@@ -135,6 +135,8 @@ std::string RealLevers::LeverFor(const DiscoveredQueue& queue) const {
 
 engine::ControllerMode RealLevers::ModeFor(const DiscoveredQueue& queue, engine::ControllerMode mode) const {
   const auto lever = For(queue.controller);
+  // Adaptive there would pretend to poll and judge interrupt windows as polling ones.
+  if (lever && lever->choice.shadow_only && mode != engine::ControllerMode::kOff) return engine::ControllerMode::kShadow;
   if (!lever || !lever->lever || lever->lever->Scope() != actuate::LeverScope::kController ||
       mode != engine::ControllerMode::kAdaptive) {
     return mode;

@@ -66,10 +66,13 @@ TEST(ResolveLever, DryRun) {
   LeverChoice explicit_dry = ResolveLever(settings, Uvnvme(), {});
   EXPECT_EQ(explicit_dry.kind, LeverKind::kDryRun);
   EXPECT_TRUE(explicit_dry.dry_run);
+  EXPECT_FALSE(explicit_dry.shadow_only) << "a dry-run lever asked for records the switches it pretends";
 
   discover::Controller spdk = Uvnvme();
   spdk.source = Source::kSpdk;
   EXPECT_EQ(ResolveLever(config::LeverSettings{}, spdk, {}).kind, LeverKind::kDryRun);
+  EXPECT_TRUE(ResolveLever(config::LeverSettings{}, spdk, {}).shadow_only) << "no lever serves SPDK";
+  EXPECT_FALSE(ResolveLever(settings, Kernel(), {}).shadow_only);
 }
 
 TEST(ProbeLeverFacts, LooksForTheAttributeAndGsim) {
@@ -101,6 +104,7 @@ TEST(ResolveLever, ATargetQueueGetsShadowDecisionsSayingWhy) {
   LeverChoice stock = ResolveLever(settings, Target(), {});
   EXPECT_EQ(stock.kind, LeverKind::kDryRun);
   EXPECT_TRUE(stock.dry_run);
+  EXPECT_TRUE(stock.shadow_only);
   EXPECT_EQ(stock.why, "nvmet target queue: shadow decisions only (no lever on this kernel: it has no "
                        "polling-queue task, /sys/module/nvmet/parameters/pqt_*)");
   LeverFacts series;

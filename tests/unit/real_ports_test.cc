@@ -91,6 +91,12 @@ TEST_F(RealPorts, TheTargetsQueuesAreListedFromTheCollectorsCountsAndLeaveOnceId
 
   RealLevers levers(settings_, environment_, discovery);
   EXPECT_EQ(levers.LeverFor(target), "dry_run") << "no lever switches a target queue on a stock kernel";
+  for (engine::ControllerMode asked : {engine::ControllerMode::kAdaptive, engine::ControllerMode::kPoll,
+                                       engine::ControllerMode::kInterrupt, engine::ControllerMode::kShadow}) {
+    EXPECT_EQ(levers.ModeFor(target, asked), engine::ControllerMode::kShadow)
+        << "no pretended switch: " << engine::ControllerModeName(asked) << " decides in shadow";
+  }
+  EXPECT_EQ(levers.ModeFor(target, engine::ControllerMode::kOff), engine::ControllerMode::kOff);
 
   now += 11'000'000'000;  // q0 answered a keep-alive meanwhile; q1 did nothing
   counted = {{3, 0, 5}, {3, 1, 100}};

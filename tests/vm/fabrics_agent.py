@@ -75,6 +75,14 @@ def _check_target(checks, a, run, host_delta, summary):
                  levers == [(True, "dry_run")] and not admin and
                  any("nvmet target queue: shadow decisions only" in line for line in logged),
                  f"(eligible, lever) {levers}, admin eligible {admin}, log {logged}")
+    io = listed.get(1, {})
+    decision = io.get("lastDecision") or {}
+    checks.check(f"agent: {target} set adaptive is decided in shadow (no lever), a decision per 256-completion window",
+                 io.get("controllerMode") == "CONTROLLER_MODE_SHADOW" and io.get("mode") == "REAP_MODE_INTERRUPT" and
+                 int(io.get("windows", "0")) >= 3 and decision.get("reason") in ("window_slow", "window_fast"),
+                 f"controller mode {io.get('controllerMode')}, mode {io.get('mode')}, windows {io.get('windows')}, "
+                 f"last decision {decision.get('reason')} ({decision.get('from')} -> {decision.get('to')})")
+    summary["agent"]["target_shadow"] = {"windows": int(io.get("windows", "0")), "last_decision": decision}
     before = facts.agent_completions(a / "queues-before.json", target)
     after = facts.agent_completions(a / "queues-after.json", target)
     delta = {q: after[q] - before.get(q, 0) for q in after if q > 0}

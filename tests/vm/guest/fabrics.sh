@@ -74,6 +74,11 @@ lever_config() {
 lever_config
 agent_start fabrics "$a" --metrics-listen 127.0.0.1:9464
 agent_watch "$a/watch.json"
+# The target's controller (the host's cntlid) in adaptive mode with short windows: no lever serves it, so
+# its queues are decided in shadow, a decision per window.
+target_ctrl=nvmet:c$(cat "/sys/class/nvme/$fabrics_ctrl/cntlid")
+wait_until 30 "the agent to list $target_ctrl" _agent_lists "$target_ctrl" "$a/queues-target.json"
+ctl --json policy set --controller "$target_ctrl" --mode adaptive --window-completions 256 > "$a/target-policy.json"
 fabrics_settled_queues "$a/queues-before.json"
 fabrics_io lever agent-4k-randrw --bs=4k --rw=randrw --ioengine=libaio
 fabrics_settled_queues "$a/queues-after.json"
