@@ -79,6 +79,10 @@ agent_watch "$a/watch.json"
 target_ctrl=nvmet:c$(cat "/sys/class/nvme/$fabrics_ctrl/cntlid")
 wait_until 30 "the agent to list $target_ctrl" _agent_lists "$target_ctrl" "$a/queues-target.json"
 ctl --json policy set --controller "$target_ctrl" --mode adaptive --window-completions 256 > "$a/target-policy.json"
+# Its I/O queue is listed from its first completion: a few reads first, so that the measured run's windows
+# are the agent's from its start.
+dd if="/dev/$fabrics_disk" of=/dev/null bs=4k count=64 iflag=direct 2> /dev/null
+wait_until 30 "the agent to list $target_ctrl q1" _agent_lists_queue "$target_ctrl" 1 "$a/queues-target.json"
 fabrics_settled_queues "$a/queues-before.json"
 fabrics_io lever agent-4k-randrw --bs=4k --rw=randrw --ioengine=libaio
 fabrics_settled_queues "$a/queues-after.json"

@@ -254,6 +254,11 @@ fabrics_settled_queues() {
   return 1
 }
 
+# _agent_lists_queue CONTROLLER QID OUT: the agent's queue list (to OUT) has that queue.
+_agent_lists_queue() {
+  ctl --json queues > "$3" && grep -q "\"controller\":\"$1\",\"queue\":$2}" "$3"
+}
+
 # _agent_lists_layer LAYER OUT: the agent's queue list (to OUT) has a queue in LAYER.
 _agent_lists_layer() {
   ctl --json queues > "$2" && grep -q "\"layer\":\"$1\"" "$2"
