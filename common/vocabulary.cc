@@ -12,6 +12,8 @@ std::string QueueObjectName(std::string_view controller, uint32_t qid) {
   return std::string(controller) + " q" + std::to_string(qid);
 }
 
+std::string NvmetControllerName(uint32_t cntlid) { return "nvmet:c" + std::to_string(cntlid); }
+
 std::string QueueKey::ToString() const {
   char owner[64];
   switch (source) {
@@ -30,8 +32,7 @@ std::string QueueKey::ToString() const {
       return text;
     }
     case Source::kNvmet:
-      std::snprintf(owner, sizeof owner, "nvmet:c%u", ctrl);
-      break;
+      return QueueName(NvmetControllerName(ctrl), qid);
     default: {
       char text[96];
       std::snprintf(text, sizeof text, "source%u:%u:%u:%u", static_cast<unsigned>(source), pid, ctrl, qid);

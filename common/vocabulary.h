@@ -41,6 +41,9 @@ constexpr std::optional<Source> ParseSource(std::string_view name) { return kSou
 // A queue in text is "<owner>:q<qid>": the API, the CLI, the policy book and the collectors' keys all write it so.
 inline constexpr std::string_view kQueueNameMark = ":q";
 std::string QueueName(std::string_view owner, uint32_t qid);  // ("nvme0", 1) -> "nvme0:q1"
+// An NVMe target controller (nvmet) by its cntlid, "nvmet:c1": the owner of its queues' keys, and the
+// controller discovery lists them under.
+std::string NvmetControllerName(uint32_t cntlid);
 // How lever targets and restore points name a queue, "nvme0 q1": journals on disk hold it since the first
 // release, and a restore compares it, so it stays.
 std::string QueueObjectName(std::string_view controller, uint32_t qid);

@@ -122,9 +122,6 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     FlagCursor cursor(args, i);
     const std::string& arg = cursor.name();
-    auto value = [&] { return cursor.Value(); };
-    auto take = [&](std::optional<std::string>& field) { return cursor.Take(field); };
-    auto take_seconds = [&](std::optional<double>& field, double low) { return cursor.TakeSeconds(field, low); };
     Status status;
     if (arg == "--help" || arg == "-h") {
       flags.help = true;
@@ -135,40 +132,40 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
     } else if (arg == "--restore-only") {
       flags.restore_only = true;
     } else if (arg == "--config") {
-      auto v = value();
+      auto v = cursor.Value();
       if (!v) return v.error();
       flags.config_path = *v;
       flags.config_explicit = true;
     } else if (arg == "--state-dir") {
-      status = take(flags.state_dir);
+      status = cursor.Take(flags.state_dir);
     } else if (arg == "--runtime-dir") {
-      status = take(flags.runtime_dir);
+      status = cursor.Take(flags.runtime_dir);
     } else if (arg == "--log-level") {
-      status = take(flags.log_level);
+      status = cursor.Take(flags.log_level);
     } else if (arg == "--api-socket") {
-      status = take(flags.api_socket);
+      status = cursor.Take(flags.api_socket);
     } else if (arg == "--metrics-listen") {
-      status = take(flags.metrics_listen);
+      status = cursor.Take(flags.metrics_listen);
     } else if (arg == "--cpu-scheduling") {
-      status = take(flags.cpu_scheduling);
+      status = cursor.Take(flags.cpu_scheduling);
     } else if (arg == "--sources") {
-      status = take(flags.sources);
+      status = cursor.Take(flags.sources);
     } else if (arg == "--record-windows") {
-      auto v = value();
+      auto v = cursor.Value();
       if (!v) return v.error();
       flags.record_windows = *v;
     } else if (arg == "--default-mode") {
-      auto v = value();
+      auto v = cursor.Value();
       if (!v) return v.error();
       auto mode = engine::ParseControllerMode(*v);
       if (!mode) return Bad("--default-mode: unknown mode '" + *v + "' (off, adaptive, interrupt, poll, shadow)");
       flags.default_mode = *mode;
     } else if (arg == "--min-disruptive-interval") {
-      status = take_seconds(flags.min_disruptive_interval_seconds, 0);
+      status = cursor.TakeSeconds(flags.min_disruptive_interval_seconds, 0);
     } else if (arg == "--target-idle") {
-      status = take_seconds(flags.target_idle_seconds, 1);
+      status = cursor.TakeSeconds(flags.target_idle_seconds, 1);
     } else if (arg == "--exit-after") {
-      auto v = value();
+      auto v = cursor.Value();
       if (!v) return v.error();
       const std::optional<double> seconds = Seconds(*v);
       if (!seconds || *seconds <= 0) return Bad("--exit-after: not a positive number of seconds: '" + *v + "'");

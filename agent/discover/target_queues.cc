@@ -7,8 +7,6 @@
 
 namespace nvmeadapt::discover {
 
-std::string TargetControllerName(uint32_t cntlid) { return "nvmet:c" + std::to_string(cntlid); }
-
 std::set<std::string> NvmetExportTransports(const DiscoveryOptions& options) {
   std::set<std::string> transports;
   const std::string ports = JoinPath(options.sysfs_root, "kernel/config/nvmet/ports");
@@ -65,7 +63,7 @@ std::vector<Controller> DiscoverTargets(const DiscoveryOptions& options,
   std::vector<Controller> controllers;
   for (auto& [cntlid, queues] : by_controller) {
     Controller c;
-    c.name = TargetControllerName(cntlid);
+    c.name = NvmetControllerName(cntlid);
     c.source = Source::kNvmet;
     c.instance = cntlid;
     c.model = "nvmet";

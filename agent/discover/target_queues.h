@@ -43,9 +43,6 @@ class TargetQueueActivity {
   std::map<std::pair<uint32_t, uint32_t>, Seen> seen_;  // (cntlid, qid)
 };
 
-// "nvmet:c3"
-std::string TargetControllerName(uint32_t cntlid);
-
 // The transports (addr_trtype: "tcp", "rdma", "fc", "loop") of the nvmet ports that export at least one
 // subsystem (configfs nvmet/ports/*/subsystems/*). Empty without nvmet or with no port exporting.
 std::set<std::string> NvmetExportTransports(const DiscoveryOptions& options);

@@ -58,8 +58,7 @@ def check_agent(checks, results, info, summary):
 def _check_target(checks, a, run, host_delta, summary):
     """The target's own queues: the controller the host is connected to (its cntlid), listed as tcp/target
     with the host's qids, observed only (shadow decisions), counting what the host completed."""
-    words = (a / "host-before.txt").read_text().split()
-    cntlid = words[words.index("cntlid") + 1] if "cntlid" in words[:-1] else "?"
+    cntlid = ff.host_state(a / "host-before.txt").get("cntlid", "?")
     target = f"nvmet:c{cntlid}"
     host_qids = sorted(facts.agent_queues(a / "queues-after.json", summary["agent"]["host"]))
     listed = facts.agent_queues(a / "queues-after.json", target)

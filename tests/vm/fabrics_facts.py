@@ -83,3 +83,12 @@ def na_collect_queues(path):
 
 def na_collect_hooks(path):
     return [line.split()[1] for line in Path(path).read_text().splitlines() if line.startswith("hook ")]
+
+
+def host_state(path):
+    """{"controller", "queue_count", "io_poll", "hw_queues", "cntlid"} from a fabrics_host_state file ({} for
+    none)."""
+    words = Path(path).read_text().split()
+    if len(words) < 7:
+        return {}
+    return {"controller": words[0], **{words[i]: words[i + 1] for i in range(1, len(words) - 1, 2)}}

@@ -11,14 +11,6 @@ import nvme_facts as facts
 from fabrics_agent import _within
 
 
-def _host(path):
-    """{"controller", "queue_count", "io_poll", "hw_queues"} from a fabrics_host_state file ({} for none)."""
-    words = path.read_text().split()
-    if len(words) < 7:
-        return {}
-    return {"controller": words[0], **{words[i]: words[i + 1] for i in range(1, len(words) - 1, 2)}}
-
-
 def _entries(path, lever="tcp_reconnect"):
     return [e for e in json.loads(path.read_text() or "{}").get("entries", []) if e.get("lever") == lever]
 
@@ -29,7 +21,7 @@ def _same_shape(a, b):
 
 def _poll(checks, a, before, summary):
     d = a / "poll"
-    after = _host(d / "host.txt")
+    after = ff.host_state(d / "host.txt")
     ctrl = after.get("controller", "")
     queues = facts.agent_queues(d / "queues.json", ctrl)
     poll_qids = sorted(q for q, v in queues.items() if v.get("mode") == "REAP_MODE_POLL" and not v.get("eligible"))
@@ -69,10 +61,10 @@ def _hipri(checks, results, a, ctrl, poll_qids, summary):
 def check_lever(checks, results, summary):
     a = results / "agent"
     out = summary.setdefault("lever", {})
-    before = _host(a / "host-before.txt")
+    before = ff.host_state(a / "host-before.txt")
     ctrl, poll_qids = _poll(checks, a, before, out)
     _hipri(checks, results, a, ctrl, poll_qids, out)
-    stopped = _host(a / "host-after-stop.txt")
+    stopped = ff.host_state(a / "host-after-stop.txt")
     left = _entries(a / "journal-after-stop.json")
     exit_status = int((a / "exit-status").read_text())
     out["after_stop"] = {"host": stopped, "journal": left, "exit_status": exit_status}
@@ -83,8 +75,8 @@ def check_lever(checks, results, summary):
     b = results / "agent" / "crash"
     killed = int((b / "exit-status").read_text())
     kept = _entries(b / "journal-after-kill.json")
-    after_kill = _host(b / "host-after-kill.txt")
-    restored = _host(b / "next" / "host-restored.txt")
+    after_kill = ff.host_state(b / "host-after-kill.txt")
+    restored = ff.host_state(b / "next" / "host-restored.txt")
     log = (b / "next" / "daemon.log").read_text()
     journal_lines = [line.split(" info ")[-1][:120] for line in log.splitlines() if "journal:" in line]
     out["crash"] = {"exit_status": killed, "journal_after_kill": len(kept), "host_after_kill": after_kill,
@@ -106,7 +98,7 @@ def check_lever(checks, results, summary):
                      if e.get("kind") == "EVENT_KIND_QUEUE_REMOVED" and e.get("queue", {}).get("controller") == host)
     status = json.loads((n / "status-after-disconnect.json").read_text())
     stopped = int((n / "exit-status").read_text())
-    switched = _host(n / "poll" / "host.txt")
+    switched = ff.host_state(n / "poll" / "host.txt")
     left = _entries(n / "journal-after-stop.json")
     dropped = [line.split(" info ")[-1][:160] for line in (n / "daemon.log").read_text().splitlines()
                if "dropped" in line and "tcp_reconnect" in line]

@@ -9,7 +9,8 @@ leave the list with a QUEUE_REMOVED each once idle (the agent runs with --target
 import json
 
 import nvme_facts as facts
-from fabrics_lever import _entries, _host
+import fabrics_facts as ff
+from fabrics_lever import _entries
 
 
 def _layers(path, controller):
@@ -28,7 +29,7 @@ def _target_queues(path):
 
 def check_target_gone(checks, results, summary):
     t = results / "agent" / "target-gone"
-    switched = _host(t / "poll" / "host.txt")
+    switched = ff.host_state(t / "poll" / "host.txt")
     host = switched.get("controller", "")
     timeouts = (t / "poll" / "host-timeouts.txt").read_text().split()
     journaled = _entries(t / "journal-before.json")
