@@ -1,0 +1,158 @@
+// The node layer above the per-queue engine (issue #34): the engine decides each queue alone, blind to the
+// rest of the machine; the node layer sees every queue, the CPU each reaps on and what the node's CPUs are
+// busy with, and admits or defers each queue's try and ends polling runs that the node can no longer afford.
+// Pure like the engine: the node's facts come in as values (the daemon reads them from procfs, replay and the
+// simulator make them up), so every caller runs the same rules. Off by default: then every try is admitted
+// and no run is ended, which is the per-queue behaviour.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "agent/engine/types.h"
+#include "common/enum_table.h"
+#include "common/result.h"
+
+namespace nvmeadapt::engine {
+
+// Why a try was deferred or a polling run ended: a word of the decision stream and a metric label.
+enum class NodeReason : uint8_t {
+  kCpuBudget,    // the node's polling CPU budget is spent on queues that gain more per CPU second
+  kCpuBusy,      // the queue's reaping CPU has no headroom: other work keeps it busy
+  kCpuPressure,  // the node's CPU pressure (PSI cpu some/full avg10) says runnable work already waits
+  kStaggered,    // another queue on the same CPU is trying now (or just ended its try)
+};
+inline constexpr EnumTable<NodeReason, 4> kNodeReasons({{NodeReason::kCpuBudget, "cpu_budget"},
+                                                        {NodeReason::kCpuBusy, "cpu_busy"},
+                                                        {NodeReason::kCpuPressure, "cpu_pressure"},
+                                                        {NodeReason::kStaggered, "staggered"}},
+                                                       "unknown");
+constexpr std::string_view NodeReasonName(NodeReason reason) { return kNodeReasons.Name(reason); }
+
+// The operator's settings. Shares are of one CPU (0..1), pressure in PSI percent (0..100).
+struct NodeSettings {
+  bool enabled = false;  // off: the per-queue behaviour, every try admitted
+  // The polling CPU budget of the node: at most this many cores polling at once. Both 0: no budget. Both
+  // set: the smaller one.
+  double budget_cores = 0;
+  double budget_share = 0;  // of the node's CPUs (the facts' CPU count)
+  // A polling queue's cost when the caller does not know it: a spinning reaper holds its CPU.
+  double default_poll_cost_cores = 1.0;
+  // A try needs this much of its reaping CPU idle of other work (busy share minus the node's own polling).
+  double min_headroom = 0.2;
+  // A polling run ends when its CPU's headroom falls below this.
+  double stop_headroom = 0.05;
+  // No try while PSI cpu some avg10 is at or above this; polling runs end at or above the stop figures.
+  double pressure_some_limit = 10.0;
+  double pressure_some_stop = 25.0;
+  double pressure_full_stop = 5.0;
+  // After a try on a CPU ends, the next queue on that CPU waits this long (its baseline settles first).
+  Nanos stagger_gap = 0;
+  // Facts older than this say nothing: the headroom and pressure rules are skipped (budget and staggering
+  // still hold), so a reader that stalls never blocks polling forever.
+  Nanos facts_max_age = 5'000'000'000;
+
+  bool operator==(const NodeSettings&) const = default;
+};
+
+// Checks every field; the error names the first bad one, prefixed by `field_prefix`.
+Status ValidateNodeSettings(const NodeSettings& settings, std::string_view field_prefix = "node.");
+
+// What the node looks like now, as the facts' reader measured it over its last interval.
+struct NodeFacts {
+  Nanos at = 0;  // when they were read
+  // Per CPU (index = CPU number): the busy share (0..1) over the interval, all work included; nullopt for a
+  // CPU without a figure (offline, or not in /proc/stat).
+  std::vector<std::optional<double>> cpu_busy;
+  std::optional<double> pressure_some_avg10;  // nullopt: no PSI on this kernel
+  std::optional<double> pressure_full_avg10;
+};
+
+// What the node knows of one queue; the caller updates it as its payoff accounting learns more.
+struct NodeQueue {
+  std::optional<uint32_t> cpu;  // where its completions are reaped; nullopt: unknown (CPU rules skipped)
+  std::optional<double> gain_per_cpu_second;  // measured payoff of its polling; nullopt: not measured yet
+  std::optional<double> poll_cost_cores;      // CPU its polling takes; nullopt: default_poll_cost_cores
+};
+
+struct TryRequest {
+  QueueHandle queue = 0;
+  Nanos at = 0;
+};
+
+struct NodeStop {
+  QueueHandle queue = 0;
+  NodeReason reason = NodeReason::kCpuBudget;
+};
+
+// Admit (deferred empty), possibly ending worse-paying runs to make room in the budget; or Defer{reason}.
+struct TryVerdict {
+  std::optional<NodeReason> deferred;
+  std::vector<NodeStop> ended;  // runs the caller must end now (reason cpu_budget) for this try's room
+  bool Admitted() const { return !deferred; }
+};
+
+class NodeLayer {
+ public:
+  void SetSettings(const NodeSettings& settings) { settings_ = settings; }
+  const NodeSettings& Settings() const { return settings_; }
+  bool Enabled() const { return settings_.enabled; }
+
+  // Adds or updates a queue (gain and cost as they become known).
+  void SetQueue(QueueHandle queue, const NodeQueue& facts);
+  void RemoveQueue(QueueHandle queue);
+
+  // The engine wants to try polling on a queue. Admitted: the queue is trying and polling until TryEnded /
+  // PollingEnded. Off: always admitted (still accounted, so that turning it on later starts from the truth).
+  TryVerdict Try(const TryRequest& request);
+  // The try's first verdict came: kept polling (the run goes on, counted in the budget) or not.
+  void TryEnded(QueueHandle queue, bool kept_polling, Nanos at);
+  // The queue left polling (run ended, re-measure, mode change, failure).
+  void PollingEnded(QueueHandle queue, Nanos at);
+
+  // New facts; returns the polling runs to end now, each with its reason (none when off). An ended run is
+  // released at once: the caller switches those queues back to interrupt mode.
+  std::vector<NodeStop> OnFacts(const NodeFacts& facts);
+
+  // For status and tests.
+  double PollingCores() const;  // the budget spent now
+  std::optional<double> BudgetCores() const;  // nullopt: no budget
+  bool Polling(QueueHandle queue) const;
+  bool Trying(QueueHandle queue) const;
+
+ private:
+  struct Entry {
+    bool live = false;
+    NodeQueue facts;
+    bool polling = false;  // admitted and not ended: counted in the budget
+    bool trying = false;   // admitted, first verdict not yet in: holds its CPU's try slot
+  };
+  struct Cpu {
+    std::optional<QueueHandle> trying;
+    Nanos last_try_end = 0;
+    bool tried = false;  // last_try_end means something
+  };
+
+  Entry* Find(QueueHandle queue);
+  const Entry* Find(QueueHandle queue) const;
+  double Cost(const Entry& entry) const;
+  bool FactsFresh(Nanos now) const;
+  // The CPU's busy share without the node's own polling on it; nullopt: no figure.
+  std::optional<double> OtherBusy(uint32_t cpu) const;
+  std::optional<NodeReason> CpuRules(const Entry& entry, Nanos now) const;
+  std::optional<NodeReason> Stagger(const Entry& entry, Nanos now) const;
+  // Runs that pay less than `gain` whose end leaves room for `cost`; nullopt when no such set exists.
+  std::optional<std::vector<QueueHandle>> RoomFor(QueueHandle asking, double cost, double gain) const;
+  void Release(QueueHandle queue, Nanos at);
+  void EndRunsOverBudget(std::vector<NodeStop>* stops);
+
+  NodeSettings settings_;
+  NodeFacts facts_;
+  bool have_facts_ = false;
+  std::vector<Entry> queues_;
+  std::vector<Cpu> cpus_;
+};
+
+}  // namespace nvmeadapt::engine
