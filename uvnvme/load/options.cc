@@ -144,6 +144,10 @@ const OptionSpec kOptions[] = {
     {kLoad, "--bs", "SIZE", "block size, a multiple of 512: 4k, 128k (4k)", ApplyBlockSize},
     {kLoad, "--rwmixread", "PCT", "percentage of reads (100)",
      [](std::string_view v, LoadOptions& o, Pending&) { return SetU32(v, 0, 100, o.read_percent); }},
+    {kLoad, "--io-work-us", "US",
+     "the application's own CPU work per completion: a compute loop of US\n"
+     "(calibrated at start) before the next reap, as fio's thinktime spin (0)",
+     [](std::string_view v, LoadOptions& o, Pending&) { return SetMicros(v, o.io_work_ns); }},
     {kLoad, "--runtime", "DUR", "run time: 5s, 500ms (5s); ignored with --phases", ApplyRuntime},
     {kLoad, "--phases", "PROFILE",
      "phases of DUR:qdN or DUR:idle, each optionally :interrupt or :poll,\ne.g. 2s:qd1,4s:qd64,2s:idle",

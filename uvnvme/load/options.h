@@ -21,6 +21,7 @@ struct LoadOptions {
   uint32_t queue_depth = 1;
   uint32_t block_bytes = 4096;
   uint32_t read_percent = 100;
+  int64_t io_work_ns = 0;  // --io-work-us: the application's own CPU work per completion (app_work.h)
   std::vector<int> host_cpus;  // the reaper threads' CPUs; empty: any
   std::string device_clock_requested = "auto";  // --device-clock; driver.device_clock is what it resolved to
   bool external = false;   // --mode external: start in interrupt mode, never switch (the agent does)

@@ -10,6 +10,13 @@ using nlohmann::json;
 
 double Rate(uint64_t count, double seconds) { return seconds > 0 ? static_cast<double>(count) / seconds : 0; }
 
+// The application's work done per second (--io-work-us): CPU seconds of work, as calibrated, per second of
+// the run. Beside the IOPS it shows what the application itself got done, which is what a CPU taken by
+// polling (or by another task) costs it.
+double WorkPerSecond(const LoadOptions& options, uint64_t worked, double seconds) {
+  return Rate(worked, seconds) * static_cast<double>(options.io_work_ns) / 1e9;
+}
+
 void AddLatency(json& out, const LatencyHistogram& latency) {
   out["lat_p50_us"] = latency.Quantile(0.50) / 1000.0;
   out["lat_p99_us"] = latency.Quantile(0.99) / 1000.0;
@@ -47,7 +54,7 @@ std::string ModeText(const LoadOptions& options) {
 }
 
 // One object a phase, over every queue.
-json PhasesJson(const LoadResult& result) {
+json PhasesJson(const LoadOptions& options, const LoadResult& result) {
   json phases = json::array();
   for (size_t i = 0; i < result.phases.size(); ++i) {
     const PhaseResult& phase = result.phases[i];
@@ -55,11 +62,13 @@ json PhasesJson(const LoadResult& result) {
     DeviceTiming device;
     uint64_t completed = 0;
     uint64_t poll_completed = 0;
+    uint64_t worked = 0;
     for (const QueueResult& queue : result.queues) {
       latency.Merge(queue.phases[i].latency);
       device.Merge(queue.phases[i].device);
       completed += queue.phases[i].completed;
       poll_completed += queue.phases[i].poll_completed;
+      worked += queue.phases[i].worked;
     }
     json p = {{"label", phase.phase.label},
               {"seconds", phase.seconds},
@@ -68,6 +77,7 @@ json PhasesJson(const LoadResult& result) {
               {"completed", completed},
               {"poll_completed", poll_completed},
               {"iops", Rate(completed, phase.seconds)},
+              {"app_work_per_second", WorkPerSecond(options, worked, phase.seconds)},
               {"cpu_seconds", phase.cpu.process},
               {"host_cpu_seconds", phase.cpu.host},
               {"controller_cpu_seconds", phase.cpu.controller},
@@ -89,6 +99,7 @@ json ConfigJson(const LoadOptions& options) {
           {"jobs", options.jobs},
           {"bs", options.block_bytes},
           {"rwmixread", options.read_percent},
+          {"io_work_us", static_cast<double>(options.io_work_ns) / 1000.0},
           {"model", DescribeModel(driver.model)},
           {"mode", ModeText(options)},
           {"device_clock", options.device_clock_requested},
@@ -157,7 +168,15 @@ json ReportJson(const LoadOptions& options, const LoadResult& result) {
   report["interrupted"] = result.interrupted;
   report["queues"] = std::move(queues);
 
-  report["phases"] = PhasesJson(result);
+  uint64_t worked = 0;
+  for (const QueueResult& queue : result.queues) {
+    for (const QueuePhaseResult& phase : queue.phases) worked += phase.worked;
+  }
+  report["app_work"] = {{"io_work_us", static_cast<double>(options.io_work_ns) / 1000.0},
+                        {"loops_per_io", result.work_loops_per_io},
+                        {"ios_worked", worked},
+                        {"per_second", WorkPerSecond(options, worked, result.seconds)}};
+  report["phases"] = PhasesJson(options, result);
   report["config"] = ConfigJson(options);
   return report;
 }
@@ -196,6 +215,11 @@ std::string ReportText(const LoadOptions& options, const LoadResult& result) {
                   q["iops"].get<double>(), q["lat_p99_us"].get<double>(),
                   static_cast<unsigned long long>(q["wakeups"].get<uint64_t>()),
                   static_cast<unsigned long long>(q["mode_switches"].get<uint64_t>()));
+    out << line;
+  }
+  if (options.io_work_ns > 0) {
+    std::snprintf(line, sizeof line, "  application work %.1f us per I/O: %.3f CPU seconds of it per second\n",
+                  static_cast<double>(options.io_work_ns) / 1000.0, r["app_work"]["per_second"].get<double>());
     out << line;
   }
   if (r["phases"].size() > 1) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "uvnvme/load/app_work.h"
 #include "uvnvme/sync.h"
 
 namespace nvmeadapt::uvnvme::load {
@@ -72,6 +73,7 @@ class Run {
   std::vector<std::unique_ptr<Reaper>> reapers_;
   std::atomic<size_t> phase_{0};  // == phases.size(): stop submitting and drain
   std::atomic<size_t> last_phase_{0};  // the last phase started: the drain's completions count in it
+  uint64_t work_loops_ = 0;  // per completion, set before the reapers start
 };
 
 IoCommand Run::NextCommand(Reaper& reaper) const {
@@ -112,6 +114,10 @@ void Run::ReaperLoop(Reaper& reaper) {
     for (size_t i = 0; i < reaped; ++i) stats.latency.Record(done[i].latency_ns);
     stats.completed += reaped;
     if (queue.mode() == ReapMode::kPoll) stats.poll_completed += reaped;  // the mode the drain ran in
+    if (work_loops_ > 0) {
+      for (size_t i = 0; i < reaped; ++i) (void)RunWorkLoops(work_loops_, static_cast<uint64_t>(done[i].latency_ns));
+      stats.worked += reaped;
+    }
     if (reaped == 0 && queue.mode() == ReapMode::kPoll) CpuRelax();
   }
   reaper.final_cpu_ns = ClockNs(CLOCK_THREAD_CPUTIME_ID);
@@ -201,6 +207,8 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
     reapers_.push_back(std::move(reaper));
   }
   LoadResult result;
+  work_loops_ = CalibrateWorkLoops(options_.io_work_ns);
+  result.work_loops_per_io = work_loops_;
   Status placement_error = OkStatus();  // reported after the run: the threads are up and must be joined
   const int64_t start = MonotonicNanos();
   for (auto& reaper : reapers_) {

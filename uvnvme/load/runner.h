@@ -24,6 +24,7 @@ struct CpuSample {
 struct QueuePhaseResult {
   uint64_t completed = 0;
   uint64_t poll_completed = 0;  // of `completed`, reaped in poll mode
+  uint64_t worked = 0;          // completions whose application work (--io-work-us) was done
   LatencyHistogram latency;
   DeviceTiming device;  // the controller's side: lateness of its posts, intervals between them
 };
@@ -52,6 +53,7 @@ struct LoadResult {
   DeviceClock device_clock = DeviceClock::kSleeping;
   uint32_t device_threads = 0;  // the emulated device's threads (controllers may share them)
   bool device_timing = false;  // QueuePhaseResult::device is filled in (the controllers closed their timing)
+  uint64_t work_loops_per_io = 0;  // --io-work-us as calibrated (app_work.h); 0: no application work
   CpuSample cpu;             // process: getrusage user + sys of the whole run
   std::vector<QueueResult> queues;
   std::vector<PhaseResult> phases;

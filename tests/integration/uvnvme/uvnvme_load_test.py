@@ -95,7 +95,7 @@ class BadArguments(unittest.TestCase):
         (["--coalesce", "8"], "--coalesce"), (["--phases", "2s:qd1,oops"], "--phases"),
         (["--mode", "external", "--phases", "1s:qd1:poll"], "--phases"),
         (["--qd", "2000"], "--qd"), (["--latency-us", "x"], "--latency-us"), (["--iops-cap", "lots"], "--iops-cap"),
-        (["--runtime-dir", "run"], "--runtime-dir"), (["--bogus"], "--bogus"), (["stray"], "stray"),
+        (["--runtime-dir", "run"], "--runtime-dir"), (["--io-work-us", "-5"], "--io-work-us"), (["--bogus"], "--bogus"), (["stray"], "stray"),
     ]
 
     def test_each_bad_argument_exits_2_naming_it(self):
