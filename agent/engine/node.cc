@@ -212,6 +212,11 @@ void NodeLayer::TryEnded(QueueHandle queue, bool kept_polling, Nanos at) {
 
 void NodeLayer::PollingEnded(QueueHandle queue, Nanos at) { Release(queue, at); }
 
+void NodeLayer::PollingStarted(QueueHandle queue) {
+  if (!Find(queue)) SetQueue(queue, NodeQueue{});
+  queues_[queue].polling = true;
+}
+
 void NodeLayer::Release(QueueHandle queue, Nanos at) {
   TryEnded(queue, false, at);
 }

@@ -111,6 +111,9 @@ class NodeLayer {
   void TryEnded(QueueHandle queue, bool kept_polling, Nanos at);
   // The queue left polling (run ended, re-measure, mode change, failure).
   void PollingEnded(QueueHandle queue, Nanos at);
+  // The queue polls without a try the node layer admitted (a forced mode, an override, a lever that left it
+  // polling): counted in the budget and its CPU's own polling, never deferred.
+  void PollingStarted(QueueHandle queue);
 
   // New facts; returns the polling runs to end now, each with its reason (none when off). An ended run is
   // released at once: the caller switches those queues back to interrupt mode.
