@@ -152,7 +152,7 @@ std::optional<std::vector<QueueHandle>> NodeLayer::RoomFor(QueueHandle asking, d
   std::vector<QueueHandle> worse;
   for (QueueHandle q = 0; q < queues_.size(); ++q) {
     const Entry& entry = queues_[q];
-    if (q != asking && entry.live && entry.polling && Rank(entry.facts) < gain) worse.push_back(q);
+    if (q != asking && Endable(entry) && Rank(entry.facts) < gain) worse.push_back(q);
   }
   std::stable_sort(worse.begin(), worse.end(),
                    [this](QueueHandle a, QueueHandle b) { return Rank(queues_[a].facts) < Rank(queues_[b].facts); });
@@ -172,7 +172,7 @@ TryVerdict NodeLayer::Try(const TryRequest& request) {
     SetQueue(request.queue, NodeQueue{});  // a queue the caller never described: no CPU, no gain known
     entry = Find(request.queue);
   }
-  if (entry->polling) return verdict;  // already admitted: nothing more to spend
+  if (entry->polling) return verdict;  // already polling: nothing more to spend
   if (settings_.enabled) {
     verdict.deferred = CpuRules(*entry, request.at);
     if (!verdict.deferred) {
@@ -207,7 +207,10 @@ void NodeLayer::TryEnded(QueueHandle queue, bool kept_polling, Nanos at) {
     cpu.tried = true;
     entry->trying = false;
   }
-  if (!kept_polling) entry->polling = false;
+  if (!kept_polling) {
+    entry->polling = false;
+    entry->forced = false;
+  }
 }
 
 void NodeLayer::PollingEnded(QueueHandle queue, Nanos at) { Release(queue, at); }
@@ -215,6 +218,7 @@ void NodeLayer::PollingEnded(QueueHandle queue, Nanos at) { Release(queue, at); 
 void NodeLayer::PollingStarted(QueueHandle queue) {
   if (!Find(queue)) SetQueue(queue, NodeQueue{});
   queues_[queue].polling = true;
+  queues_[queue].forced = true;
 }
 
 void NodeLayer::Release(QueueHandle queue, Nanos at) {
@@ -226,7 +230,7 @@ void NodeLayer::EndRunsOverBudget(std::vector<NodeStop>* stops) {
   if (!budget) return;
   std::vector<QueueHandle> running;
   for (QueueHandle q = 0; q < queues_.size(); ++q) {
-    if (queues_[q].live && queues_[q].polling) running.push_back(q);
+    if (Endable(queues_[q])) running.push_back(q);
   }
   std::stable_sort(running.begin(), running.end(),
                    [this](QueueHandle a, QueueHandle b) { return Rank(queues_[a].facts) < Rank(queues_[b].facts); });
@@ -249,7 +253,7 @@ std::vector<NodeStop> NodeLayer::OnFacts(const NodeFacts& facts) {
                        (facts.pressure_full_avg10 && *facts.pressure_full_avg10 >= settings_.pressure_full_stop);
   for (QueueHandle q = 0; q < queues_.size(); ++q) {
     const Entry& entry = queues_[q];
-    if (!entry.live || !entry.polling) continue;
+    if (!Endable(entry)) continue;
     std::optional<NodeReason> reason;
     if (pressed) {
       reason = NodeReason::kCpuPressure;

@@ -112,7 +112,7 @@ class NodeLayer {
   // The queue left polling (run ended, re-measure, mode change, failure).
   void PollingEnded(QueueHandle queue, Nanos at);
   // The queue polls without a try the node layer admitted (a forced mode, an override, a lever that left it
-  // polling): counted in the budget and its CPU's own polling, never deferred.
+  // polling): counted in the budget and its CPU's own polling, never deferred or ended by the node layer.
   void PollingStarted(QueueHandle queue);
 
   // New facts; returns the polling runs to end now, each with its reason (none when off). An ended run is
@@ -131,6 +131,7 @@ class NodeLayer {
     NodeQueue facts;
     bool polling = false;  // admitted and not ended: counted in the budget
     bool trying = false;   // admitted, first verdict not yet in: holds its CPU's try slot
+    bool forced = false;   // polling the node layer did not admit: counted, never ended by it
   };
   struct Cpu {
     std::optional<QueueHandle> trying;
@@ -146,6 +147,8 @@ class NodeLayer {
   std::optional<double> OtherBusy(uint32_t cpu) const;
   std::optional<NodeReason> CpuRules(const Entry& entry, Nanos now) const;
   std::optional<NodeReason> Stagger(const Entry& entry, Nanos now) const;
+  // A run the node layer may end: one it admitted.
+  bool Endable(const Entry& entry) const { return entry.live && entry.polling && !entry.forced; }
   // Runs that pay less than `gain` whose end leaves room for `cost`; nullopt when no such set exists.
   std::optional<std::vector<QueueHandle>> RoomFor(QueueHandle asking, double cost, double gain) const;
   void Release(QueueHandle queue, Nanos at);

@@ -274,6 +274,23 @@ TEST(NodeLayerStagger, AStaggeredTryEndsNoOtherRun) {
   EXPECT_TRUE(node.Polling(0));
 }
 
+TEST(NodeLayerQueues, PollingTheLayerDidNotAdmitIsCountedButNeverEnded) {
+  NodeLayer node = Node(1);
+  node.SetQueue(0, OnCpu(0, 0.5));
+  node.SetQueue(1, OnCpu(1, 9.0));
+  node.PollingStarted(0);  // forced by the operator
+  EXPECT_DOUBLE_EQ(node.PollingCores(), 1.0);
+  const TryVerdict v = Try(node, 1);  // pays more, but a forced run is not the node layer's to end
+  EXPECT_EQ(Deferred(v), "cpu_budget");
+  EXPECT_TRUE(v.ended.empty());
+  EXPECT_TRUE(node.OnFacts(Facts(kMs, {1.0, 0.0}, 90.0, 90.0)).empty());
+  EXPECT_TRUE(node.Polling(0));
+  node.PollingEnded(0, 2 * kMs);
+  EXPECT_TRUE(Try(node, 1, 2 * kMs).Admitted() == false);  // still pressed at 90
+  (void)node.OnFacts(Facts(3 * kMs, {0.0, 0.0}, 0.0, 0.0));
+  EXPECT_TRUE(Try(node, 1, 3 * kMs).Admitted());
+}
+
 TEST(NodeLayerQueues, ARemovedQueueFreesItsBudgetAndItsCpu) {
   NodeLayer node = Node(1);
   node.SetQueue(0, OnCpu(0));
