@@ -72,9 +72,9 @@ def summary_of(result):
     for keep in result.get("agent_keeps", []):
         if keep.get("ratio") is not None:
             out[f"agent_keeps_{keep['name']}"] = keep["ratio"]
-    for policy in ("in_driver", "agent"):
-        tally = result.get("sweep", {}).get(policy, {})
-        for key in ("cases", "improved", "regressed"):
+    for policy in ("in_driver", "gsim", "agent"):
+        tally = result.get("sweep", {}).get("policies", {}).get(policy, {})
+        for key in ("cases", "better", "worse"):
             if key in tally:
                 out[f"sweep_{policy}_{key}"] = tally[key]
     return out

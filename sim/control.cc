@@ -18,6 +18,7 @@ std::string PolicyName(PolicyKind kind) {
     case PolicyKind::kPoll: return "poll";
     case PolicyKind::kInDriver: return "in_driver";
     case PolicyKind::kAgent: return "agent";
+    case PolicyKind::kGsim: return "gsim";
   }
   return "unknown";
 }

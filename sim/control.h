@@ -81,7 +81,8 @@ class EngineController : public Controller {
   EngineCounts counts_;
 };
 
-enum class PolicyKind { kInterrupt, kPoll, kInDriver, kAgent };
+// kGsim: interrupt mode with GSIM moderating the host's interrupts (sim/gsim.h).
+enum class PolicyKind { kInterrupt, kPoll, kInDriver, kAgent, kGsim };
 std::string PolicyName(PolicyKind kind);
 
 }  // namespace nvmeadapt::sim

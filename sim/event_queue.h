@@ -17,6 +17,10 @@ enum class EventKind : uint8_t {
   kJobWake,      // a = job
   kModeEffect,   // a = queue, b = mode (0 interrupt, 1 poll) | generation << 1
   kControl,      // a, b: the controller's own
+  kIrqDeliver,   // a = queue: its interrupt message got through the platform's ceiling
+  kDeviceRelease,  // a = device: completions held behind its interrupt messages may post
+  kGsimUpdate,   // GSIM's per-CPU measurement
+  kGsimUnmask,   // a = CPU: GSIM re-enables the sources it disabled there
 };
 
 struct Event {
