@@ -8,7 +8,9 @@ its CPU per completion (interrupt mode at QD32, where wake-ups are rarest) and t
 BUILD/bench-results/sim.json and sim-curve.png (gnuplot, as bench/eval does).
 
 Usage: bench/sim_bench.py BUILD_DIR [--full] [--output JSON]
-  --full: the whole sweep and the finer latency curve (one command; hours on a 2-core machine)."""
+  --full: the whole sweep (540 cases: static interrupt, in-driver engine, GSIM, agent) and the finer
+  latency curve, one command; docs/scale.md gives its estimated CPU time. --output docs/data/sim-full.json
+  writes where docs/scale.md reads the full sweep from."""
 import argparse
 import json
 import os

@@ -45,7 +45,7 @@ struct GsimPoint {
   // Another platform and other drives than the patch's: its own ceiling, fitted to its interrupt-mode
   // figure, and a read IOPS cap per SSD fitted so that GSIM's figure is reachable (docs/scale.md).
   double host_ceiling = 5.2e6;
-  double read_iops_cap = 2.0e6;
+  double read_iops_cap = 1.75e6;
 };
 Case GsimCase(const GsimPoint& point, ScaleMechanism mechanism);
 

@@ -97,6 +97,9 @@ void ReportSweep(Json& json, const ReportOptions& options) {
   Tally in_driver{"in_driver"}, gsim{"gsim"}, agent{"agent"};
   double baseline_seconds = 0;
   uint32_t total = 0;
+  // Per device count: cases in the sweep, cases run and their CPU seconds (the estimate is per stratum:
+  // a 15-device case costs far more than a one-device one).
+  std::vector<double> stratum_total(devices.size()), stratum_run(devices.size()), stratum_seconds(devices.size());
   const auto wall_start = std::chrono::steady_clock::now();
   std::fprintf(options.log, "sweep (%s%s): drives x randread/randwrite/randrw x QD x jobs x devices\n",
                options.reduced ? "reduced" : "full",
@@ -107,9 +110,11 @@ void ReportSweep(Json& json, const ReportOptions& options) {
   json.Key("regressed_cases").Open('[');
   for (const DriveProfile& drive : SweepDrives()) {
     for (const Mix& mix : mixes) {
-      for (uint32_t d : devices) {
+      for (size_t di = 0; di < devices.size(); ++di) {
+        const uint32_t d = devices[di];
         for (uint32_t j : jobs) {
           for (uint32_t qd : depths) {
+            ++stratum_total[di];
             if (total++ % options.sweep_sample != 0) continue;
             const std::string name = drive.name + " " + mix.name + " " + std::to_string(d) + "x" +
                                      std::to_string(j) + " QD" + std::to_string(qd);
@@ -117,6 +122,8 @@ void ReportSweep(Json& json, const ReportOptions& options) {
                          Workload{d, j, qd, mix.read_fraction, 4096}};
             const Comparison r = Compare(c, options, options.agent, false);
             baseline_seconds += r.interrupt_seconds;
+            ++stratum_run[di];
+            stratum_seconds[di] += r.interrupt_seconds + r.in_driver_seconds + r.gsim_seconds + r.agent_seconds;
             in_driver.run_seconds += r.in_driver_seconds;
             gsim.run_seconds += r.gsim_seconds;
             agent.run_seconds += r.agent_seconds;
@@ -141,9 +148,10 @@ void ReportSweep(Json& json, const ReportOptions& options) {
   json.Key("baseline_run_seconds").Value(baseline_seconds);
   json.Key("run_seconds").Value(cpu);
   json.Key("wall_seconds").Value(wall);
-  // Every n-th case in loop order covers each drive, mix and device count alike: the whole sweep's CPU
-  // time is the sample's scaled by cases in the sweep over cases run.
-  const double estimate = sampled > 0 ? cpu * total / sampled : 0;
+  double estimate = 0;
+  for (size_t di = 0; di < devices.size(); ++di) {
+    if (stratum_run[di] > 0) estimate += stratum_seconds[di] * stratum_total[di] / stratum_run[di];
+  }
   json.Key("estimated_full_run_seconds").Value(estimate);
   std::fprintf(options.log, "  %u of %u cases, %.0f s CPU (%.0f s wall); the whole sweep: about %.0f s CPU\n", sampled,
                total, cpu, wall, estimate);
