@@ -131,6 +131,7 @@ def main():
     results = build / "bench-results"
     results.mkdir(parents=True, exist_ok=True)
     output = pathlib.Path(args.output) if args.output else results / "sim.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
     binary = build / "sim" / "nvme-adapt-sim"
     if not os.access(binary, os.X_OK):
         sys.exit(f"sim_bench: {binary} is missing: build the project first")
@@ -153,10 +154,10 @@ def main():
                                "model": uvnvme.get("model"), "settings": settings}
     output.write_text(json.dumps(result, indent=2) + "\n")
     try:
-        plot(result, output.parent)
+        plot(result, results)
     except InputError as error:
         sys.exit(f"sim_bench: {error}")
-    print(f"sim_bench: {output} and {output.parent / 'sim-curve.png'}")
+    print(f"sim_bench: {output} and {results / 'sim-curve.png'}")
     if run.returncode == 3:
         sys.exit("sim_bench: a calibration or validation point is outside 15 % (see above)")
 
