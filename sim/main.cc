@@ -15,9 +15,11 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: nvme-adapt-sim report [--full] [--out FILE] [--sections LIST] [--mechanism NAME] [--sweep-sample N]\n"
+    "                             [--try-clock switch|first_completion]\n"
     "                             [--uvnvme-ratios QD1,QD8,QD32 --uvnvme-set NAME=VALUE...]\n"
     "       nvme-adapt-sim point [--devices N] [--jobs N] [--qd N] [--read FRACTION] [--drive NAME] [--ms N]\n"
     "                            [--policy interrupt|poll|in_driver|agent|gsim] [--effect-us N] [--mechanism NAME]\n"
+    "                            [--try-clock switch|first_completion]\n"
     "                            [--set NAME=VALUE...]\n"
     "       nvme-adapt-sim params\n"
     "report: calibration against the patch's six published points, validation against uvnvme (needs\n"
@@ -25,6 +27,8 @@ constexpr const char* kUsage =
     "  agent keeps, the latency curve and the sweep; reduced unless --full; writes JSON to --out.\n"
     "  LIST: comma-separated of calibration,validation,keeps,curve,sweep (default: all).\n"
     "  --sweep-sample N: run every N-th sweep case only and estimate the whole sweep's run time from them.\n"
+    "--try-clock switch|first_completion: where the agent's try starts its clock (the BPF side's window\n"
+    "  start; a model experiment, default switch).\n"
     "NAME (--mechanism): what slows interrupt mode at 15 devices, interrupt_ceiling (default) or\n"
     "  per_entry_penalty (the older fit).\n"
     "point: one case under one policy (default all five), for exploring; NAME=VALUE sets a model parameter\n"
@@ -74,6 +78,11 @@ int Params() {
   return 0;
 }
 
+bool TryClockFirstCompletion(const std::string& value) {
+  if (value != "switch" && value != "first_completion") Fail("--try-clock: switch or first_completion, not '" + value + "'");
+  return value == "first_completion";
+}
+
 int Point(const std::vector<std::string>& args) {
   ScaleMechanism mechanism = ScaleMechanism::kCeiling;
   Case c = SeedCase("point", Workload{}, mechanism);
@@ -96,6 +105,7 @@ int Point(const std::vector<std::string>& args) {
       agent.to_poll_blocking = agent.to_interrupt_blocking = agent.to_poll_effect;
     }
     else if (flag == "--set") sets.push_back(value);
+    else if (flag == "--try-clock") agent.try_clock_first_completion = TryClockFirstCompletion(value);
     else if (flag == "--mechanism") {
       if (!ParseMechanism(value, mechanism)) Fail("--mechanism: no mechanism named '" + value + "'");
       c.costs = SeedHostCosts(mechanism);
@@ -153,6 +163,7 @@ int Report(const std::vector<std::string>& args) {
     const std::string& value = args[++i];
     if (flag == "--out") out = value;
     else if (flag == "--sections") sections = value;
+    else if (flag == "--try-clock") options.agent.try_clock_first_completion = TryClockFirstCompletion(value);
     else if (flag == "--mechanism") {
       if (!ParseMechanism(value, options.mechanism)) Fail("--mechanism: no mechanism named '" + value + "'");
     } else if (flag == "--sweep-sample") {

@@ -232,6 +232,23 @@ TEST(SimCeiling, TheInterruptCeilingCapsInterruptModeAndGsimRecovers) {
   EXPECT_LT(gsim.interrupts, limited.interrupts);
 }
 
+// The try clock: switched in the quiet gap after a burst, a CPU-saturated queue's first polled completion
+// comes a device round trip later and fails the pace check at k = 1 when the try's clock started at the
+// switch; started at that first completion, no try fails there.
+TEST(SimTryClock, StartingATryAtItsFirstCompletionRemovesTheFailuresAtTheFirstIndex) {
+  const Case c{"t", SeedHostCosts(ScaleMechanism::kPerEntry), HostLayout{16, 16}, SeedDrive(), Workload{4, 8, 64, 1.0, 4096}};
+  AgentLatency fast = MeasuredAgentLatency();
+  fast.to_poll_effect = fast.to_interrupt_effect = fast.to_poll_blocking = fast.to_interrupt_blocking = 10'000;
+  const RunLength length{5'000'000, 100'000'000};
+  const CaseResult at_switch = RunCase(c, PolicyKind::kAgent, PatchPolicy(), fast, length);
+  AgentLatency first = fast;
+  first.try_clock_first_completion = true;
+  const CaseResult at_first = RunCase(c, PolicyKind::kAgent, PatchPolicy(), first, length);
+  EXPECT_GT(at_switch.counts.behind_pace_first, 5u) << "the case shows the k = 1 failures";
+  EXPECT_EQ(at_first.counts.behind_pace_first, 0u);
+  EXPECT_GT(at_first.stats.PollShare(), at_switch.stats.PollShare());
+}
+
 TEST(SimJson, QuotesAndSeparatesMembers) {
   Json json;
   json.Open('{');
