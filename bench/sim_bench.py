@@ -8,7 +8,9 @@ its CPU per completion (interrupt mode at QD32, where wake-ups are rarest) and t
 BUILD/bench-results/sim.json and sim-curve.png (gnuplot, as bench/eval does).
 
 Usage: bench/sim_bench.py BUILD_DIR [--full] [--output JSON]
-  --full: the whole sweep and the finer latency curve (one command; hours on a 2-core machine)."""
+  --full: the whole sweep (540 cases: static interrupt, in-driver engine, GSIM, agent) and the finer
+  latency curve, one command; docs/scale.md gives its estimated CPU time. --output docs/data/sim-full.json
+  writes where docs/scale.md reads the full sweep from."""
 import argparse
 import json
 import os
@@ -72,9 +74,9 @@ def summary_of(result):
     for keep in result.get("agent_keeps", []):
         if keep.get("ratio") is not None:
             out[f"agent_keeps_{keep['name']}"] = keep["ratio"]
-    for policy in ("in_driver", "agent"):
-        tally = result.get("sweep", {}).get(policy, {})
-        for key in ("cases", "improved", "regressed"):
+    for policy in ("in_driver", "gsim", "agent"):
+        tally = result.get("sweep", {}).get("policies", {}).get(policy, {})
+        for key in ("cases", "better", "worse"):
             if key in tally:
                 out[f"sweep_{policy}_{key}"] = tally[key]
     return out
@@ -129,6 +131,7 @@ def main():
     results = build / "bench-results"
     results.mkdir(parents=True, exist_ok=True)
     output = pathlib.Path(args.output) if args.output else results / "sim.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
     binary = build / "sim" / "nvme-adapt-sim"
     if not os.access(binary, os.X_OK):
         sys.exit(f"sim_bench: {binary} is missing: build the project first")
@@ -151,10 +154,10 @@ def main():
                                "model": uvnvme.get("model"), "settings": settings}
     output.write_text(json.dumps(result, indent=2) + "\n")
     try:
-        plot(result, output.parent)
+        plot(result, results)
     except InputError as error:
         sys.exit(f"sim_bench: {error}")
-    print(f"sim_bench: {output} and {output.parent / 'sim-curve.png'}")
+    print(f"sim_bench: {output} and {results / 'sim-curve.png'}")
     if run.returncode == 3:
         sys.exit("sim_bench: a calibration or validation point is outside 15 % (see above)")
 

@@ -18,6 +18,7 @@ std::string PolicyName(PolicyKind kind) {
     case PolicyKind::kPoll: return "poll";
     case PolicyKind::kInDriver: return "in_driver";
     case PolicyKind::kAgent: return "agent";
+    case PolicyKind::kGsim: return "gsim";
   }
   return "unknown";
 }
@@ -58,6 +59,10 @@ void EngineController::ScheduleTimer(Nanos now) {
 void EngineController::OnReaped(uint32_t queue, ReapMode mode, uint32_t entries, Nanos now) {
   Collector& c = queues_[queue];
   if (mode != c.mode) return;  // the driver switched and the collector has not restarted yet: not counted
+  if (c.awaiting_first) {
+    c.start = now;
+    c.awaiting_first = false;
+  }
   for (uint32_t i = 0; i < entries; ++i) {
     ++c.count;
     c.last = now;
@@ -90,6 +95,7 @@ void EngineController::Restart(Collector& c, ReapMode mode, Nanos now) {
   c.last = 0;
   c.count = 0;
   c.miss_sent = false;
+  c.awaiting_first = latency_ && latency_->try_clock_first_completion;
 }
 
 void EngineController::Send(const engine::WindowRecord& record, Nanos now) {

@@ -63,6 +63,7 @@ class EngineController : public Controller {
     bool miss_sent = false;
     Nanos baseline_span = 0;
     uint32_t baseline_completions = 0;
+    bool awaiting_first = false;  // the try's clock starts at the next completion
   };
   void Restart(Collector& c, ReapMode mode, Nanos now);
   void Send(const engine::WindowRecord& record, Nanos now);
@@ -81,7 +82,8 @@ class EngineController : public Controller {
   EngineCounts counts_;
 };
 
-enum class PolicyKind { kInterrupt, kPoll, kInDriver, kAgent };
+// kGsim: interrupt mode with GSIM moderating the host's interrupts (sim/gsim.h).
+enum class PolicyKind { kInterrupt, kPoll, kInDriver, kAgent, kGsim };
 std::string PolicyName(PolicyKind kind);
 
 }  // namespace nvmeadapt::sim

@@ -58,6 +58,7 @@ RunStats Host::Run(Nanos warmup, Nanos measure) {
   measure_from_ = warmup;
   const Nanos end = warmup + measure;
   controller_.Attach(*this);
+  if (gsim_.enabled) events_.Schedule(gsim_.update, EventKind::kGsimUpdate);
   for (Cpu& cpu : cpus_) Dispatch(cpu);
   while (!events_.Empty() && events_.NextAt() <= end) {
     const Event e = events_.Pop();
@@ -94,6 +95,10 @@ RunStats Host::Run(Nanos warmup, Nanos measure) {
         if ((e.b >> 1) == queues_[e.a].mode_gen) SetModeNow(e.a, (e.b & 1) ? ReapMode::kPoll : ReapMode::kInterrupt);
         break;
       case EventKind::kControl: controller_.OnControl(e.a, e.b, now_); break;
+      case EventKind::kIrqDeliver: QueueReap(e.a, false); break;
+      case EventKind::kDeviceRelease: ReleaseDevice(e.a); break;
+      case EventKind::kGsimUpdate: GsimUpdate(); break;
+      case EventKind::kGsimUnmask: GsimUnmask(e.a); break;
     }
   }
   now_ = end;
@@ -142,10 +147,7 @@ void Host::SetModeNow(uint32_t queue, ReapMode mode) {
       if (jobs_[j].state == JobState::kSpinning) jobs_[j].state = JobState::kSleeping;
     }
     // Unmasked: the driver reaps once what was posted while masked, as nvme-pci does after re-enabling.
-    if (!q.posted.empty() && !q.irq_active) {
-      q.irq_active = true;
-      QueueReap(queue, false);
-    }
+    if (!q.posted.empty() && !q.irq_active) RaiseIrq(queue);
   }
   controller_.OnModeEffective(queue, mode, now_);
 }
@@ -203,6 +205,7 @@ void Host::StartReapPass(Cpu& cpu, uint32_t queue, Running kind, bool continuati
     if (Measuring()) ++stats_.poll_runs;
   } else {
     cost = (continuation ? 0 : costs_.irq_entry_exit) + static_cast<Nanos>(n) * costs_.irq_per_entry;
+    if (!continuation) ++cpu.period_irqs;
     if (Measuring() && !continuation) ++stats_.interrupts;
   }
   if (n > 0 && cpu.last_queue != queue) {
@@ -234,21 +237,19 @@ void Host::EndReapPass(Cpu& cpu) {
   for (uint32_t j : cpu.to_wake) events_.Schedule(now_ + costs_.wake_latency, EventKind::kJobWake, j);
   Queue& q = queues_[queue];
   if (kind == Running::kIrq) {
+    cpu.period_hardirq += now_ - cpu.start;
     // The handler loops until the queue is empty: what arrived while it ran is reaped without a new interrupt.
     if (!q.posted.empty() && q.mode == ReapMode::kInterrupt) {
       StartReapPass(cpu, queue, Running::kIrq, true);
       return;
     }
-    q.irq_active = false;
+    if (!GsimHolds(cpu, queue)) q.irq_active = false;
     return;
   }
   q.poll_queued = false;
   if (q.mode != ReapMode::kPoll) {
     // The queue went back to interrupt mode while this run waited: what the run left is the handler's.
-    if (!q.posted.empty() && !q.irq_active) {
-      q.irq_active = true;
-      QueueReap(queue, false);
-    }
+    if (!q.posted.empty() && !q.irq_active) RaiseIrq(queue);
     return;
   }
   if (!q.posted.empty() && cpu.pass.size() == costs_.poll_budget) {
@@ -337,6 +338,19 @@ void Host::Submit(uint32_t slot) {
 }
 
 void Host::OnDeviceDone(uint32_t slot) {
+  Device& device = devices_[jobs_[ios_[slot].job].device];
+  if (device.blocked_until > now_ || !device.held.empty()) {  // behind the device's interrupt message
+    device.held.push_back(slot);
+    if (!device.release_scheduled) {
+      device.release_scheduled = true;
+      events_.Schedule(std::max(now_, device.blocked_until), EventKind::kDeviceRelease, jobs_[ios_[slot].job].device);
+    }
+    return;
+  }
+  PostCompletion(slot);
+}
+
+void Host::PostCompletion(uint32_t slot) {
   const uint32_t j = ios_[slot].job;
   Job& job = jobs_[j];
   const uint32_t queue = job.queue;
@@ -352,10 +366,7 @@ void Host::OnDeviceDone(uint32_t slot) {
     return;
   }
   q.posted.push_back(slot);
-  if (q.mode == ReapMode::kInterrupt && !q.irq_active) {
-    q.irq_active = true;
-    QueueReap(queue, false);
-  }
+  if (q.mode == ReapMode::kInterrupt && !q.irq_active) RaiseIrq(queue);
 }
 
 }  // namespace nvmeadapt::sim

@@ -10,6 +10,7 @@
 
 #include "agent/engine/types.h"
 #include "sim/event_queue.h"
+#include "sim/gsim.h"
 #include "sim/params.h"
 
 namespace nvmeadapt::sim {
@@ -28,6 +29,7 @@ struct RunStats {
   Nanos job_cpu = 0;            // CPU time of job work in the measured interval
   double latency_sum_ns = 0;    // submit to consumed, over the completions counted
   uint64_t events = 0;
+  uint64_t gsim_masks = 0;      // handler ends after which GSIM kept the source disabled
 
   double Iops() const { return measured > 0 ? completions * 1e9 / measured : 0; }
   double PollShare() const { return reaped ? static_cast<double>(polled) / reaped : 0; }
@@ -60,6 +62,8 @@ class Host {
   ReapMode Mode(uint32_t queue) const { return queues_[queue].mode; }
   // The queue switches to `mode` at `at`; a later request replaces one not yet in effect.
   void RequestMode(uint32_t queue, ReapMode mode, Nanos at);
+  // GSIM moderates this host's interrupts (before Run).
+  void EnableGsim(const GsimParams& params) { gsim_ = params; }
 
  private:
   enum class JobState : uint8_t { kSleeping, kWaking, kRunnable, kRunning, kSpinning };
@@ -94,11 +98,20 @@ class Host {
     uint32_t last_queue = UINT32_MAX;  // the vector of the last interrupt taken here
     std::vector<uint32_t> pass;      // entries the running pass reaps
     std::vector<uint32_t> to_wake;   // jobs the running pass wakes
+    Nanos irq_gate = 0;              // the interrupt ceiling: when this CPU accepts its next message
+    uint64_t period_irqs = 0;        // GSIM: interrupts and hardirq time in the current update period
+    Nanos period_hardirq = 0;
+    Nanos gsim_delay = 0;
+    bool gsim_timer = false;
+    std::vector<uint32_t> masked;    // queues GSIM keeps disabled until the timer
   };
   struct Device {
     Nanos gate_free = 0;
     std::priority_queue<Nanos, std::vector<Nanos>, std::greater<Nanos>> units;  // media units' free times
     bool unlimited = true;
+    Nanos blocked_until = 0;         // completions post only after the device's last interrupt message
+    std::deque<uint32_t> held;
+    bool release_scheduled = false;
   };
   struct Io {
     uint32_t job = 0;
@@ -111,6 +124,12 @@ class Host {
   void StartJobSegment(Cpu& cpu, uint32_t job);
   void EndJobSegment(Cpu& cpu);
   void QueueReap(uint32_t queue, bool poll);
+  void RaiseIrq(uint32_t queue);       // host_irq.cc: through the ceiling, if any
+  void PostCompletion(uint32_t slot);
+  void ReleaseDevice(uint32_t device);
+  void GsimUpdate();
+  void GsimUnmask(uint32_t cpu);
+  bool GsimHolds(Cpu& cpu, uint32_t queue);  // after the handler: keeps the source disabled, if moderating
   void Submit(uint32_t slot);
   void OnDeviceDone(uint32_t slot);
   void MakeRunnable(uint32_t job);
@@ -133,6 +152,8 @@ class Host {
   Nanos measure_from_ = 0;
   uint64_t rng_;
   RunStats stats_;
+  GsimParams gsim_;
+  Nanos host_irq_gate_ = 0;
 };
 
 }  // namespace nvmeadapt::sim

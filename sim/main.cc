@@ -14,16 +14,24 @@ using namespace nvmeadapt::sim;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: nvme-adapt-sim report [--full] [--out FILE] [--sections LIST]\n"
+    "usage: nvme-adapt-sim report [--full] [--out FILE] [--sections LIST] [--mechanism NAME] [--sweep-sample N]\n"
+    "                             [--try-clock switch|first_completion]\n"
     "                             [--uvnvme-ratios QD1,QD8,QD32 --uvnvme-set NAME=VALUE...]\n"
     "       nvme-adapt-sim point [--devices N] [--jobs N] [--qd N] [--read FRACTION] [--drive NAME] [--ms N]\n"
-    "                            [--policy interrupt|poll|in_driver|agent] [--effect-us N] [--set NAME=VALUE...]\n"
+    "                            [--policy interrupt|poll|in_driver|agent|gsim] [--effect-us N] [--mechanism NAME]\n"
+    "                            [--try-clock switch|first_completion]\n"
+    "                            [--set NAME=VALUE...]\n"
     "       nvme-adapt-sim params\n"
     "report: calibration against the patch's six published points, validation against uvnvme (needs\n"
     "  --uvnvme-ratios and the parameters from the same bench run, bench/sim_bench.py passes them), what the\n"
     "  agent keeps, the latency curve and the sweep; reduced unless --full; writes JSON to --out.\n"
     "  LIST: comma-separated of calibration,validation,keeps,curve,sweep (default: all).\n"
-    "point: one case under one policy (default all four), for exploring; NAME=VALUE sets a model parameter\n"
+    "  --sweep-sample N: run every N-th sweep case only and estimate the whole sweep's run time from them.\n"
+    "--try-clock switch|first_completion: where the agent's try starts its clock (the BPF side's window\n"
+    "  start; a model experiment, default switch).\n"
+    "NAME (--mechanism): what slows interrupt mode at 15 devices, interrupt_ceiling (default) or\n"
+    "  per_entry_penalty (the older fit).\n"
+    "point: one case under one policy (default all five), for exploring; NAME=VALUE sets a model parameter\n"
     "  (names as `params` prints them); --effect-us: the agent's decision-to-effect latency (its loop waits\n"
     "  as long), instead of the measured one.\n";
 
@@ -57,6 +65,8 @@ void PrintParams(const std::vector<NamedValue>& values) {
 int Params() {
   std::printf("seed host costs:\n");
   PrintParams(DescribeSeedCosts());
+  std::printf("GSIM (the gsim policy):\n");
+  PrintParams(DescribeGsim(GsimSuggested()));
   std::printf("seed host layout:\n");
   PrintParams(DescribeLayout(SeedHostLayout(), "fit by hand: the cover letter does not give the machine (60 CPUs: two jobs of two devices on each at 15 x 8)"));
   for (const DriveProfile& d : SweepDrives()) {
@@ -68,10 +78,17 @@ int Params() {
   return 0;
 }
 
+bool TryClockFirstCompletion(const std::string& value) {
+  if (value != "switch" && value != "first_completion") Fail("--try-clock: switch or first_completion, not '" + value + "'");
+  return value == "first_completion";
+}
+
 int Point(const std::vector<std::string>& args) {
-  Case c = SeedCase("point", Workload{});
+  ScaleMechanism mechanism = ScaleMechanism::kCeiling;
+  Case c = SeedCase("point", Workload{}, mechanism);
   Nanos ms = 100;
   std::string only;
+  std::vector<std::string> sets;
   AgentLatency agent = MeasuredAgentLatency();
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
@@ -87,8 +104,12 @@ int Point(const std::vector<std::string>& args) {
       agent.to_poll_effect = agent.to_interrupt_effect = static_cast<Nanos>(Number(flag, value) * 1e3);
       agent.to_poll_blocking = agent.to_interrupt_blocking = agent.to_poll_effect;
     }
-    else if (flag == "--set") SetNamed(c.costs, c.layout, c.drive, value);
-    else if (flag == "--drive") {
+    else if (flag == "--set") sets.push_back(value);
+    else if (flag == "--try-clock") agent.try_clock_first_completion = TryClockFirstCompletion(value);
+    else if (flag == "--mechanism") {
+      if (!ParseMechanism(value, mechanism)) Fail("--mechanism: no mechanism named '" + value + "'");
+      c.costs = SeedHostCosts(mechanism);
+    } else if (flag == "--drive") {
       bool found = false;
       for (const DriveProfile& d : SweepDrives()) {
         if (d.name == value) c.drive = d, found = true;
@@ -98,20 +119,22 @@ int Point(const std::vector<std::string>& args) {
       Fail("unknown flag " + flag);
     }
   }
-  if (!only.empty() && only != "interrupt" && only != "poll" && only != "in_driver" && only != "agent") {
+  if (!only.empty() && only != "interrupt" && only != "poll" && only != "in_driver" && only != "agent" && only != "gsim") {
     Fail("--policy: no policy named '" + only + "'");
   }
+  for (const std::string& assignment : sets) SetNamed(c.costs, c.layout, c.drive, assignment);
   if (c.load.devices < 1 || c.load.jobs_per_device < 1 || c.load.qd < 1 || ms < 1) {
     Fail("--devices, --jobs, --qd and --ms must be at least 1");
   }
-  for (PolicyKind k : {PolicyKind::kInterrupt, PolicyKind::kPoll, PolicyKind::kInDriver, PolicyKind::kAgent}) {
+  for (PolicyKind k : {PolicyKind::kInterrupt, PolicyKind::kPoll, PolicyKind::kInDriver, PolicyKind::kAgent,
+                       PolicyKind::kGsim}) {
     if (!only.empty() && PolicyName(k) != only) continue;
     const CaseResult r = RunCase(c, k, PatchPolicy(), agent, RunLength{5'000'000, ms * 1'000'000});
     std::printf("%-9s %12.0f IOPS (model)  mean latency %8.1f us  polled %5.1f%%  interrupts %lu  poll runs %lu  "
-                "switches %lu  tries %lu (behind pace %lu, %lu of them at k = 1; not faster %lu, stalled %lu)\n",
+                "gsim masks %lu  switches %lu  tries %lu (behind pace %lu, %lu of them at k = 1; not faster %lu, stalled %lu)\n",
                 PolicyName(k).c_str(), r.stats.Iops(), r.stats.MeanLatencyUs(), 100 * r.stats.PollShare(),
                 static_cast<unsigned long>(r.stats.interrupts), static_cast<unsigned long>(r.stats.poll_runs),
-                static_cast<unsigned long>(r.stats.switches), static_cast<unsigned long>(r.counts.to_poll),
+                static_cast<unsigned long>(r.stats.gsim_masks), static_cast<unsigned long>(r.stats.switches), static_cast<unsigned long>(r.counts.to_poll),
                 static_cast<unsigned long>(r.counts.behind_pace), static_cast<unsigned long>(r.counts.behind_pace_first),
                 static_cast<unsigned long>(r.counts.not_faster),
                 static_cast<unsigned long>(r.counts.stalled));
@@ -140,6 +163,14 @@ int Report(const std::vector<std::string>& args) {
     const std::string& value = args[++i];
     if (flag == "--out") out = value;
     else if (flag == "--sections") sections = value;
+    else if (flag == "--try-clock") options.agent.try_clock_first_completion = TryClockFirstCompletion(value);
+    else if (flag == "--mechanism") {
+      if (!ParseMechanism(value, options.mechanism)) Fail("--mechanism: no mechanism named '" + value + "'");
+    } else if (flag == "--sweep-sample") {
+      const double n = Number(flag, value);
+      if (n < 1) Fail("--sweep-sample must be at least 1");
+      options.sweep_sample = static_cast<uint32_t>(n);
+    }
     else if (flag == "--uvnvme-set") SetNamed(uvnvme.costs, unused_layout, uvnvme.drive, value);
     else if (flag == "--uvnvme-ratios") {
       std::stringstream list(value);

@@ -22,6 +22,10 @@ struct HostCosts {
   Nanos irq_entry_exit = 0;     // CPU per hardirq: entry, exit, re-arm
   Nanos irq_per_entry = 0;      // CPU per completion entry reaped in interrupt context
   Nanos irq_vector_switch = 0;  // extra CPU per entry of an interrupt whose vector is not the CPU's last one
+  // The platform's interrupt ceiling (0: none): interrupt messages the host (interrupt remapping) and each
+  // CPU accept per second. A message waits for both; the device's later completion writes wait behind it.
+  double irq_host_ceiling = 0;
+  double irq_cpu_ceiling = 0;
   Nanos wakeup = 0;             // reaping CPU's cost of waking a sleeping job
   Nanos wake_latency = 0;       // from that wakeup to the job running (idle exit, IPI, scheduler)
   PollStyle poll_style = PollStyle::kHrtimer;
@@ -63,6 +67,9 @@ struct AgentLatency {
   Nanos to_interrupt_effect = 0;  // decision to the driver back in interrupt mode
   Nanos to_poll_blocking = 0;     // the agent's loop waits this long for the lever's acknowledgement
   Nanos to_interrupt_blocking = 0;
+  // A try's window starts at its first completion in the new mode (the BPF side reporting that time),
+  // instead of when the switch took effect. A model experiment: the engine has no such policy yet.
+  bool try_clock_first_completion = false;
 };
 
 struct NamedValue {
@@ -72,8 +79,14 @@ struct NamedValue {
   std::string source;
 };
 
+// What makes interrupt mode slow at 15 devices in the model: the platform's interrupt ceiling, or the
+// older fit, a penalty per entry of an interrupt that follows another queue's reaping on its CPU.
+enum class ScaleMechanism : uint8_t { kCeiling, kPerEntry };
+std::string MechanismName(ScaleMechanism mechanism);
+bool ParseMechanism(const std::string& name, ScaleMechanism& mechanism);
+
 // The seed's host as the fit found it, and uvnvme on this machine (from a uvnvme bench run's figures).
-HostCosts SeedHostCosts();
+HostCosts SeedHostCosts(ScaleMechanism mechanism = ScaleMechanism::kCeiling);
 HostLayout SeedHostLayout();
 DriveProfile SeedDrive();
 engine::Policy PatchPolicy();
@@ -86,9 +99,9 @@ bool SetParameter(HostCosts& costs, HostLayout& layout, DriveProfile& drive, con
 
 std::vector<NamedValue> DescribeCosts(const HostCosts& costs, const std::string& source);
 // The seed host's costs, each with its own source: fitted to the published points, or assumed.
-std::vector<NamedValue> DescribeSeedCosts();
+std::vector<NamedValue> DescribeSeedCosts(ScaleMechanism mechanism = ScaleMechanism::kCeiling);
 // The values the calibration fitted (host costs, layout and the seed drive's), with their sources.
-std::vector<NamedValue> FittedSeedParameters();
+std::vector<NamedValue> FittedSeedParameters(ScaleMechanism mechanism = ScaleMechanism::kCeiling);
 std::vector<NamedValue> DescribeLayout(const HostLayout& layout, const std::string& source);
 std::vector<NamedValue> DescribeDrive(const DriveProfile& drive);
 std::vector<NamedValue> DescribeAgent(const AgentLatency& agent);

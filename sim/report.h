@@ -16,13 +16,17 @@ struct ReportOptions {
   bool reduced = true;          // make bench: fewer cases, shorter runs
   AgentLatency agent = MeasuredAgentLatency();
   engine::Policy policy = PatchPolicy();
+  ScaleMechanism mechanism = ScaleMechanism::kCeiling;
+  uint32_t sweep_sample = 1;    // run every n-th sweep case and extrapolate the run time (1: all)
   FILE* log = stdout;
 };
 
 // One case under every policy, and the gains over static interrupt.
 struct Comparison {
-  double interrupt_iops = 0, poll_iops = 0, in_driver_iops = 0, agent_iops = 0;
-  CaseResult in_driver, agent;
+  double interrupt_iops = 0, poll_iops = 0, in_driver_iops = 0, agent_iops = 0, gsim_iops = 0;
+  CaseResult in_driver, agent, gsim;
+  // CPU seconds each policy's runs took (interrupt: with the pilot); the sweep reports them per policy.
+  double interrupt_seconds = 0, in_driver_seconds = 0, agent_seconds = 0, gsim_seconds = 0;
   RunLength adaptive;  // the engine runs' length, the same for the in-driver engine and the agent
   double Gain(double iops) const { return interrupt_iops > 0 ? iops / interrupt_iops - 1 : 0; }
 };
@@ -30,7 +34,20 @@ struct Comparison {
 Comparison Compare(const Case& c, const ReportOptions& options, const AgentLatency& agent, bool with_poll,
                    const Comparison* baseline = nullptr);
 std::vector<Comparison> CompareSeedPoints(const ReportOptions& options);
-Case SeedCase(const std::string& name, const Workload& load);
+Case SeedCase(const std::string& name, const Workload& load, ScaleMechanism mechanism);
+
+// GSIM's published point: 12 SSDs, 96 queues, 4 KiB randread, 6 M IOPS without it and 20.5 M with it.
+struct GsimPoint {
+  std::string name = "gsim_12x8";
+  Workload load{12, 8, 64, 1.0, 4096};
+  double published_interrupt_iops = 6e6;
+  double published_gsim_iops = 20.5e6;
+  // Another platform and other drives than the patch's: its own ceiling, fitted to its interrupt-mode
+  // figure, and a read IOPS cap per SSD fitted so that GSIM's figure is reachable (docs/scale.md).
+  double host_ceiling = 5.2e6;
+  double read_iops_cap = 1.75e6;
+};
+Case GsimCase(const GsimPoint& point, ScaleMechanism mechanism);
 
 // uvnvme on this machine: the measured poll/interrupt IOPS ratios and the parameters derived from the
 // same bench run (bench/sim_bench.py reads build/bench-results/uvnvme.json).

@@ -10,9 +10,11 @@ CaseResult RunCase(const Case& c, PolicyKind policy, const engine::Policy& engin
   CaseResult result;
   switch (policy) {
     case PolicyKind::kInterrupt:
-    case PolicyKind::kPoll: {
+    case PolicyKind::kPoll:
+    case PolicyKind::kGsim: {
       StaticController control(policy == PolicyKind::kPoll ? ReapMode::kPoll : ReapMode::kInterrupt);
       Host host(c.costs, c.layout, c.drive, c.load, control, seed);
+      if (policy == PolicyKind::kGsim) host.EnableGsim(c.gsim);
       result.stats = host.Run(length.warmup, length.measure);
       break;
     }

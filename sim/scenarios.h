@@ -16,6 +16,7 @@ struct Case {
   HostLayout layout;
   DriveProfile drive;
   Workload load;
+  GsimParams gsim = GsimSuggested();  // what the GSIM policy runs with
 };
 
 struct RunLength {

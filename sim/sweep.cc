@@ -1,9 +1,10 @@
 // The seed's kind of sweep: drives x read/write mix x depth x jobs x devices, each case under static
-// interrupt, the in-driver engine and the agent; counted as the cover letter counts (more than 5 % either
-// way), with the regressed cases named and the engine's verdicts that explain them.
+// interrupt, the in-driver engine, GSIM and the agent; counted as the cover letter counts (more than 5 %
+// either way), with the regressed cases named and the engine's verdicts that explain them.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <tuple>
+#include <ctime>
 
 #include "sim/report.h"
 
@@ -18,8 +19,10 @@ struct Mix {
 };
 
 struct Tally {
+  const char* name;
   std::vector<double> better, worse;
   uint32_t cases = 0;
+  double run_seconds = 0;  // CPU seconds of this policy's runs
   void Add(double gain) {
     ++cases;
     if (gain > kSignificant) better.push_back(gain);
@@ -34,20 +37,22 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-void WriteTally(Json& json, const Tally& t, FILE* log, const char* name) {
+void WriteTally(Json& json, const Tally& t, FILE* log) {
+  const char* name = t.name;
   const double best = t.better.empty() ? 0 : *std::max_element(t.better.begin(), t.better.end());
   const double worst = t.worse.empty() ? 0 : *std::min_element(t.worse.begin(), t.worse.end());
   std::fprintf(log, "  %-9s %u cases: %zu better (max %+.1f%%, median %+.1f%%), %zu worse (max %+.1f%%, median %+.1f%%)\n",
                name, t.cases, t.better.size(), 100 * best, 100 * Median(t.better), t.worse.size(), 100 * worst,
                100 * Median(t.worse));
-  json.Open('{');
+  json.Key(name).Open('{');
   json.Key("cases").Value(static_cast<double>(t.cases));
-  json.Key("improved").Value(static_cast<double>(t.better.size()));
-  json.Key("improved_max").Value(best);
-  json.Key("improved_median").Value(Median(t.better));
-  json.Key("regressed").Value(static_cast<double>(t.worse.size()));
-  json.Key("regressed_max").Value(worst);
-  json.Key("regressed_median").Value(Median(t.worse));
+  json.Key("better").Value(static_cast<double>(t.better.size()));
+  json.Key("better_max").Value(best);
+  json.Key("better_median").Value(Median(t.better));
+  json.Key("worse").Value(static_cast<double>(t.worse.size()));
+  json.Key("worse_max").Value(worst);
+  json.Key("worse_median").Value(Median(t.worse));
+  json.Key("run_seconds").Value(t.run_seconds);
   json.Close('}');
 }
 
@@ -65,6 +70,20 @@ std::string Why(const CaseResult& r) {
          "while neighbouring queues polled (or the switch's latency cost more than the windows gained)";
 }
 
+
+void WriteRegressed(Json& json, const ReportOptions& options, const std::string& name, const char* policy,
+                   double gain, const Comparison& r, const CaseResult* engine) {
+  const std::string why = engine ? Why(*engine) : "GSIM's delay held completions longer than the interrupts it saved";
+  std::fprintf(options.log, "  regressed: %-40s %-9s %+6.1f%%: %s\n", name.c_str(), policy, 100 * gain, why.c_str());
+  json.Open('{');
+  json.Key("name").Value(name);
+  json.Key("policy").Value(policy);
+  json.Key("gain").Value(gain);
+  json.Key("interrupt_iops").Value(r.interrupt_iops);
+  json.Key("why").Value(why);
+  json.Close('}');
+}
+
 }  // namespace
 
 void ReportSweep(Json& json, const ReportOptions& options) {
@@ -75,48 +94,70 @@ void ReportSweep(Json& json, const ReportOptions& options) {
     jobs = {1, 4, 8};
     devices = {1, 4, 15};
   }
-  Tally in_driver, agent;
-  std::fprintf(options.log, "sweep (%s): drives x randread/randwrite/randrw x QD x jobs x devices\n",
-               options.reduced ? "reduced" : "full");
+  Tally in_driver{"in_driver"}, gsim{"gsim"}, agent{"agent"};
+  double baseline_seconds = 0;
+  uint32_t total = 0;
+  // Per device count: cases in the sweep, cases run and their CPU seconds (the estimate is per stratum:
+  // a 15-device case costs far more than a one-device one).
+  std::vector<double> stratum_total(devices.size()), stratum_run(devices.size()), stratum_seconds(devices.size());
+  const auto wall_start = std::chrono::steady_clock::now();
+  std::fprintf(options.log, "sweep (%s%s): drives x randread/randwrite/randrw x QD x jobs x devices\n",
+               options.reduced ? "reduced" : "full",
+               options.sweep_sample > 1 ? (", every " + std::to_string(options.sweep_sample) + "th case").c_str() : "");
   json.Key("sweep").Open('{');
   json.Key("reduced").Value(options.reduced);
   json.Key("significant").Value(kSignificant);
   json.Key("regressed_cases").Open('[');
   for (const DriveProfile& drive : SweepDrives()) {
     for (const Mix& mix : mixes) {
-      for (uint32_t d : devices) {
+      for (size_t di = 0; di < devices.size(); ++di) {
+        const uint32_t d = devices[di];
         for (uint32_t j : jobs) {
           for (uint32_t qd : depths) {
+            ++stratum_total[di];
+            if (total++ % options.sweep_sample != 0) continue;
             const std::string name = drive.name + " " + mix.name + " " + std::to_string(d) + "x" +
                                      std::to_string(j) + " QD" + std::to_string(qd);
-            const Case c{name, SeedHostCosts(), SeedHostLayout(), drive, Workload{d, j, qd, mix.read_fraction, 4096}};
+            const Case c{name, SeedHostCosts(options.mechanism), SeedHostLayout(), drive,
+                         Workload{d, j, qd, mix.read_fraction, 4096}};
             const Comparison r = Compare(c, options, options.agent, false);
-            const double gi = r.Gain(r.in_driver_iops), ga = r.Gain(r.agent_iops);
+            baseline_seconds += r.interrupt_seconds;
+            ++stratum_run[di];
+            stratum_seconds[di] += r.interrupt_seconds + r.in_driver_seconds + r.gsim_seconds + r.agent_seconds;
+            in_driver.run_seconds += r.in_driver_seconds;
+            gsim.run_seconds += r.gsim_seconds;
+            agent.run_seconds += r.agent_seconds;
+            const double gi = r.Gain(r.in_driver_iops), gg = r.Gain(r.gsim_iops), ga = r.Gain(r.agent_iops);
             in_driver.Add(gi);
+            gsim.Add(gg);
             agent.Add(ga);
-            using Row = std::tuple<const char*, double, const CaseResult*>;
-            for (const auto& [policy, gain, result] : {Row{"in_driver", gi, &r.in_driver}, Row{"agent", ga, &r.agent}}) {
-              if (gain >= -kSignificant) continue;
-              std::fprintf(options.log, "  regressed: %-40s %-9s %+6.1f%%: %s\n", name.c_str(), policy, 100 * gain,
-                           Why(*result).c_str());
-              json.Open('{');
-              json.Key("name").Value(name);
-              json.Key("policy").Value(policy);
-              json.Key("gain").Value(gain);
-              json.Key("interrupt_iops").Value(r.interrupt_iops);
-              json.Key("why").Value(Why(*result));
-              json.Close('}');
-            }
+            if (gi < -kSignificant) WriteRegressed(json, options, name, "in_driver", gi, r, &r.in_driver);
+            if (gg < -kSignificant) WriteRegressed(json, options, name, "gsim", gg, r, nullptr);
+            if (ga < -kSignificant) WriteRegressed(json, options, name, "agent", ga, r, &r.agent);
           }
         }
       }
     }
   }
   json.Close(']');
-  json.Key("in_driver");
-  WriteTally(json, in_driver, options.log, "in_driver");
-  json.Key("agent");
-  WriteTally(json, agent, options.log, "agent");
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const double cpu = baseline_seconds + in_driver.run_seconds + gsim.run_seconds + agent.run_seconds;
+  const uint32_t sampled = in_driver.cases;
+  json.Key("cases_in_sweep").Value(static_cast<double>(total));
+  json.Key("cases_run").Value(static_cast<double>(sampled));
+  json.Key("baseline_run_seconds").Value(baseline_seconds);
+  json.Key("run_seconds").Value(cpu);
+  json.Key("wall_seconds").Value(wall);
+  double estimate = 0;
+  for (size_t di = 0; di < devices.size(); ++di) {
+    if (stratum_run[di] > 0) estimate += stratum_seconds[di] * stratum_total[di] / stratum_run[di];
+  }
+  json.Key("estimated_full_run_seconds").Value(estimate);
+  std::fprintf(options.log, "  %u of %u cases, %.0f s CPU (%.0f s wall); the whole sweep: about %.0f s CPU\n", sampled,
+               total, cpu, wall, estimate);
+  json.Key("policies").Open('{');
+  for (const Tally* t : {&in_driver, &gsim, &agent}) WriteTally(json, *t, options.log);
+  json.Close('}');
   json.Close('}');
 }
 

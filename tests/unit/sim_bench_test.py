@@ -55,5 +55,17 @@ class UvnvmeInputs(unittest.TestCase):
                 self.read(content)
 
 
+
+class Summary(unittest.TestCase):
+    def test_counts_each_policy_of_the_sweep_and_gsim_s_calibration_point(self):
+        tally = {"cases": 540, "better": 30, "worse": 4, "better_max": 2.1, "run_seconds": 100}
+        summary = sim_bench.summary_of({
+            "calibration": {"points": [{"name": "gsim_12x8", "residual": 0.02}]},
+            "sweep": {"policies": {"in_driver": tally, "gsim": dict(tally, better=12), "agent": tally}}})
+        self.assertEqual(summary["calibration_gsim_12x8_residual"], 0.02)
+        self.assertEqual(summary["sweep_gsim_better"], 12)
+        self.assertEqual(summary["sweep_agent_worse"], 4)
+        self.assertEqual(summary["sweep_in_driver_cases"], 540)
+
 if __name__ == "__main__":
     unittest.main()

@@ -179,6 +179,76 @@ TEST(SimParameters, EveryDescribedParameterCanBeSetByNameAndUnknownNamesAreRefus
   for (const NamedValue& v : DescribeAgent(MeasuredAgentLatency())) EXPECT_FALSE(v.source.empty()) << v.name;
 }
 
+// GSIM's delay rule: multiplicative growth from the first step up to delay_max while over target, decay
+// by the same factor otherwise, and moderation only from delay_active (10 us) on.
+TEST(SimGsim, TheDelayGrowsAndDecaysMultiplicativelyBetweenItsBounds) {
+  const GsimParams p = GsimSuggested();
+  std::vector<Nanos> grown{0};
+  while (grown.size() < 12) grown.push_back(GsimNextDelay(p, grown.back(), true));
+  EXPECT_EQ(grown[1], p.delay_step);
+  EXPECT_EQ(grown[2], static_cast<Nanos>(p.delay_step * p.factor));
+  EXPECT_EQ(grown.back(), p.delay_max) << "capped at delay_us";
+  size_t first_moderating = 0;
+  while (!GsimModerates(p, grown[first_moderating])) ++first_moderating;
+  EXPECT_GE(grown[first_moderating], p.delay_active);
+  EXPECT_LT(grown[first_moderating - 1], p.delay_active);
+  EXPECT_EQ(GsimNextDelay(p, p.delay_max, false), static_cast<Nanos>(p.delay_max / p.factor));
+  Nanos d = p.delay_max;
+  for (int i = 0; i < 20; ++i) d = GsimNextDelay(p, d, false);
+  EXPECT_EQ(d, 0) << "decays to nothing";
+  GsimParams off = p;
+  off.enabled = false;
+  EXPECT_FALSE(GsimModerates(off, p.delay_max));
+}
+
+TEST(SimGsim, ACpuModeratesOverTheGlobalTargetWithItsShareOrOverItsHardirqLimit) {
+  const GsimParams p = GsimSuggested();
+  // 60 CPUs taking interrupts: a CPU's share of the 1 M/s target is 16.7k/s.
+  EXPECT_TRUE(GsimOverTarget(p, GsimSample{2e6, 40e3, 60, 0.1}));
+  EXPECT_FALSE(GsimOverTarget(p, GsimSample{2e6, 10e3, 60, 0.1})) << "its own share is low";
+  EXPECT_FALSE(GsimOverTarget(p, GsimSample{0.9e6, 40e3, 60, 0.1})) << "the host is under target";
+  EXPECT_TRUE(GsimOverTarget(p, GsimSample{0.1e6, 1e3, 60, 0.75})) << "hardirq time over 70 %";
+}
+
+// A deep load of many queues whose interrupts exceed the platform's ceiling: interrupt-mode IOPS fall to
+// what the ceiling lets through, and GSIM, with fewer interrupts per completion, gets most of it back.
+TEST(SimCeiling, TheInterruptCeilingCapsInterruptModeAndGsimRecovers) {
+  const Case open{"t", SeedHostCosts(ScaleMechanism::kPerEntry), HostLayout{16, 16}, SeedDrive(), Workload{8, 2, 32, 1.0, 4096}};
+  Case capped = open;
+  capped.costs.irq_vector_switch = 0;
+  capped.costs.irq_host_ceiling = 2e6;
+  Case free = capped;
+  free.costs.irq_host_ceiling = 0;
+  const RunLength length{45'000'000, 10'000'000};
+  const RunStats limited = RunCase(capped, PolicyKind::kInterrupt, PatchPolicy(), MeasuredAgentLatency(), length).stats;
+  const RunStats unlimited = RunCase(free, PolicyKind::kInterrupt, PatchPolicy(), MeasuredAgentLatency(), length).stats;
+  const RunStats gsim = RunCase(capped, PolicyKind::kGsim, PatchPolicy(), MeasuredAgentLatency(), length).stats;
+  const double rate = limited.interrupts * 1e9 / limited.measured;
+  EXPECT_LE(rate, 2e6 * 1.001) << "never more interrupts than the ceiling delivers";
+  EXPECT_GT(rate, 2e6 * 0.95) << "a load over the ceiling uses all of it";
+  EXPECT_LT(limited.Iops(), unlimited.Iops() * 0.8);
+  EXPECT_GT(gsim.gsim_masks, 0u);
+  EXPECT_GT(gsim.Iops(), limited.Iops() * 1.2);
+  EXPECT_LT(gsim.interrupts, limited.interrupts);
+}
+
+// The try clock: switched in the quiet gap after a burst, a CPU-saturated queue's first polled completion
+// comes a device round trip later and fails the pace check at k = 1 when the try's clock started at the
+// switch; started at that first completion, no try fails there.
+TEST(SimTryClock, StartingATryAtItsFirstCompletionRemovesTheFailuresAtTheFirstIndex) {
+  const Case c{"t", SeedHostCosts(ScaleMechanism::kPerEntry), HostLayout{16, 16}, SeedDrive(), Workload{4, 8, 64, 1.0, 4096}};
+  AgentLatency fast = MeasuredAgentLatency();
+  fast.to_poll_effect = fast.to_interrupt_effect = fast.to_poll_blocking = fast.to_interrupt_blocking = 10'000;
+  const RunLength length{5'000'000, 100'000'000};
+  const CaseResult at_switch = RunCase(c, PolicyKind::kAgent, PatchPolicy(), fast, length);
+  AgentLatency first = fast;
+  first.try_clock_first_completion = true;
+  const CaseResult at_first = RunCase(c, PolicyKind::kAgent, PatchPolicy(), first, length);
+  EXPECT_GT(at_switch.counts.behind_pace_first, 5u) << "the case shows the k = 1 failures";
+  EXPECT_EQ(at_first.counts.behind_pace_first, 0u);
+  EXPECT_GT(at_first.stats.PollShare(), at_switch.stats.PollShare());
+}
+
 TEST(SimJson, QuotesAndSeparatesMembers) {
   Json json;
   json.Open('{');
