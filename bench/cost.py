@@ -16,10 +16,9 @@ How each figure is made (nothing here is measured by this script; every input na
   batch, plus the attribution pair (fentry + fexit, each about the bare counter) once per reap:
   completion_ns_per_event + 2 x bare_counter_ns_per_event / n.
 - uvnvme (the per-reap `complete` probe, CollectorOptions::userspace_per_reap): it fires once per reaped
-  batch, so a batch costs what one fire costs at QD1, where every batch is one completion: probe_cost.json's
-  qd1_per_reap_probes_added_us_per_io (the uprobe entry and the BPF program), spread over the batch's
-  completions.
-- uvnvme_tally (the default `tally` probe): one fire per tally of up to 64 completions or 200 us, whatever
+  batch, so a batch costs one fire: probe_cost.json's ns_per_fire.complete (the argument moves, the uprobe
+  entry and the BPF program, measured in a loop that fires it), spread over the batch's completions.
+- uvnvme_tally (the default `tally` probe): one fire per tally of up to 64 completions or 200 us (2 ms in interrupt mode), whatever
   the batches; the figure is the one measured at QD32, probe_cost.json's qd32_default_probes_added_us_per_io
   (the fires and the driver's bookkeeping), the same for every batch size.
 Usage: bench/cost.py BUILD_DIR
@@ -68,7 +67,7 @@ def main():
     probes = load(results, "probe_cost.json")
     completion_ns = number(bpf, "summary", "completion_ns_per_event", source="bpf_cost.json")
     bare_ns = number(bpf, "summary", "bare_counter_ns_per_event", source="bpf_cost.json")
-    fire_ns = 1e3 * number(probes, "summary", "qd1_per_reap_probes_added_us_per_io", source="probe_cost.json")
+    fire_ns = number(probes, "summary", "ns_per_fire", "complete", source="probe_cost.json")
     tally_ns = 1e3 * number(probes, "summary", "qd32_default_probes_added_us_per_io", source="probe_cost.json")
 
     kernel = bill({batch: (completion_ns + bare_ns) / batch for batch in BATCHES})
@@ -81,7 +80,7 @@ def main():
                     for path, table in paths for batch, row in table.items() for key, value in row.items()},
         **dict(paths),
         "inputs": {"bpf_cost.completion_ns_per_event": completion_ns, "bpf_cost.bare_counter_ns_per_event": bare_ns,
-                   "probe_cost.qd1_per_reap_probes_added_us_per_io": fire_ns / 1e3,
+                   "probe_cost.ns_per_fire.complete": fire_ns,
                    "probe_cost.qd32_default_probes_added_us_per_io": tally_ns / 1e3},
         "method": __doc__.split("How each figure is made", 1)[1].split("Usage:", 1)[0].strip(),
     }

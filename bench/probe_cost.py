@@ -1,15 +1,24 @@
 #!/usr/bin/env python3
-"""What observing a userspace driver costs its reaping threads: uvnvme-load in interrupt mode at QD1 and
-QD32, with no collector, with the collector's default USDT probes (tally, mode), with the per-reap
-complete probe instead of tally (CollectorOptions::userspace_per_reap) and with uvnvme's irq probe as well
-(CollectorOptions::userspace_wakeups); and the same load built with sys/sdt.h's 1-byte nop
-at its probe sites (uvnvme-load-nop1) instead of uvnvme's 5-byte nop, which kernels from 6.18 on turn
-into a call instead of a trap. Every variant runs once per repetition, the order rotating, and the
-medians are kept. Writes BUILD/bench-results/probe_cost.json: host (reaper) CPU
-microseconds per completion per variant and load, the increase over no collector, and the BPF programs'
-own run time per fire (kernel.bpf_stats_enabled), so the rest of the increase is the uprobe trap itself.
+"""What observing a userspace driver costs it, measured two ways.
 
-Usage (as root): bench/probe_cost.py BUILD_DIR OUTPUT_JSON [--phase-seconds S] [--repeats N]"""
+1. Per probe fire (bench/probe_fire_bench.cc): a loop fires one probe with the collector's program attached
+   and without, alternating; the median of the paired differences of thread CPU per fire is the probe's
+   cost, whatever the driver around it does. For uvnvme's probes at its 5-byte-nop sites (which x86-64
+   kernels from 6.18 on turn into a call instead of a trap), the same at sys/sdt.h's 1-byte nops, and
+   SPDK's uprobe and return uprobe on spdk_nvme_qpair_process_completions (one call fires both).
+2. Per I/O: uvnvme-load in interrupt mode at QD1, QD8 and QD32 with no collector and with the collector's
+   default probes (tally, mode), in pairs run back to back, the order alternating from pair to pair. Per
+   pair and load, the ratio of the reaper's (host) CPU per completion with the probes to without; the
+   summary keeps the median of the pairs' ratios, so one run's bimodal wake-up cost cannot move it.
+   `--extra` adds variants to every pair (per_reap_probes, with_irq_probe, nop1: the default probes on the
+   1-byte-nop build against that build's own run without them).
+
+Writes BUILD/bench-results/probe_cost.json: summary.ns_per_fire.PROBE (and ns_per_fire_nop1.PROBE),
+summary.qdN_default_probes_vs_none (median of paired ratios), qdN_default_probes_added_us_per_io (median of
+paired differences), each variant's medians, every run, and the BPF programs' own run time per fire
+(kernel.bpf_stats_enabled) so the rest of a fire is the trap or call itself.
+
+Usage (as root): bench/probe_cost.py BUILD_DIR OUTPUT_JSON [--phase-seconds S] [--pairs N] [--extra V,V]"""
 import argparse
 import contextlib
 import json
@@ -17,6 +26,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval"))
@@ -25,18 +35,38 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import device_cpu  # noqa: E402  (nothing else runnable on the device's CPU: the fair server would stop it)
 import rt_budget  # noqa: E402  (the SCHED_FIFO device thread is not throttled while it runs)
 
-# variant -> (load binary, collector arguments or None for no collector)
-VARIANTS = {"none": ("uvnvme-load", None), "default_probes": ("uvnvme-load", []),
-            "per_reap_probes": ("uvnvme-load", ["--per-reap"]),
-            "with_irq_probe": ("uvnvme-load", ["--wakeups"]), "nop1_none": ("uvnvme-load-nop1", None),
-            "nop1_default_probes": ("uvnvme-load-nop1", [])}
-BASELINE = {"nop1_default_probes": "nop1_none"}  # every other variant is compared with "none"
-LOADS = ["qd1", "qd32"]
+# variant -> (load binary, collector arguments or None for no collector, the variant it is paired against)
+VARIANTS = {"none": ("uvnvme-load", None, None), "default_probes": ("uvnvme-load", [], "none"),
+            "per_reap_probes": ("uvnvme-load", ["--per-reap"], "none"),
+            "with_irq_probe": ("uvnvme-load", ["--wakeups"], "none"),
+            "nop1_none": ("uvnvme-load-nop1", None, None), "nop1_default_probes": ("uvnvme-load-nop1", [], "nop1_none")}
+EXTRA = {"per_reap_probes": ["per_reap_probes"], "with_irq_probe": ["with_irq_probe"],
+         "nop1": ["nop1_none", "nop1_default_probes"]}
+LOADS = ["qd1", "qd8", "qd32"]
+# probe_fire_bench builds -> the summary key their figures go under
+FIRE_BENCHES = {"probe_fire_bench": "ns_per_fire", "probe_fire_bench_spdk": "ns_per_fire",
+                "probe_fire_bench_nop1": "ns_per_fire_nop1"}
 
 
 def host_cpus(where):
     """The CPUs of everything but the device: --host-cpus of the placement, or None (anywhere)."""
     return [int(c) for c in where[where.index("--host-cpus") + 1].split(",")] if "--host-cpus" in where else None
+
+
+def fire_costs(build, rounds):
+    """{bench: its JSON}: each probe_fire_bench build, run once (it alternates attached and not itself)."""
+    out = {}
+    for bench in FIRE_BENCHES:
+        with tempfile.NamedTemporaryFile(suffix=".json") as result:
+            command = [f"{build}/bench/{bench}", "--rounds", str(rounds), "--out", result.name]
+            run = subprocess.run(command, capture_output=True, text=True)
+            if run.returncode != 0:
+                sys.exit(f"probe_cost: {bench} failed ({run.returncode}): {run.stderr.strip()}")
+            out[bench] = json.load(open(result.name))
+        for probe, figures in out[bench]["probes"].items():
+            bpf = ", ".join(f"{p} {s['ns_per_run']:.0f} ns" for p, s in figures["bpf_programs"].items())
+            print(f"probe_cost: fire {bench:22} {probe:36} {figures['ns_per_fire']:8.1f} ns  (BPF {bpf})", flush=True)
+    return out
 
 
 def start_collector(build, load, extra, cpus):
@@ -72,52 +102,89 @@ def run_load(load, phase_seconds):
     return report["phases"][1:], report.get("device_clock")
 
 
+def run_pairs(build, variants, args, where, program_time):
+    """runs[variant][load] = one sample per pair; the pair's variants run back to back, in turn first."""
+    runs = {v: {name: [] for name in LOADS} for v in variants}
+    device_clocks = set()
+    for pair in range(args.pairs):
+        order = variants[pair % len(variants):] + variants[:pair % len(variants)]
+        for variant in order:
+            binary, extra, _ = VARIANTS[variant]
+            load = os.path.abspath(f"{build}/uvnvme/{binary}")
+            collector = start_collector(build, load, extra, host_cpus(where)) if extra is not None else None
+            phases, device_clock = run_load(load, args.phase_seconds)
+            device_clocks.add(device_clock)
+            if collector:
+                for program, (count, ns) in stop_collector(collector).items():
+                    total = program_time.setdefault(program, [0, 0])
+                    total[0] += count
+                    total[1] += ns
+            for name, phase in zip(LOADS, phases):
+                host_us = phase["host_cpu_seconds"] / phase["completed"] * 1e6
+                runs[variant][name].append({"iops": phase["iops"], "host_cpu_us_per_io": host_us,
+                                            "lat_p50_us": phase["lat_p50_us"]})
+                print(f"probe_cost [{pair + 1}/{args.pairs}] {variant:19} {name:5} {phase['iops']:>10,.0f} IOPS"
+                      f"  host {host_us:7.3f} us/IO  p50 {phase['lat_p50_us']:.1f} us", flush=True)
+            time.sleep(0.5)
+    return runs, device_clocks
+
+
+def paired_summary(runs):
+    """Per load and variant: medians, and against its base the median of the pairs' ratios and differences."""
+    summary = {}
+    for name in LOADS:
+        for variant, by_load in runs.items():
+            samples = by_load[name]
+            summary[f"{name}_{variant}_host_cpu_us_per_io"] = statistics.median(r["host_cpu_us_per_io"] for r in samples)
+            summary[f"{name}_{variant}_iops"] = statistics.median(r["iops"] for r in samples)
+            base = VARIANTS[variant][2]
+            if base is None:
+                continue
+            pairs = list(zip(samples, runs[base][name]))
+            ratios = [a["host_cpu_us_per_io"] / b["host_cpu_us_per_io"] for a, b in pairs]
+            summary[f"{name}_{variant}_vs_{base}"] = statistics.median(ratios)
+            summary[f"{name}_{variant}_vs_{base}_pairs"] = ratios
+            summary[f"{name}_{variant}_added_us_per_io"] = statistics.median(
+                a["host_cpu_us_per_io"] - b["host_cpu_us_per_io"] for a, b in pairs)
+    return summary
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build")
     parser.add_argument("output")
     parser.add_argument("--phase-seconds", type=float, default=4.0)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=7, help="alternations of the paired runs (at least 7)")
+    parser.add_argument("--extra", default="", help=f"variants added to every pair: {', '.join(EXTRA)}")
+    parser.add_argument("--fire-rounds", type=int, default=9)
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("probe_cost: needs root (loads BPF programs)")
+    if args.pairs < 7:
+        sys.exit("probe_cost: --pairs must be at least 7 (one bimodal run must not decide a median)")
+    variants = ["none", "default_probes"]
+    for extra in filter(None, args.extra.split(",")):
+        if extra not in EXTRA:
+            sys.exit(f"probe_cost: unknown --extra {extra} (one of {', '.join(EXTRA)})")
+        variants += EXTRA[extra]
+    build = os.path.abspath(args.build)
     stats_path = "/proc/sys/kernel/bpf_stats_enabled"
     stats_before = open(stats_path).read().strip()
-    samples = {(variant, name): [] for variant in VARIANTS for name in LOADS}
     program_time = {}  # program -> [run count, run time ns], over every run with a collector
-    names = list(VARIANTS)
-    device_clocks = set()
     where = placement()
     # Both restored on the way out, the CPU first, whatever ends the run (ExitStack hands an exception
     # raised while restoring one on to the other).
     stack = contextlib.ExitStack()
     stack.__enter__()
     try:
+        fires = fire_costs(build, args.fire_rounds)
         rt = (stack.enter_context(rt_budget.lifted()) if "--controller-rt" in where
               else {"lifted": False, "reason": "the device thread is not SCHED_FIFO"})
         exclusive = (stack.enter_context(device_cpu.exclusive(int(where[where.index("--controller-cpus") + 1])))
                      if "--controller-cpus" in where else {"exclusive": False, "reason": "the device has no CPU of its own"})
         with open(stats_path, "w") as f:
             f.write("1")
-        for repeat in range(args.repeats):
-            for variant in names[repeat % len(names):] + names[:repeat % len(names)]:
-                binary, extra = VARIANTS[variant]
-                load = os.path.abspath(f"{args.build}/uvnvme/{binary}")
-                collector = start_collector(args.build, load, extra, host_cpus(where)) if extra is not None else None
-                phases, device_clock = run_load(load, args.phase_seconds)
-                device_clocks.add(device_clock)
-                if collector:
-                    for program, (count, ns) in stop_collector(collector).items():
-                        total = program_time.setdefault(program, [0, 0])
-                        total[0] += count
-                        total[1] += ns
-                for name, phase in zip(LOADS, phases):
-                    host_us = phase["host_cpu_seconds"] / phase["completed"] * 1e6
-                    samples[(variant, name)].append({"iops": phase["iops"], "host_cpu_us_per_io": host_us,
-                                                     "lat_p50_us": phase["lat_p50_us"]})
-                    print(f"probe_cost [{repeat + 1}/{args.repeats}] {variant:19} {name:5} {phase['iops']:>10,.0f} IOPS"
-                          f"  host {host_us:7.3f} us/IO  p50 {phase['lat_p50_us']:.1f} us", flush=True)
-                time.sleep(0.5)
+        runs, device_clocks = run_pairs(build, variants, args, where, program_time)
     finally:
         try:
             with open(stats_path, "w") as f:
@@ -125,27 +192,27 @@ def main():
         finally:
             stack.__exit__(*sys.exc_info())
 
-    result = {"command": " ".join(sys.argv), "placement": placement(), "phase_seconds": args.phase_seconds,
-              "rt_budget": rt, "device_cpu": exclusive, "device_clock": sorted(c for c in device_clocks if c), "repeats": args.repeats, "runs": {f"{v}/{n}": runs for (v, n), runs in samples.items()},
-              "bpf_ns_per_fire": {p: (ns / count if count else None) for p, (count, ns) in program_time.items()}}
-    summary = {}
-    for name in LOADS:
-        host = {v: statistics.median(r["host_cpu_us_per_io"] for r in samples[(v, name)]) for v in VARIANTS}
-        for variant in VARIANTS:
-            summary[f"{name}_{variant}_host_cpu_us_per_io"] = host[variant]
-            summary[f"{name}_{variant}_iops"] = statistics.median(r["iops"] for r in samples[(variant, name)])
-            if VARIANTS[variant][1] is not None:
-                base = BASELINE.get(variant, "none")
-                summary[f"{name}_{variant}_vs_{base}"] = host[variant] / host[base]
-                summary[f"{name}_{variant}_added_us_per_io"] = host[variant] - host[base]
-    for program, ns in result["bpf_ns_per_fire"].items():
+    summary = {key: {} for key in sorted(set(FIRE_BENCHES.values()))}
+    for bench, result in fires.items():
+        for probe, figures in result["probes"].items():
+            summary[FIRE_BENCHES[bench]][probe] = figures["ns_per_fire"]
+    summary.update(paired_summary(runs))
+    bpf_ns = {p: (ns / count if count else None) for p, (count, ns) in program_time.items()}
+    for program, ns in bpf_ns.items():
         if ns is not None:
             summary[f"bpf_{program}_ns_per_fire"] = ns
-    result["summary"] = summary
+    result = {"command": " ".join(sys.argv), "placement": where, "phase_seconds": args.phase_seconds,
+              "pairs": args.pairs, "variants": variants, "rt_budget": rt, "device_cpu": exclusive,
+              "device_clock": sorted(c for c in device_clocks if c), "fire_benches": fires,
+              "runs": {f"{v}/{n}": r for v, by_load in runs.items() for n, r in by_load.items()},
+              "bpf_ns_per_fire": bpf_ns, "summary": summary}
     with open(args.output, "w") as f:
         json.dump(result, f, indent=1)
     for key, value in summary.items():
-        print(f"probe_cost: {key} = {value:.3f}")
+        if isinstance(value, float):
+            print(f"probe_cost: {key} = {value:.3f}")
+        elif isinstance(value, dict):
+            print(f"probe_cost: {key} = " + ", ".join(f"{p} {ns:.0f}" for p, ns in value.items()))
     print(f"probe_cost: wrote {args.output}")
 
 

@@ -6,7 +6,7 @@
  */
 #include "na_queue.bpf.h"
 #include "na_fabrics.bpf.h"
-#include <bpf/usdt.bpf.h>
+#include "na_usdt.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -395,18 +395,22 @@ static __always_inline struct na_queue_slot *na_uvnvme_slot(__u32 ctrl, __u32 qi
 
 /* uvnvme:complete(ctrl, qid, n, mode): one reaped batch of n > 0 completions. */
 SEC("usdt")
-int BPF_USDT(na_uvnvme_complete, __u32 ctrl, __u32 qid, __u32 n, __u32 mode)
+int na_uvnvme_complete(struct pt_regs *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), a[4] = {}; /* ctrl, qid, n, mode */
 	struct na_queue_slot *slot;
+	__u32 n;
 
+	if (na_usdt_args(ctx, a, 4))
+		return 0;
+	n = a[2];
 	if (n == 0)
 		return 0;
-	slot = na_uvnvme_slot(ctrl, qid, now);
+	slot = na_uvnvme_slot(a[0], a[1], now);
 	if (!slot)
 		return 0;
 	__sync_fetch_and_add(&slot->counters.batches, 1);
-	na_account(slot, now, n, 0, mode ? NA_MODE_POLL : NA_MODE_INTERRUPT);
+	na_account(slot, now, n, 0, a[3] ? NA_MODE_POLL : NA_MODE_INTERRUPT);
 	return 0;
 }
 
@@ -415,12 +419,19 @@ int BPF_USDT(na_uvnvme_complete, __u32 ctrl, __u32 qid, __u32 n, __u32 mode)
  * (CLOCK_MONOTONIC, bpf_ktime_get_ns()'s clock). They count as one reap of n at last_ns, held to the pace
  * of the last reap (docs/probes.md). A time the driver did not give (0, or after now) is taken as now. */
 SEC("usdt")
-int BPF_USDT(na_uvnvme_tally, __u32 ctrl, __u32 qid, __u32 n, __u32 reaps, __u32 mode, __u32 last_reap,
-	     __u64 first_ns, __u64 last_ns)
+int na_uvnvme_tally(struct pt_regs *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), a[8] = {}, first_ns, last_ns;
 	struct na_queue_slot *slot;
+	__u32 n, reaps, last_reap;
 
+	if (na_usdt_args(ctx, a, 8))
+		return 0;
+	n = a[2];
+	reaps = a[3];
+	last_reap = a[5];
+	first_ns = a[6];
+	last_ns = a[7];
 	if (n == 0)
 		return 0;
 	if (last_ns == 0 || last_ns > now)
@@ -429,20 +440,24 @@ int BPF_USDT(na_uvnvme_tally, __u32 ctrl, __u32 qid, __u32 n, __u32 reaps, __u32
 		first_ns = last_ns;
 	if (last_reap == 0 || last_reap > n)
 		last_reap = n;
-	slot = na_uvnvme_slot(ctrl, qid, last_ns);
+	slot = na_uvnvme_slot(a[0], a[1], last_ns);
 	if (!slot)
 		return 0;
 	__sync_fetch_and_add(&slot->counters.batches, reaps ? reaps : 1);
-	na_account_reaps(slot, last_ns, first_ns, n, last_reap, 0, mode ? NA_MODE_POLL : NA_MODE_INTERRUPT);
+	na_account_reaps(slot, last_ns, first_ns, n, last_reap, 0, a[4] ? NA_MODE_POLL : NA_MODE_INTERRUPT);
 	return 0;
 }
 
 /* uvnvme:irq(ctrl, qid): an interrupt-mode reaper woke up. */
 SEC("usdt")
-int BPF_USDT(na_uvnvme_irq, __u32 ctrl, __u32 qid)
+int na_uvnvme_irq(struct pt_regs *ctx)
 {
-	struct na_queue_slot *slot = na_uvnvme_slot(ctrl, qid, bpf_ktime_get_ns());
+	struct na_queue_slot *slot;
+	__u64 a[2] = {}; /* ctrl, qid */
 
+	if (na_usdt_args(ctx, a, 2))
+		return 0;
+	slot = na_uvnvme_slot(a[0], a[1], bpf_ktime_get_ns());
 	if (slot)
 		__sync_fetch_and_add(&slot->counters.wakeups, 1);
 	return 0;
@@ -450,13 +465,16 @@ int BPF_USDT(na_uvnvme_irq, __u32 ctrl, __u32 qid)
 
 /* uvnvme:mode(ctrl, qid, mode): the new mode is in effect (fired by the reaper before it reaps in it). */
 SEC("usdt")
-int BPF_USDT(na_uvnvme_mode, __u32 ctrl, __u32 qid, __u32 mode)
+int na_uvnvme_mode(struct pt_regs *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
-	struct na_queue_slot *slot = na_uvnvme_slot(ctrl, qid, now);
+	__u64 now = bpf_ktime_get_ns(), a[3] = {}; /* ctrl, qid, mode */
+	struct na_queue_slot *slot;
 
+	if (na_usdt_args(ctx, a, 3))
+		return 0;
+	slot = na_uvnvme_slot(a[0], a[1], now);
 	if (slot)
-		na_driver_switched(slot, now, mode ? NA_MODE_POLL : NA_MODE_INTERRUPT);
+		na_driver_switched(slot, now, a[2] ? NA_MODE_POLL : NA_MODE_INTERRUPT);
 	return 0;
 }
 

@@ -111,7 +111,8 @@ void HostQueue::AddToTally(uint32_t reaped, int64_t now) {
   ++tally_.reaps;
   tally_.last_reap = reaped;
   tally_.last_ns = now;
-  tally_.due = tally_.completions >= kTallyCompletions || now - tally_.first_ns >= kTallyNanos;
+  const int64_t bound = tally_.mode == ReapMode::kPoll ? kTallyNanos : kInterruptTallyNanos;
+  tally_.due = tally_.completions >= kTallyCompletions || now - tally_.first_ns >= bound;
 }
 
 void HostQueue::CheckTallyAge() {

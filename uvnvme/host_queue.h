@@ -82,12 +82,16 @@ class HostQueue {
   // completion not yet tallied: for a reaper that stops.
   void ReportReaped();
 
-  // A tally (the `tally` probe) closes at this many completions, or at the first reap or empty poll that
-  // finds its first reap this old: windows and pace checks see a queue's completions that late at most
-  // while its reaper runs (docs/probes.md). An interrupt-mode reaper blocked with a tally open reports
-  // it at its next wakeup, switch or stop.
+  // A tally (the `tally` probe) closes at this many completions, or at the first reap (or, polling, empty
+  // poll) that finds its first reap this old: windows and pace checks see a queue's completions that late
+  // at most while its reaper runs (docs/probes.md). Polling, the bound is under the engine's stall timer;
+  // in interrupt mode nothing is timed between completions (no stall timer, no pace check), so the bound
+  // only limits how late a window closes, and a longer one lets a QD1 queue, whose every completion is a
+  // reap, trap once per 64 completions instead of once per few. An interrupt-mode reaper blocked with a
+  // tally open reports it at its next wakeup, switch or stop.
   static constexpr uint32_t kTallyCompletions = 64;
   static constexpr int64_t kTallyNanos = 200'000;
+  static constexpr int64_t kInterruptTallyNanos = 2'000'000;
 
   // Any thread.
   ReapMode mode() const { return mode_.load(std::memory_order_acquire); }

@@ -124,6 +124,20 @@ class SummaryTest(unittest.TestCase):
         over = summary.summarize_config({"qd": 1, "label": "x"}, runs + [run("adaptive", 0, 100, 10.5, agent=0.6)])
         self.assertFalse(over["goal_qd1_cpu"]["met"])
 
+    def test_qd1_cpu_goal_is_the_median_of_paired_ratios_not_moved_by_a_bimodal_run(self):
+        # Two repetitions whose arms both woke at the slow cost (3 us), one where only adaptive did: the
+        # medians' ratio (3.1 / 1.6) would miss the goal, the pairs (1.06, 1.06, 1.94, 1.03, 1.03) meet it.
+        interrupt = (1.6, 1.6, 1.6, 3.0, 3.0)
+        adaptive = (1.7, 1.7, 3.1, 3.1, 3.1)
+        runs = [run("interrupt", i, 100, host=h) for i, h in enumerate(interrupt)]
+        runs += [run("poll", i, 120, host=30.0) for i in range(5)]
+        runs += [run("adaptive", i, 100, host=h, agent=0.0) for i, h in enumerate(adaptive)]
+        goal = summary.summarize_config({"qd": 1, "label": "x"}, runs)["goal_qd1_cpu"]
+        self.assertEqual(goal["host_paired_ratios"], [a / i for a, i in zip(adaptive, interrupt)])
+        self.assertAlmostEqual(goal["host_ratio"], 1.7 / 1.6)
+        self.assertAlmostEqual(goal["host_ratio_of_medians"], 3.1 / 1.6)
+        self.assertTrue(goal["met"])
+
     def test_markdown_names_every_configuration(self):
         runs = [run("interrupt", 0, 100), run("poll", 0, 200), run("adaptive", 0, 150, agent=0.0)]
         configs = [summary.summarize_config({"qd": 8, "label": "cfg A"}, runs),

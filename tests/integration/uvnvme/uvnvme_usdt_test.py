@@ -100,19 +100,21 @@ def tracefs_write(path, text):
 
 class UsdtFiring(unittest.TestCase):
     """The probes fire as docs/probes.md says, read through kernel uprobes with the semaphores."""
+    NAMES = {"complete": ["ctrl", "qid", "n", "mode"], "irq": ["ctrl", "qid"], "mode": ["ctrl", "qid", "mode"],
+             "tally": ["ctrl", "qid", "n", "reaps", "mode", "last_reap", "first_ns", "last_ns"]}
+    INTERRUPT_TALLY_NS = 2_000_000  # docs/probes.md, "Tallies": an interrupt-mode tally's age bound
 
-    def test_probe_counts_match_the_report(self):
+    def trace_load(self, *load_args):
+        """Runs uvnvme-load with a tracefs uprobe event on every probe site; returns its result and the trace."""
         tracing = "/sys/kernel/tracing"
         if os.geteuid() != 0 or not os.path.exists(f"{tracing}/uprobe_events"):
             self.fail(f"needs root and tracefs at {tracing} (mount -t tracefs nodev {tracing})")
         group = f"uvnvme_test_{os.getpid()}"
         instance = f"{tracing}/instances/{group}"
-        names = {"complete": ["ctrl", "qid", "n", "mode"], "irq": ["ctrl", "qid"], "mode": ["ctrl", "qid", "mode"],
-                 "tally": ["ctrl", "qid", "n", "reaps", "mode", "last_reap", "first_ns", "last_ns"]}
         defined = []
         try:
             for index, note in enumerate(stapsdt_notes(LOAD)):  # one uprobe event per probe site
-                args = " ".join(f"{a}={fetcharg(spec)}" for a, spec in zip(names[note["name"]], note["arguments"]))
+                args = " ".join(f"{a}={fetcharg(spec)}" for a, spec in zip(self.NAMES[note["name"]], note["arguments"]))
                 event_name = f"{note['name']}_{index}"
                 event = (f"p:{group}/{event_name} {LOAD}:{file_offset(LOAD, note['location']):#x}"
                          f"({file_offset(LOAD, note['semaphore']):#x}) {args}")
@@ -121,8 +123,7 @@ class UsdtFiring(unittest.TestCase):
             os.mkdir(instance)
             tracefs_write(f"{instance}/buffer_size_kb", "16384")
             tracefs_write(f"{instance}/events/{group}/enable", "1")
-            result = run_load("--json", "--no-socket", "--queues", "2", "--latency-us", "200",
-                              "--phases", "150ms:qd4,150ms:qd4:poll,150ms:qd4:interrupt")
+            result = run_load(*load_args)
             tracefs_write(f"{instance}/events/{group}/enable", "0")
             with open(f"{instance}/trace") as f:
                 trace = f.read()
@@ -135,10 +136,26 @@ class UsdtFiring(unittest.TestCase):
             for event_name in defined:
                 tracefs_write(f"{tracing}/uprobe_events", f"-:{group}/{event_name}\n")
         self.assertEqual(result.returncode, 0, result.stderr)
-        report = json.loads(result.stdout)
-        fired = {name: [] for name in names}
+        fired = {name: [] for name in self.NAMES}
         for event, fields in re.findall(r" (complete|tally|irq|mode)_\d+: \(0x[0-9a-f]+\) ([^\n]*)", trace):
             fired[event].append(dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", fields)))
+        return json.loads(result.stdout), fired
+
+    def test_qd1_interrupt_tallies_close_at_64_completions_or_2_ms_not_every_few_reaps(self):
+        # At QD1 every completion is a reap; 20 us apart, the poll-mode bound (200 us) would close a tally
+        # every ~10. An interrupt-mode tally closes at 64 completions or 2 ms, or at the reaper's stop.
+        report, fired = self.trace_load("--json", "--no-socket", "--queues", "1", "--latency-us", "20",
+                                        "--mode", "interrupt", "--phases", "300ms:qd1")
+        tallies = fired["tally"]
+        self.assertEqual(sum(e["n"] for e in tallies), report["queues"][0]["completed"])
+        self.assertGreater(len(tallies), 2, "too few tallies to judge")
+        for e in tallies[:-1]:  # the last one the stop closed
+            self.assertEqual(e["mode"], 0, e)
+            self.assertTrue(e["n"] >= 64 or e["last_ns"] - e["first_ns"] >= self.INTERRUPT_TALLY_NS, e)
+
+    def test_probe_counts_match_the_report(self):
+        report, fired = self.trace_load("--json", "--no-socket", "--queues", "2", "--latency-us", "200",
+                                        "--phases", "150ms:qd4,150ms:qd4:poll,150ms:qd4:interrupt")
         for q in report["queues"]:
             key = (q["ctrl"], q["qid"])
             mine = {name: [e for e in events if (e["ctrl"], e["qid"]) == key] for name, events in fired.items()}
