@@ -24,6 +24,8 @@ class FileLevers : public ::testing::Test {
     attribute_ = tmp_ / (std::string(kController) + "/adaptive_poll");
     WriteFile(attribute_, "0\n");
     CopyTree(SysfsCase("gsim-v3"), tmp_.path());  // for the dry run of every file lever
+    // procfs's directory per handler of an IRQ: a GSIM restore checks the IRQ still names its queue.
+    std::filesystem::create_directories(tmp_ / "proc/irq/29/nvme0q1");
   }
   AdaptivePollOptions Adaptive() const { return {tmp_ / "sys", "{sysfs}/class/nvme/{ctrl}/adaptive_poll", "1", "0"}; }
   GsimOptions Gsim() const { return {tmp_ / "proc", 100}; }
