@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/collect/collector.h"
+#include "bpf/nvme_adapt.h"
 #include "tests/bpf/test_support.h"
 
 namespace nvmeadapt::collect {
