@@ -10,6 +10,7 @@ import os
 import resource
 import signal
 import socket
+import sys
 import time
 import unittest
 
@@ -74,6 +75,8 @@ class ConnectionCap(unittest.TestCase):
         fds = self.daemon_fds()
         self.assertLess(fds, DAEMON_FILES - 200, f"the daemon holds {fds} files: the connections were not capped")
         status = self.daemon.ctl("status", check=False)
+        print(f"status during the flood: exit {status.returncode} {status.stderr.strip()}; daemon files {fds}",
+              file=sys.stderr)
         if status.returncode != 0:
             self.assertIn("too many API connections", status.stderr, "refused without the clear error")
         log = self.daemon.log_text()[log_before:]
