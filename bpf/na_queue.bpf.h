@@ -98,7 +98,7 @@ static __always_inline bool na_key_equal(const struct na_queue_key *a, const str
 
 static __always_inline struct na_queue_slot *na_slot_at(__u32 home, __u32 i)
 {
-	__u32 idx = (home + i) & (NA_MAX_QUEUES - 1);
+	__u32 idx = na_slot_index(home, i);
 
 	return bpf_map_lookup_elem(&na_queues, &idx);
 }
@@ -114,7 +114,7 @@ static __noinline struct na_queue_slot *na_slot_create(const struct na_queue_key
 
 #pragma clang loop unroll(disable)
 	for (i = 0; i < NA_SLOT_CLAIM_WALK; i++) {
-		idx = (home + i) & (NA_MAX_QUEUES - 1);
+		idx = na_slot_index(home, i);
 		slot = bpf_map_lookup_elem(&na_queues, &idx);
 		if (slot && NA_READ(slot->key.source) == 0 &&
 		    __sync_val_compare_and_swap(&slot->key.source, 0, NA_SOURCE_CLAIMED) == 0)

@@ -154,14 +154,34 @@ struct na_queue_slot {
 #define NA_SHARED_INLINE static inline
 #endif
 
-/* The slot a queue takes if it is free (NA_MAX_QUEUES is a power of two). BPF and the agent must agree. */
+/*
+ * The table is split by who can add queues to it. The machine's own kernel queues (nvme, block) take slots in
+ * the first half only; the sources a peer can multiply (uvnvme and SPDK processes, which any member of the
+ * driver group may start, and nvmet, whose remote hosts make a controller per connect) in the second half
+ * only. A flood of the latter cannot take the slot of a kernel queue, nor make its completions walk a full
+ * table in interrupt context. Each half is a power of two; a walk stays in its half.
+ */
+#define NA_REGION_SLOTS (NA_MAX_QUEUES / 2)
+
+NA_SHARED_INLINE __u32 na_region_base(__u32 source)
+{
+	return source == NA_SOURCE_KERNEL_NVME || source == NA_SOURCE_BLOCK ? 0 : NA_REGION_SLOTS;
+}
+
+/* The slot a queue takes if it is free, in its source's half. BPF and the agent must agree. */
 NA_SHARED_INLINE __u32 na_home_slot(const struct na_queue_key *key)
 {
 	__u64 h = (((__u64)key->ctrl << 32) | key->qid) * 0x9e3779b97f4a7c15ULL;
 
 	h ^= (((__u64)key->pid << 32) | key->source) * 0xc2b2ae3d27d4eb4fULL;
 	h ^= h >> 29;
-	return (__u32)(h >> 32) & (NA_MAX_QUEUES - 1);
+	return na_region_base(key->source) | ((__u32)(h >> 32) & (NA_REGION_SLOTS - 1));
+}
+
+/* The i-th slot from `home` on, wrapping within home's half. */
+NA_SHARED_INLINE __u32 na_slot_index(__u32 home, __u32 i)
+{
+	return (home & ~(__u32)(NA_REGION_SLOTS - 1) & (NA_MAX_QUEUES - 1)) | ((home + i) & (NA_REGION_SLOTS - 1));
 }
 
 /* Collector-wide counters (one instance in the object's .bss). */

@@ -34,6 +34,23 @@ Result<LogLevel> ParseLogLevel(std::string_view name) {
                    "log_level: unknown level '" + std::string(name) + "' (debug, info, warn, error)");
 }
 
+std::string EscapeControlCharacters(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      out.push_back(c);
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\x";
+    out.push_back(kHex[byte >> 4]);
+    out.push_back(kHex[byte & 0xf]);
+  }
+  return out;
+}
+
 void WriteLog(LogLevel level, std::string_view message) {
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
@@ -41,9 +58,12 @@ void WriteLog(LogLevel level, std::string_view message) {
   gmtime_r(&now.tv_sec, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+  // Messages quote names peers chose (socket files, process names): a newline in one must not start a
+  // line that looks like the agent's own.
+  const std::string line = EscapeControlCharacters(message);
   std::lock_guard lock(g_write_mutex);
   std::fprintf(stderr, "%s.%03ldZ %s %.*s\n", stamp, now.tv_nsec / 1000000, LevelName(level),
-               static_cast<int>(message.size()), message.data());
+               static_cast<int>(line.size()), line.data());
 }
 
 }  // namespace nvmeadapt

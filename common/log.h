@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sstream>
+#include <string>
 #include <string_view>
 
 #include "common/result.h"
@@ -13,7 +14,10 @@ enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
 void SetLogLevel(LogLevel level);
 LogLevel CurrentLogLevel();
 Result<LogLevel> ParseLogLevel(std::string_view name);
+// Writes one line: control characters of `message` (newline, carriage return, escape...) are written as \xNN.
 void WriteLog(LogLevel level, std::string_view message);
+// `text` with every byte below 0x20 and 0x7f written as \xNN.
+std::string EscapeControlCharacters(std::string_view text);
 
 }  // namespace nvmeadapt
 

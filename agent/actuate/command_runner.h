@@ -12,6 +12,7 @@ namespace nvmeadapt::actuate {
 struct CommandOutcome {
   int exit_status = 0;  // the exit status; 128 + N when killed by signal N
   std::string output;   // stdout and stderr together, at most kMaxOutput bytes
+  bool timed_out = false;  // killed (SIGKILL) at the runner's deadline
 };
 
 class CommandRunner {
@@ -23,13 +24,22 @@ class CommandRunner {
   virtual Result<CommandOutcome> Run(const std::vector<std::string>& argv) = 0;
 };
 
-// posix_spawnp with stdout and stderr on a pipe, stdin on /dev/null.
+// posix_spawnp with stdout and stderr on a pipe, stdin on /dev/null. The child starts with no signal blocked
+// and the default action for every signal the daemon handles (the daemon blocks SIGTERM, SIGINT and SIGHUP
+// in its threads, a mask a child would otherwise inherit and keep: it could not be stopped). A child still
+// running at the deadline is killed and its outcome says timed_out.
 class SystemCommandRunner final : public CommandRunner {
  public:
+  static constexpr int kDefaultTimeoutMs = 30'000;
+  explicit SystemCommandRunner(int timeout_ms = kDefaultTimeoutMs) : timeout_ms_(timeout_ms) {}
   Result<CommandOutcome> Run(const std::vector<std::string>& argv) override;
+
+ private:
+  int timeout_ms_;
 };
 
-// "nvme connect --transport=tcp ...": argv as one line for messages.
+// "nvme connect --transport=tcp ...": argv as one line for messages. The values of options that carry
+// secrets (--dhchap-secret=, --dhchap-ctrl-secret=, --tls-key=) are shown as "<secret>".
 std::string CommandLine(const std::vector<std::string>& argv);
 
 }  // namespace nvmeadapt::actuate

@@ -124,13 +124,18 @@ Result<std::vector<PlannedLever::Step>> GsimLever::MakeRestore(const RestorePoin
   const GsimLayout layout = Layout();
   const std::string irq_path = IrqPath(layout, *point.target.irq);
   NA_ASSIGN_OR_RETURN(std::vector<Step> steps, RestoreFiles(point, {irq_path, DelayPath(layout)}));
-  // An IRQ that vanished took its moderation with it; the global delay did not and is still put back.
+  // An IRQ that vanished took its moderation with it; the global delay did not and is still put back. A
+  // number the kernel gave to another handler since (a reset, a hot swap) is not the queue's any more:
+  // procfs lists an IRQ's handlers as directories, and the queue's is named "nvme<instance>q<qid>".
   const std::string irq_dir = std::filesystem::path(irq_path).parent_path().string();
-  if (discover::IsDirectory(irq_dir)) return steps;
+  const std::string handler = point.target.controller + "q" + std::to_string(point.target.qid);
+  if (discover::IsDirectory(JoinPath(irq_dir, handler))) return steps;
   std::erase_if(steps, [&](const Step& step) { return step.object != DelayPath(layout); });
   if (steps.empty()) {
-    return Fail(ErrorCode::kNotFound, irq_path,
-                "IRQ " + std::to_string(*point.target.irq) + " is gone: " + irq_dir + " not found");
+    const std::string why = discover::IsDirectory(irq_dir) ? " no longer names " + handler + " (no " +
+                                                                 JoinPath(irq_dir, handler) + ")"
+                                                           : " is gone: " + irq_dir + " not found";
+    return Fail(ErrorCode::kNotFound, irq_path, "IRQ " + std::to_string(*point.target.irq) + why);
   }
   return steps;
 }

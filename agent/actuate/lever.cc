@@ -76,6 +76,7 @@ Result<SwitchPlan> PlannedLever::Plan(const LeverTarget& target, ReapMode mode) 
                                                                  : found);
   }
   for (const Step& step : made.steps) preview.writes.push_back(WriteRecord{step.object, step.value, false});
+  if (!made.steps.empty()) preview.in_flight = std::move(made.in_flight);
   return SwitchPlan(*this, std::move(preview), std::move(made.steps), std::move(made.found));
 }
 

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,10 @@ struct Applied {
   std::vector<WriteRecord> writes;  // empty when the target already was in `mode`
   RestorePoint restore;             // the values found before this agent's first change
   bool dry_run = false;
+  // What puts the target back if the change stops between two of its steps (a crash): journaled beside the
+  // restore point while the change is under way. Only a lever whose target does not exist between its steps
+  // has one (the reconnect lever, from its disconnect to its connect).
+  std::optional<RestorePoint> in_flight;
 };
 
 // One step of a plan: a value a lever writes to an object, and how.
@@ -106,6 +111,7 @@ class PlannedLever {
     // The current value of every object this lever may change for the target (whatever the mode), in the
     // order a restore should write them.
     std::vector<RestoreStep> found;
+    std::optional<RestorePoint> in_flight;  // Applied::in_flight
   };
 
   virtual Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) = 0;

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 
 #include "agent/discover/fabrics_layer.h"
 #include "agent/discover/fs.h"
@@ -15,14 +17,55 @@ using discover::JoinPath;
 constexpr char kConnectSuffix[] = " connect";
 constexpr char kPollSuffix[] = " nr_poll_queues";
 
-// The options a restore point may carry: what ReadConnection writes, nothing a journal could add.
-bool IsConnectOption(const std::string& arg) {
-  for (const char* prefix : {"--transport=", "--traddr=", "--trsvcid=", "--nqn=", "--hostnqn=", "--hostid=",
-                             "--host-traddr=", "--host-iface=", "--ctrl-loss-tmo=", "--reconnect-delay="}) {
+constexpr char kPendingSuffix[] = " connecting";
+// The kernel's defaults (NVMF_DEF_QUEUE_SIZE, NVME_DEFAULT_KATO): a connection at them is connected without
+// the option, as it most likely was.
+constexpr uint32_t kDefaultQueueSize = 128;
+constexpr uint32_t kDefaultKeepAliveSeconds = 5;
+
+// Options every nvme-cli with fabrics support takes; the others are checked against `nvme connect --help`
+// before a disconnect (an nvme-cli that lacks one would refuse the connect, and the connect back too).
+constexpr const char* kBasicOptions[] = {"--transport=", "--traddr=", "--trsvcid=", "--nqn=", "--hostnqn=",
+                                         "--hostid=", "--host-traddr=", "--host-iface=", "--ctrl-loss-tmo=",
+                                         "--reconnect-delay="};
+constexpr const char* kNewerOptions[] = {"--nr-io-queues=", "--queue-size=", "--keep-alive-tmo=",
+                                         "--fast_io_fail_tmo=", "--dhchap-secret=", "--dhchap-ctrl-secret=",
+                                         "--keyring="};
+constexpr const char* kNewerFlags[] = {"--tls", "--concat"};
+
+// The option's name as `nvme connect --help` lists it: "--queue-size" of "--queue-size=128".
+std::string OptionName(const std::string& arg) { return arg.substr(0, arg.find('=')); }
+
+bool IsBasicOption(const std::string& arg) {
+  for (const char* prefix : kBasicOptions) {
     if (arg.rfind(prefix, 0) == 0 && arg.size() > std::char_traits<char>::length(prefix)) return true;
   }
   return false;
 }
+
+// The options a restore point may carry: what ReadConnection writes, nothing a journal could add.
+bool IsConnectOption(const std::string& arg) {
+  if (IsBasicOption(arg)) return true;
+  for (const char* prefix : kNewerOptions) {
+    if (arg.rfind(prefix, 0) == 0 && arg.size() > std::char_traits<char>::length(prefix)) return true;
+  }
+  return std::find(std::begin(kNewerFlags), std::end(kNewerFlags), arg) != std::end(kNewerFlags);
+}
+
+// Whether `usage` lists `option` as a whole word ("--tls" is not listed by "--tls-key=<STR>").
+bool Lists(const std::string& usage, const std::string& option) {
+  for (size_t at = usage.find(option); at != std::string::npos; at = usage.find(option, at + 1)) {
+    const size_t end = at + option.size();
+    if (end == usage.size() || !(std::isalnum(static_cast<unsigned char>(usage[end])) || usage[end] == '-' ||
+                                 usage[end] == '_')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A command's output as a message quotes it: `nvme connect --help` is long.
+std::string Brief(const std::string& output) { return output.size() <= 400 ? output : output.substr(0, 400) + "..."; }
 
 bool EndsWith(const std::string& text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -78,7 +121,74 @@ Result<TcpConnection> ReconnectLever::ReadConnection(const std::string& controll
   if (const std::string loss = attribute("ctrl_loss_tmo"); !loss.empty()) {
     connection.args.push_back("--ctrl-loss-tmo=" + (loss == "off" ? std::string("-1") : loss));
   }
+  NA_RETURN_IF_ERROR(ReadSessionSettings(dir, connection));
   return connection;
+}
+
+// Everything else sysfs shows of the connection, as the options that give it again. The kernel shows neither
+// the header and data digests nor nr_write_queues, tos or disable_sqflow (docs/fabrics.md).
+Status ReconnectLever::ReadSessionSettings(const std::string& dir, TcpConnection& connection) const {
+  const auto attribute = [&dir](const char* name) {
+    auto value = discover::ReadTrimmed(JoinPath(dir, name));
+    return value ? *value : std::string();
+  };
+  std::vector<std::string>& args = connection.args;
+  // queue_count counts the admin queue and the poll queues; the default is one I/O queue per online CPU.
+  uint32_t queue_count = 0;
+  if (discover::ParseU32(attribute("queue_count"), &queue_count) && queue_count > 1) {
+    const uint32_t polls = PollQueuesNow(connection).value_or(0);
+    const uint32_t io = queue_count - 1 > polls ? queue_count - 1 - polls : 0;
+    if (io > 0 && io != discover::OnlineCpus(options_.sysfs_root)) args.push_back("--nr-io-queues=" + std::to_string(io));
+  }
+  uint32_t sqsize = 0;  // 0's based
+  if (discover::ParseU32(attribute("sqsize"), &sqsize) && sqsize + 1 != kDefaultQueueSize) {
+    args.push_back("--queue-size=" + std::to_string(sqsize + 1));
+  }
+  if (const std::string kato = attribute("kato"); kato == "0") {
+    return Fail(ErrorCode::kUnsupported, connection.controller,
+                connection.controller + ": keep-alive is off (kato 0), which nvme connect cannot ask for: not switched");
+  } else if (!kato.empty() && kato != std::to_string(kDefaultKeepAliveSeconds)) {
+    args.push_back("--keep-alive-tmo=" + kato);
+  }
+  if (const std::string fail = attribute("fast_io_fail_tmo"); !fail.empty() && fail != "off") {
+    args.push_back("--fast_io_fail_tmo=" + fail);
+  }
+  for (const auto& [attr, option] : {std::pair{"dhchap_secret", "--dhchap-secret="},
+                                     std::pair{"dhchap_ctrl_secret", "--dhchap-ctrl-secret="}}) {
+    if (const std::string secret = attribute(attr); !secret.empty() && secret != "none") args.push_back(option + secret);
+  }
+  // TLS: tls_mode (6.13+) says which kind; older kernels show tls_key only for a TLS connection. The key is
+  // looked up again in the keyring by its identity, as at the first connect.
+  const std::string tls_mode = attribute("tls_mode");
+  if (tls_mode == "concat") {
+    args.push_back("--concat");
+  } else if (tls_mode == "tls" || (tls_mode.empty() && !attribute("tls_key").empty())) {
+    args.push_back("--tls");
+  }
+  if (const std::string keyring = attribute("tls_keyring"); !keyring.empty() && keyring != ".nvme") {
+    args.push_back("--keyring=" + keyring);
+  }
+  return OkStatus();
+}
+
+// An nvme-cli without one of the connection's options would refuse the connect, and the connect back the
+// same way: checked before anything is disconnected.
+Status ReconnectLever::CheckCliTakes(const TcpConnection& connection) const {
+  std::vector<std::string> newer;
+  for (const std::string& arg : connection.args) {
+    if (!IsBasicOption(arg)) newer.push_back(OptionName(arg));
+  }
+  if (newer.empty()) return OkStatus();
+  const std::vector<std::string> help{options_.nvme_cli, "connect", "--help"};
+  NA_ASSIGN_OR_RETURN(const CommandOutcome usage, RunCli(help));
+  for (const std::string& option : newer) {
+    if (!Lists(usage.output, option)) {
+      return Fail(ErrorCode::kUnsupported, connection.controller,
+                  connection.controller + " is connected with " + option + ", which this nvme-cli does not take (" +
+                      CommandLine(help) + " does not list it): not switched, the connection is left as it is");
+    }
+  }
+  return OkStatus();
 }
 
 std::optional<uint32_t> ReconnectLever::PollQueuesNow(const TcpConnection& connection) const {
@@ -101,7 +211,14 @@ Result<PlannedLever::StepPlan> ReconnectLever::MakePlan(const LeverTarget& targe
   // Unknown (no namespace says): recorded as none, the connect default.
   plan.found.push_back({connection.name + kPollSuffix, std::to_string(now.value_or(0))});
   const bool in_mode = now && (mode == ReapMode::kPoll ? *now > 0 : *now == 0);
-  if (!in_mode) plan.steps.push_back(ReconnectStep(connection, wanted, now));
+  if (!in_mode) {
+    plan.steps.push_back(ReconnectStep(connection, wanted, now));
+    // Between the disconnect and the connect the controller does not exist: this connects it as it is now.
+    plan.in_flight = RestorePoint{Kind(), target,
+                                  {{connection.name + kConnectSuffix, nlohmann::json(connection.args).dump()},
+                                   {connection.name + kPollSuffix, std::to_string(now.value_or(0))},
+                                   {connection.name + kPendingSuffix, "1"}}};
+  }
   return plan;
 }
 
@@ -113,23 +230,23 @@ PlannedLever::Step ReconnectLever::ReconnectStep(const TcpConnection& connection
 
 Result<CommandOutcome> ReconnectLever::RunCli(const std::vector<std::string>& argv) const {
   auto outcome = options_.commands->Run(argv);
+  if (!outcome && outcome.error().code == ErrorCode::kNotFound) {
+    return Fail(ErrorCode::kUnsupported, CommandLine(argv),
+                "nvme-cli is missing: the tcp_reconnect lever runs '" + options_.nvme_cli +
+                    "' and cannot (" + outcome.error().message + "); install nvme-cli");
+  }
   if (!outcome) return Fail(CommandLine(argv), outcome.error());
   return outcome;
 }
 
 Status ReconnectLever::Reconnect(const TcpConnection& connection, uint32_t poll_queues, std::optional<uint32_t> before) {
-  const auto connect = [&](uint32_t polls) {
-    std::vector<std::string> argv{options_.nvme_cli, "connect"};
-    argv.insert(argv.end(), connection.args.begin(), connection.args.end());
-    // nvme-cli leaves the option out at 0 (the kernel refuses nr_poll_queues=0): none is the default.
-    if (polls > 0) argv.push_back("--nr-poll-queues=" + std::to_string(polls));
-    return argv;
-  };
+  const auto connect = [&](uint32_t polls) { return ConnectArgv(connection, polls); };
+  NA_RETURN_IF_ERROR(CheckCliTakes(connection));
   const std::vector<std::string> disconnect{options_.nvme_cli, "disconnect", "--device=" + connection.controller};
   NA_ASSIGN_OR_RETURN(const CommandOutcome off, RunCli(disconnect));
   if (off.exit_status != 0) {
     return Fail(ErrorCode::kRefused, connection.controller,
-                CommandLine(disconnect) + " failed (status " + std::to_string(off.exit_status) + ": " + off.output +
+                CommandLine(disconnect) + " failed (status " + std::to_string(off.exit_status) + ": " + Brief(off.output) +
                     "): " + connection.controller + " left as it was");
   }
   connected_with_.erase(connection.name);
@@ -139,7 +256,7 @@ Status ReconnectLever::Reconnect(const TcpConnection& connection, uint32_t poll_
     connected_with_[connection.name] = poll_queues;
     return OkStatus();
   }
-  std::string why = CommandLine(argv) + " failed (status " + std::to_string(on.exit_status) + ": " + on.output + ")";
+  std::string why = CommandLine(argv) + " failed (status " + std::to_string(on.exit_status) + ": " + Brief(on.output) + ")";
   // Disconnected by this lever: connect as it was, so that a refused switch leaves the host usable.
   const uint32_t previous = before.value_or(0);
   auto back = RunCli(connect(previous));
@@ -148,7 +265,7 @@ Status ReconnectLever::Reconnect(const TcpConnection& connection, uint32_t poll_
     return Fail(ErrorCode::kRefused, connection.controller,
                 why + "; connected again as it was (nr_poll_queues " + std::to_string(previous) + ")");
   }
-  const std::string again = back ? "status " + std::to_string(back->exit_status) + ": " + back->output
+  const std::string again = back ? "status " + std::to_string(back->exit_status) + ": " + Brief(back->output)
                                  : back.error().message;
   return Fail(ErrorCode::kIo, connection.controller,
               why + "; connecting as it was failed too (" + again + "): " + connection.name + " is disconnected");
@@ -171,12 +288,15 @@ std::optional<TcpConnection> ReconnectLever::FindConnection(const std::string& n
 Result<std::vector<PlannedLever::Step>> ReconnectLever::MakeRestore(const RestorePoint& point) {
   const std::string what = "restore point for " + point.target.ToString();
   const auto bad = [&](const std::string& why) { return Fail(ErrorCode::kIo, point.target.controller, what + ": " + why); };
-  if (point.steps.size() != 2 || !EndsWith(point.steps[0].object, kConnectSuffix) ||
+  if (point.steps.size() < 2 || point.steps.size() > 3 || !EndsWith(point.steps[0].object, kConnectSuffix) ||
       !EndsWith(point.steps[1].object, kPollSuffix)) {
     return bad("not the connection and poll queue count this lever records");
   }
   const std::string name = point.steps[0].object.substr(0, point.steps[0].object.size() - std::strlen(kConnectSuffix));
   if (point.steps[1].object != name + kPollSuffix) return bad("its two steps name different connections");
+  // Journaled while a switch ran between its disconnect and its connect: the connection may be down.
+  const bool pending = point.steps.size() == 3;
+  if (pending && point.steps[2].object != name + kPendingSuffix) return bad("its third step is not a pending connect");
   uint32_t safe = 0;
   if (!discover::ParseU32(point.steps[1].value, &safe)) return bad("poll queue count '" + point.steps[1].value + "'");
   const nlohmann::json args = nlohmann::json::parse(point.steps[0].value, nullptr, false);
@@ -185,12 +305,39 @@ Result<std::vector<PlannedLever::Step>> ReconnectLever::MakeRestore(const Restor
     return bad("connect options " + point.steps[0].value + " are not the ones this lever records");
   }
   const std::optional<TcpConnection> connection = FindConnection(name, point.target.controller);
+  if (!connection && pending) {
+    return std::vector<Step>{ConnectStep(TcpConnection{point.target.controller, args.get<std::vector<std::string>>(), name}, safe)};
+  }
+  if (pending) return std::vector<Step>{};  // the switch got to its connect: the host is there
   if (!connection) {
     return Fail(ErrorCode::kNotFound, name, name + ": no controller is connected over it now (disconnected since): "
                                                    "nothing to restore, and a restore does not connect it");
   }
   if (PollQueuesNow(*connection) == safe) return std::vector<Step>{};
   return std::vector<Step>{ReconnectStep(*connection, safe, PollQueuesNow(*connection))};
+}
+
+PlannedLever::Step ReconnectLever::ConnectStep(const TcpConnection& connection, uint32_t poll_queues) {
+  return Step{connection.name + kPollSuffix, std::to_string(poll_queues), [this, connection, poll_queues]() -> Status {
+                NA_RETURN_IF_ERROR(CheckCliTakes(connection));
+                const std::vector<std::string> argv = ConnectArgv(connection, poll_queues);
+                NA_ASSIGN_OR_RETURN(const CommandOutcome on, RunCli(argv));
+                if (on.exit_status != 0) {
+                  return Fail(ErrorCode::kIo, connection.name,
+                              CommandLine(argv) + " failed (status " + std::to_string(on.exit_status) + ": " +
+                                  Brief(on.output) + "): " + connection.name + " is still disconnected");
+                }
+                connected_with_[connection.name] = poll_queues;
+                return OkStatus();
+              }};
+}
+
+std::vector<std::string> ReconnectLever::ConnectArgv(const TcpConnection& connection, uint32_t poll_queues) const {
+  std::vector<std::string> argv{options_.nvme_cli, "connect"};
+  argv.insert(argv.end(), connection.args.begin(), connection.args.end());
+  // nvme-cli leaves the option out at 0 (the kernel refuses nr_poll_queues=0): none is the default.
+  if (poll_queues > 0) argv.push_back("--nr-poll-queues=" + std::to_string(poll_queues));
+  return argv;
 }
 
 }  // namespace nvmeadapt::actuate

@@ -6,10 +6,14 @@
 // come back under another name. Controller scope; refused (kUnsupported) for a controller whose transport is
 // not tcp.
 //
-// The restore point names the connection (transport address, service, subsystem NQN, host NQN and ID) and the
-// poll queue count found, so that a restore after a restart finds the connection whatever its controller is
-// called by then. A restore never connects a connection that is not there: a host disconnected meanwhile is
-// gone (kNotFound), and the journal drops its entry.
+// The restore point names the connection (transport address, service, subsystem NQN, host NQN and ID, and
+// every other setting sysfs shows: queues, queue size, keep-alive, fast_io_fail_tmo, DH-HMAC-CHAP secrets,
+// TLS) and the poll queue count found, so that a restore after a restart finds the connection whatever its
+// controller is called by then. A setting that cannot be carried over refuses the switch before anything is
+// disconnected. A restore never connects a connection that is not there: a host disconnected meanwhile is gone
+// (kNotFound), and the journal drops its entry. The one exception is the plan's in-flight point (Applied::
+// in_flight), journaled for the time between the disconnect and the connect: its restore connects the host
+// with the journaled options if it is not connected.
 #pragma once
 
 #include <map>
@@ -57,6 +61,11 @@ class ReconnectLever final : public PlannedLever {
   Step ReconnectStep(const TcpConnection& connection, uint32_t poll_queues, std::optional<uint32_t> before);
   Status Reconnect(const TcpConnection& connection, uint32_t poll_queues, std::optional<uint32_t> before);
   Result<CommandOutcome> RunCli(const std::vector<std::string>& argv) const;
+  Status ReadSessionSettings(const std::string& dir, TcpConnection& connection) const;
+  Status CheckCliTakes(const TcpConnection& connection) const;
+  std::vector<std::string> ConnectArgv(const TcpConnection& connection, uint32_t poll_queues) const;
+  // Connects a connection that is down (a switch stopped between its disconnect and its connect).
+  Step ConnectStep(const TcpConnection& connection, uint32_t poll_queues);
 
   ReconnectOptions options_;
   std::map<std::string, uint32_t> connected_with_;  // connection name -> the poll queues this lever asked for

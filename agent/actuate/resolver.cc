@@ -88,7 +88,8 @@ std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const conf
                                                                  settings.admin_timeout_ms, dry_run,
                                                                  environment.admin});
     case LeverKind::kPollQueuesReset:
-      return std::make_unique<PollQueuesLever>(PollQueuesOptions{environment.sysfs_root, settings.poll_queues, dry_run});
+      return std::make_unique<PollQueuesLever>(
+          PollQueuesOptions{environment.sysfs_root, settings.poll_queues, dry_run, environment.poll_queues_module});
     case LeverKind::kTcpReconnect:
       return std::make_unique<ReconnectLever>(
           ReconnectOptions{environment.sysfs_root, settings.poll_queues, "nvme", dry_run, environment.commands});

@@ -15,6 +15,7 @@
 #include "agent/actuate/command_runner.h"
 #include "agent/actuate/lever.h"
 #include "agent/actuate/nvme_admin.h"
+#include "agent/actuate/sysfs_levers.h"
 #include "agent/config/levers_config.h"
 #include "agent/discover/types.h"
 
@@ -33,6 +34,9 @@ struct LeverEnvironment {
   std::string dev_root = "/dev";
   std::shared_ptr<AdminDeviceOpener> admin;  // SystemAdminDeviceOpener() when empty
   std::shared_ptr<CommandRunner> commands;   // nvme-cli for the reconnect lever; SystemCommandRunner when empty
+  // The nvme module's poll_queues, one for the levers of every controller built with this environment (and
+  // its copies): one restore point for the module.
+  std::shared_ptr<PollQueuesModule> poll_queues_module = std::make_shared<PollQueuesModule>();
 };
 
 LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover::Controller& controller,

@@ -94,9 +94,39 @@ Result<std::vector<PlannedLever::Step>> AdaptivePollLever::MakeRestore(const Res
 
 // --- poll_queues + reset_controller ---------------------------------------------------------------------------
 
+std::string PollQueuesModule::SafeValue(const std::string& current) const {
+  std::lock_guard lock(mutex_);
+  return original_.value_or(current);
+}
+
+void PollQueuesModule::WillWrite(const std::string& current) {
+  std::lock_guard lock(mutex_);
+  if (!original_) original_ = current;
+}
+
+void PollQueuesModule::ResetWith(const std::string& controller, const std::string& value) {
+  std::lock_guard lock(mutex_);
+  holders_[controller] = value;
+}
+
+void PollQueuesModule::Forget(const std::string& controller) {
+  std::lock_guard lock(mutex_);
+  holders_.erase(controller);
+  if (holders_.empty()) original_.reset();  // the module is back to its own value: the next change records anew
+}
+
+std::optional<std::string> PollQueuesModule::HeldByOthers(const std::string& controller) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [holder, value] : holders_) {
+    if (holder != controller) return value;
+  }
+  return std::nullopt;
+}
+
 PollQueuesLever::PollQueuesLever(PollQueuesOptions options)
     : FileLever(LeverKind::kPollQueuesReset, LeverScope::kController, options.dry_run, options.sysfs_root),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      module_(options_.module ? options_.module : std::make_shared<PollQueuesModule>()) {}
 
 std::string PollQueuesLever::ParameterPath() const {
   return JoinPath(options_.sysfs_root, "module/nvme/parameters/poll_queues");
@@ -108,6 +138,34 @@ Result<std::string> PollQueuesLever::ReadParameter() const {
 
 std::string PollQueuesLever::ResetPath(const std::string& controller) const {
   return JoinPath(JoinPath(JoinPath(options_.sysfs_root, "class/nvme"), controller), "reset_controller");
+}
+
+std::vector<PlannedLever::Step> PollQueuesLever::ResetSteps(const std::string& controller, const std::string& current,
+                                                            const std::string& value, bool holds) {
+  std::vector<Step> steps;
+  if (current != value) {
+    Step write = WriteStep(ParameterPath(), value);
+    write.perform = [this, inner = std::move(write.perform), current] {
+      module_->WillWrite(current);
+      return inner();
+    };
+    steps.push_back(std::move(write));
+  }
+  Step reset = WriteStep(ResetPath(controller), "1");
+  reset.perform = [this, inner = std::move(reset.perform), controller, value, holds] {
+    Status result = inner();
+    if (!result) return result;
+    reset_with_[controller] = value;
+    if (holds) module_->ResetWith(controller, value);
+    return result;
+  };
+  steps.push_back(std::move(reset));
+  // Other controllers still run with the module's value set by their switch: it goes back for their next
+  // reset (theirs, or the kernel's own recovery), so that only this controller changed.
+  if (const auto others = module_->HeldByOthers(controller); others && *others != value) {
+    steps.push_back(WriteStep(ParameterPath(), *others));
+  }
+  return steps;
 }
 
 Result<PlannedLever::StepPlan> PollQueuesLever::MakePlan(const LeverTarget& target, ReapMode mode) {
@@ -122,19 +180,24 @@ Result<PlannedLever::StepPlan> PollQueuesLever::MakePlan(const LeverTarget& targ
   NA_ASSIGN_OR_RETURN(const std::string current, ReadParameter());
   const std::string wanted = mode == ReapMode::kPoll ? std::to_string(options_.poll_queues) : "0";
   StepPlan plan;
-  plan.found.push_back({parameter, current});
-  if (current != wanted) plan.steps.push_back(WriteStep(parameter, wanted));
+  // The module's value before any controller's switch, not another controller's applied one.
+  plan.found.push_back({parameter, module_->SafeValue(current)});
   const auto done = reset_with_.find(target.controller);
   if (done == reset_with_.end() || done->second != wanted) {
-    Step step = WriteStep(reset, "1");
-    step.perform = [this, inner = std::move(step.perform), controller = target.controller, wanted] {
-      Status result = inner();
-      if (result) reset_with_[controller] = wanted;
-      return result;
-    };
-    plan.steps.push_back(std::move(step));
+    plan.steps = ResetSteps(target.controller, current, wanted, mode == ReapMode::kPoll);
+    if (mode != ReapMode::kPoll) plan.steps.back().perform = ForgetAfter(target.controller, std::move(plan.steps.back().perform));
+  } else if (current != wanted && !module_->HeldByOthers(target.controller)) {
+    plan.steps.push_back(WriteStep(parameter, wanted));
   }
   return plan;
+}
+
+std::function<Status()> PollQueuesLever::ForgetAfter(const std::string& controller, std::function<Status()> perform) {
+  return [this, controller, perform = std::move(perform)] {
+    Status result = perform();
+    if (result) module_->Forget(controller);
+    return result;
+  };
 }
 
 std::optional<bool> PollQueuesLever::RunsPollQueues(const std::string& controller) const {
@@ -171,20 +234,28 @@ Result<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const Resto
       reset_needed = parameter_changed;
     }
   }
-  if (!discover::IsDirectory(Parent(ResetPath(controller)))) {
+  const auto others = module_->HeldByOthers(controller);
+  const bool gone = !discover::IsDirectory(Parent(ResetPath(controller)));
+  if (others && safe && *others != *safe) {
+    // The module stays at the others' value: it is put back once, by the last of them. This controller
+    // alone takes the safe value, by a reset in between.
+    steps.clear();
+    if (!gone && reset_needed) steps = ResetSteps(controller, current, *safe, /*holds=*/false);
+  } else if (gone) {
     if (steps.empty()) {
       return Fail(ErrorCode::kNotFound, ResetPath(controller), "controller " + controller + " is gone");
     }
-    return steps;  // the parameter is global and stays; the controller took its queues with it
+    // the parameter is global and stays; the controller took its queues with it
+  } else if (reset_needed) {
+    Step reset = WriteStep(ResetPath(controller), "1");  // the parameter counts at reset only
+    reset.perform = [this, inner = std::move(reset.perform), controller] {
+      Status result = inner();
+      if (result) reset_with_.erase(controller);
+      return result;
+    };
+    steps.push_back(std::move(reset));
   }
-  if (!reset_needed) return steps;
-  Step reset = WriteStep(ResetPath(controller), "1");  // the parameter counts at reset only
-  reset.perform = [this, inner = std::move(reset.perform), controller = point.target.controller] {
-    Status result = inner();
-    if (result) reset_with_.erase(controller);
-    return result;
-  };
-  steps.push_back(std::move(reset));
+  if (!DryRun()) module_->Forget(controller);
   return steps;
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -55,15 +57,41 @@ class AdaptivePollLever final : public FileLever {
   AdaptivePollOptions options_;
 };
 
+// The nvme module's poll_queues parameter, one for every controller: shared by the levers of all of them, so
+// that it has one restore point. It keeps the value the module had before any of them changed it (what each
+// controller's restore point records, rather than another controller's applied value) and which
+// controllers were reset with the lever's value, so that the module's value is put back once, when the last
+// of them is restored, and a controller restored before the others is reset without poll queues while they
+// keep theirs. Thread-safe: the levers of different controllers may run on different threads.
+class PollQueuesModule {
+ public:
+  // The value to record as safe, given the value read now: the original if a lever changed it.
+  std::string SafeValue(const std::string& current) const;
+  // A lever is about to write the parameter, which reads `current`: kept as the original if none is yet.
+  void WillWrite(const std::string& current);
+  // `controller` was reset with `value` (a poll-mode switch) or back to the module's safe value (forget).
+  void ResetWith(const std::string& controller, const std::string& value);
+  void Forget(const std::string& controller);
+  // The value another controller than `controller` still holds the parameter at, if any.
+  std::optional<std::string> HeldByOthers(const std::string& controller) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::optional<std::string> original_;
+  std::map<std::string, std::string> holders_;  // controller -> value it was reset with by a poll-mode switch
+};
+
 struct PollQueuesOptions {
   std::string sysfs_root = "/sys";
   uint32_t poll_queues = 1;  // asked for in poll mode; interrupt mode asks for 0
   bool dry_run = false;
+  std::shared_ptr<PollQueuesModule> module;  // shared by every controller's lever; empty: one of its own
 };
 
 // Stock kernels: nvme's poll_queues module parameter is read at controller reset only, so a switch writes it
 // and then resets the controller (about 1 s, I/O held meanwhile). The parameter is global: other controllers
-// take it at their next reset. Poll queues serve only io_uring IOPOLL I/O. Controller scope.
+// take it at their next reset, and its restore point is the module's (PollQueuesModule). Poll queues serve
+// only io_uring IOPOLL I/O. Controller scope.
 class PollQueuesLever final : public FileLever {
  public:
   explicit PollQueuesLever(PollQueuesOptions options);
@@ -74,10 +102,17 @@ class PollQueuesLever final : public FileLever {
   Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) override;
   Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   Result<std::string> ReadParameter() const;
+  // Sets the parameter to `value` if it reads `current`, resets `controller`, and sets it back to the value
+  // other controllers hold it at, if any. `holds`: the controller now holds the module at `value`.
+  std::vector<Step> ResetSteps(const std::string& controller, const std::string& current, const std::string& value,
+                               bool holds);
+  // `perform`, after which `controller` no longer holds the module.
+  std::function<Status()> ForgetAfter(const std::string& controller, std::function<Status()> perform);
   // Whether the controller runs poll queues now (its namespaces' io_poll); nullopt when none says.
   std::optional<bool> RunsPollQueues(const std::string& controller) const;
   PollQueuesOptions options_;
   std::map<std::string, std::string> reset_with_;  // controller -> poll_queues value it was last reset with
+  std::shared_ptr<PollQueuesModule> module_;
 };
 
 }  // namespace nvmeadapt::actuate

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 
 #include "common/files.h"
@@ -64,6 +65,22 @@ Result<BearerToken> BearerToken::Load(const std::string& path) {
   return token;
 }
 
+Result<std::optional<BearerToken>> BearerToken::Reread(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return std::optional<BearerToken>();
+    return SysError("stat", path, errno);
+  }
+  auto text = ReadWholeFile(path, 4096);
+  if (!text) return text.error();
+  if (std::all_of(text->begin(), text->end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); })) {
+    return std::optional<BearerToken>();
+  }
+  auto token = Load(path);
+  if (!token) return token.error();
+  return std::optional<BearerToken>(*token);
+}
+
 bool BearerToken::Matches(std::string_view presented) const {
   const auto digest = Sha256(presented);
   return CRYPTO_memcmp(digest.data(), digest_.data(), digest.size()) == 0;
@@ -90,6 +107,11 @@ AuthDecision Authorizer::Decide(Access access, const Credentials& credentials) c
     } else {
       const UnixPeer& peer = *credentials.unix_peer;
       decision.identity = "unix uid=" + std::to_string(peer.uid) + " pid=" + std::to_string(peer.pid);
+      if (!peer.refusal.empty()) {
+        decision.refusal = peer.refusal;
+        decision.exhausted = true;
+        return decision;
+      }
       if (peer.admin) decision.role = Role::kAdmin;
     }
     if (access == Access::kMutate && decision.role != Role::kAdmin) {
@@ -187,8 +209,9 @@ grpc::Status Authorizer::Check(const grpc::ServerContext& context, Access access
   if (identity) *identity = decision.identity;
   if (role) *role = decision.role;
   if (!decision.allowed) {
-    return grpc::Status(decision.authenticated ? grpc::StatusCode::PERMISSION_DENIED
-                                               : grpc::StatusCode::UNAUTHENTICATED,
+    return grpc::Status(decision.exhausted       ? grpc::StatusCode::RESOURCE_EXHAUSTED
+                        : decision.authenticated ? grpc::StatusCode::PERMISSION_DENIED
+                                                 : grpc::StatusCode::UNAUTHENTICATED,
                         decision.refusal);
   }
   return grpc::Status::OK;

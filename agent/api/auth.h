@@ -30,6 +30,9 @@ class BearerToken {
   // Reads the token (trailing whitespace trimmed). Refuses a file other users can access, an empty token
   // and one shorter than kMinLength.
   static Result<BearerToken> Load(const std::string& path);
+  // Load for a file read again while running: a file that was removed or emptied (whitespace only) revokes
+  // its token (nullopt) rather than being an error that would leave the old token valid.
+  static Result<std::optional<BearerToken>> Reread(const std::string& path);
   static Result<BearerToken> FromSecret(std::string_view secret);
   bool Matches(std::string_view presented) const;
 
@@ -48,6 +51,7 @@ struct UnixPeer {
   pid_t pid = 0;
   uid_t uid = 0;
   bool admin = false;  // root, the agent's user, or a member of api.unix_socket_admin_group
+  std::string refusal;  // set: a connection over the socket's caps, whose every call is refused with this
 };
 
 struct Credentials {
@@ -63,6 +67,7 @@ struct AuthDecision {
   Role role = Role::kReadOnly;
   std::string identity;  // for audit logs: "unix uid=0 pid=42", "token (admin)", "certificate CN=...", "anonymous"
   std::string refusal;   // why not, when !allowed
+  bool exhausted = false;  // refused for a bound (RESOURCE_EXHAUSTED), whoever the caller is
 };
 
 // What TCP callers may present. Replaced whole when the files are read again (Authorizer::Replace).
@@ -90,9 +95,10 @@ class Authorizer {
                      std::string* identity, Role* role = nullptr) const;
   // Takes effect for the calls that start afterwards (SIGHUP re-reads the token files).
   void Replace(TcpCredentialPolicy policy);
+  // The policy in force (a reload starts from it: a file it cannot read keeps that file's token).
+  std::shared_ptr<const TcpCredentialPolicy> policy() const;
 
  private:
-  std::shared_ptr<const TcpCredentialPolicy> policy() const;
 
   Transport transport_;
   std::string admin_group_;

@@ -244,11 +244,28 @@ class ApiServerImpl final : public ApiServer {
     return OkStatus();
   }
 
+  // A removed or emptied token file revokes its token at once; a file that cannot be read or is refused
+  // keeps its previous token (and the error names it), without holding back the other file's change.
   Status Reload() override {
     if (!tcp_authorizer_) return OkStatus();
-    auto policy = LoadTcpPolicy(core_.settings());
-    if (!policy) return MakeError(policy.error().code, policy.error().message + " (the previous tokens stay)");
-    tcp_authorizer_->Replace(std::move(policy).value());
+    const ApiSettings& s = core_.settings();
+    TcpCredentialPolicy policy = *tcp_authorizer_->policy();
+    std::string errors;
+    for (const auto& [path, token, field] :
+         {std::tuple{&s.token_file, &policy.admin_token, "api.token_file"},
+          std::tuple{&s.read_token_file, &policy.read_token, "api.read_token_file"}}) {
+      if (path->empty()) continue;
+      auto reread = BearerToken::Reread(*path);
+      if (!reread) {
+        errors += std::string(errors.empty() ? "" : "; ") + field + ": " + reread.error().message +
+                  " (its previous token stays)";
+        continue;
+      }
+      if (!*reread && *token) NA_WARN("api: " << field << " " << *path << " is removed or empty: its token is revoked");
+      *token = *reread;
+    }
+    tcp_authorizer_->Replace(std::move(policy));
+    if (!errors.empty()) return MakeError(ErrorCode::kInvalidArgument, errors);
     NA_INFO("api: bearer tokens read again");
     return OkStatus();
   }

@@ -63,8 +63,9 @@ Result<uint32_t> BpfQueueSlots::LookupOrCreate(const QueueKey& key) {
   const na_queue_key bpf_key = ToBpfKey(key);
   const uint32_t home = na_home_slot(&bpf_key);
   std::optional<uint32_t> claimed;
-  for (uint32_t i = 0; i < NA_MAX_QUEUES && !claimed; ++i) {
-    const uint32_t index = (home + i) & (NA_MAX_QUEUES - 1);
+  // Within the key's half of the table (na_region_base): a peer's flood leaves the kernel's half free.
+  for (uint32_t i = 0; i < NA_REGION_SLOTS && !claimed; ++i) {
+    const uint32_t index = na_slot_index(home, i);
     uint32_t free_source = 0;
     if (__atomic_load_n(&slots_[index].key.source, __ATOMIC_RELAXED) == 0 &&
         __atomic_compare_exchange_n(&slots_[index].key.source, &free_source, NA_SOURCE_CLAIMED, false,
@@ -74,7 +75,10 @@ Result<uint32_t> BpfQueueSlots::LookupOrCreate(const QueueKey& key) {
   }
   if (!claimed) {
     return MakeError(ErrorCode::kUnavailable,
-                     "queue " + key.ToString() + ": queue table full (" + std::to_string(NA_MAX_QUEUES) + ")");
+                     "queue " + key.ToString() + ": queue table full (the " + std::to_string(NA_REGION_SLOTS) +
+                         " slots of its source's half: " +
+                         (na_region_base(bpf_key.source) == 0 ? "kernel nvme and block" : "uvnvme, SPDK and nvmet") +
+                         ")");
   }
   const uint32_t index = *claimed;
   FillClaimedSlot(slots_[index], bpf_key);

@@ -263,8 +263,18 @@ void Agent::Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::
 }
 
 void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
-  if (queues_.size() >= options_.max_queues) {
-    if (queues_over_cap_++ == 0) NA_WARN("more than " << options_.max_queues << " queues: the rest are not tracked");
+  // Half the cap each for the machine's own kernel queues and for the sources a peer can multiply (uvnvme
+  // and SPDK processes, nvmet's remote hosts), as the BPF queue table is split: a flood of the latter never
+  // takes a kernel queue's place.
+  const auto local = [](v1::Source source) { return source == v1::SOURCE_KERNEL || source == v1::SOURCE_BLOCK; };
+  const std::vector<ManagedQueue*>& all = queues_.All();
+  const auto same_kind = static_cast<size_t>(std::count_if(
+      all.begin(), all.end(), [&](const ManagedQueue* q) { return local(q->desc.source) == local(found.source); }));
+  if (same_kind >= options_.max_queues / 2) {
+    if (queues_over_cap_++ == 0) {
+      NA_WARN("more than " << options_.max_queues / 2 << (local(found.source) ? " kernel" : " userspace and target")
+                           << " queues: the rest are not tracked (" << found.controller << " q" << found.qid << ")");
+    }
     return;
   }
   policy_.Pin(found.controller);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "agent/daemon/failpoint.h"
+#include "common/log.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -102,6 +103,13 @@ void ModeSwitcher::Run(const std::shared_ptr<Switch>& sw) {
   outcome.requested = options_.monotonic();
   outcome.status = plan.Execute();
   Failpoint("after_lever");
+  // The target is in place again unless the lever says it could not connect it back (kIo): then the
+  // in-flight entry stays, and the next restore connects it.
+  if (plan.in_flight && plan.changes && (outcome.status.ok() || outcome.status.error().code != ErrorCode::kIo)) {
+    if (Status dropped = journal_.Restored(plan.lever, plan.in_flight->target); !dropped) {
+      NA_WARN("journal: " << plan.in_flight->target << ": " << dropped.error().message);
+    }
+  }
   outcome.acknowledged = options_.monotonic();
   if (disruptive) {
     std::lock_guard lock(mutex_);
@@ -143,6 +151,17 @@ Status ModeSwitcher::Prepare(Switch& sw, LeverPlan& plan, bool& disruptive) {
     entry.set_device_identity(plan.device_identity);
     if (Status journaled = journal_.WillChange(entry); !journaled) {
       return MakeError(journaled.error().code, "not changed: cannot journal it: " + journaled.error().message);
+    }
+    if (plan.in_flight && plan.changes) {
+      entry.set_controller(plan.in_flight->controller);
+      entry.set_queue(0);
+      entry.set_target(plan.in_flight->target);
+      entry.set_safe_value(plan.in_flight->safe_value);
+      entry.set_applied_value("connected");
+      entry.set_device_identity("");
+      if (Status journaled = journal_.WillChange(entry); !journaled) {
+        return MakeError(journaled.error().code, "not changed: cannot journal it: " + journaled.error().message);
+      }
     }
   }
   Failpoint("after_journal");

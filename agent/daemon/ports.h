@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,16 @@ struct LeverPlan {
   std::string device_identity;  // the device as the journal names it (device_identity.h)
   bool changes = true;          // false: the target already is in the mode (a controller-wide lever that
                                 // another queue's switch already moved): nothing is written, nothing reset
+  // A second journal entry for the time the change is under way, for a lever whose target does not exist
+  // between two of its steps (the reconnect lever, from its disconnect to its connect: the entry above would
+  // then be dropped as "device gone"). Journaled after the entry above, dropped once Execute left the target
+  // in place; its restore connects the target again if it is missing.
+  struct InFlight {
+    std::string controller;  // the connection's name: no device answers to it, so no device rule drops it
+    std::string target;
+    std::string safe_value;
+  };
+  std::optional<InFlight> in_flight;
   // Makes the change as planned, without reading again: set by the lever that planned it.
   std::function<Status()> execute;
 

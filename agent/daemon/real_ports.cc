@@ -174,6 +174,11 @@ Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, ReapMode mode) 
   plan.dry_run = lever->lever->DryRun();
   plan.device_identity = lever->journal_identity;
   plan.changes = planned.changes();
+  if (const auto& in_flight = planned.preview().in_flight; in_flight && !plan.dry_run) {
+    const std::string& connection = in_flight->steps.front().object;
+    plan.in_flight = LeverPlan::InFlight{connection.substr(0, connection.rfind(' ')), in_flight->steps.back().object,
+                                         in_flight->ToJson()};
+  }
   // The plan acts through its lever: kept with it, whatever the table of levers holds by then.
   plan.execute = [lever = lever->lever, change = std::make_shared<actuate::SwitchPlan>(std::move(planned)),
                   name = plan.lever]() -> Status {

@@ -1,6 +1,7 @@
 // Small read-only file system helpers for sysfs and procfs. Every error names the path it concerns.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,8 @@ namespace nvmeadapt::discover {
 
 // Reads a whole text file (sysfs attributes report a size of 4096 whatever they hold, so it reads to EOF).
 Result<std::string> ReadText(const std::string& path, size_t limit = 16u << 20);
+// The limit for a file only the kernel writes whose size follows the machine's (/proc/interrupts).
+inline constexpr size_t kUnboundedRead = SIZE_MAX;
 // ReadText without the surrounding whitespace (sysfs values end with a newline, some are space padded).
 Result<std::string> ReadTrimmed(const std::string& path);
 // The entries of a directory, without "." and "..", sorted by name.

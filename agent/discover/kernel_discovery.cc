@@ -244,7 +244,9 @@ Result<std::vector<Controller>> DiscoverKernel(const DiscoveryOptions& options, 
   std::map<std::string, std::string> states_before;
   for (const auto& [instance, name] : names) states_before[name] = OptionalAttribute(JoinPath(class_dir, name), "state");
   const std::string interrupts_path = JoinPath(options.procfs_root, "interrupts");
-  auto interrupts = ReadText(interrupts_path);
+  // The kernel writes this file, and its size grows with CPUs times IRQs (well over 16 MiB on a 512-CPU
+  // host): no fixed bound, or such a host would have no kernel queues at all.
+  auto interrupts = ReadText(interrupts_path, kUnboundedRead);
   if (!interrupts) return interrupts.error();
   const std::vector<IrqLine> lines = ParseInterrupts(*interrupts);
   KernelFacts facts;

@@ -40,6 +40,10 @@ class GsimLayouts : public ::testing::TestWithParam<LayoutCase> {
   GsimLayouts() {
     CopyTree(SysfsCase("qemu-poll"), tmp_.path());
     CopyTree(SysfsCase(GetParam().tree), tmp_.path());
+    // procfs lists each handler of an IRQ as a directory of /proc/irq/N, as /proc/interrupts names them.
+    for (const auto& [irq, handler] : {std::pair{28, "nvme0q0"}, {29, "nvme0q1"}, {30, "nvme0q2"}}) {
+      std::filesystem::create_directories(tmp_ / ("proc/irq/" + std::to_string(irq) + "/" + handler));
+    }
   }
   GsimOptions Options() const { return {tmp_ / "proc", 100}; }
   std::string Irq() const { return tmp_ / GetParam().irq_file; }
@@ -93,6 +97,28 @@ TEST_P(GsimLayouts, RestorePointFromARestartedAgentNeedsNoPlan) {
   auto restored = lever.Restore(point);
   ASSERT_TRUE(restored) << restored.error().ToString();
   EXPECT_EQ(ReadFile(Irq()), std::string(c.off) + "\n");
+}
+
+// A journaled IRQ number the kernel has since given to another handler (a controller reset renumbers its
+// vectors) is not the queue's: its switch is left alone, the global delay is still put back.
+TEST_P(GsimLayouts, RestoreChecksTheJournaledIrqStillNamesTheQueue) {
+  const LayoutCase& c = GetParam();
+  WriteFile(Irq(), std::string(c.on) + "\n");
+  WriteFile(Delay(), std::string(c.delay_100) + "\n");
+  std::filesystem::rename(tmp_ / "proc/irq/29/nvme0q1", tmp_ / "proc/irq/29/eth0-rx-0");
+  GsimLever lever(Options());
+  RestorePoint point{LeverKind::kGsim, Nvme0(), {{Irq(), c.off}, {Delay(), c.delay_0}}};
+  auto restored = lever.Restore(point);
+  ASSERT_TRUE(restored) << restored.error().ToString();
+  EXPECT_EQ(*restored, (Writes{{Delay(), c.delay_0, true}}));
+  EXPECT_EQ(ReadFile(Irq()), std::string(c.on) + "\n") << "another device's IRQ was written";
+
+  RestorePoint switch_only{LeverKind::kGsim, Nvme0(), {{Irq(), c.off}}};
+  auto refused = lever.Restore(switch_only);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(refused.error().message.find("no longer names nvme0q1"), std::string::npos) << refused.error().message;
+  EXPECT_EQ(ReadFile(Irq()), std::string(c.on) + "\n");
 }
 
 TEST_P(GsimLayouts, WithoutDelayTheGlobalSettingIsLeftAlone) {

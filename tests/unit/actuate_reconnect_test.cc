@@ -8,81 +8,11 @@
 #include "agent/actuate/reconnect_lever.h"
 #include "agent/actuate/resolver.h"
 #include "tests/unit/lever_printers.h"
+#include "tests/unit/reconnect_fixture.h"
 #include "tests/unit/test_fs.h"
 
 namespace nvmeadapt::actuate {
 namespace {
-
-
-using nvmeadapt::testing::TempDir;
-using nvmeadapt::testing::WriteFile;
-using Argv = std::vector<std::string>;
-using Steps = std::vector<RestoreStep>;
-
-constexpr char kName[] = "tcp:127.0.0.1:4420/nqn.2026-12.io.nvme-adapt:fabrics";
-const Argv kConnect{"nvme", "connect", "--transport=tcp", "--traddr=127.0.0.1", "--trsvcid=4420",
-                    "--nqn=nqn.2026-12.io.nvme-adapt:fabrics", "--hostnqn=nqn.2014-08.org.nvmexpress:uuid:h1",
-                    "--hostid=h1"};
-
-Argv With(Argv argv, const std::string& arg) {
-  argv.push_back(arg);
-  return argv;
-}
-
-// Records every command; answers with `answer` (status 0 by default) and can change the tree as the kernel would.
-class FakeCli final : public CommandRunner {
- public:
-  Result<CommandOutcome> Run(const Argv& argv) override {
-    calls.push_back(argv);
-    if (answer) return answer(argv);
-    return CommandOutcome{};
-  }
-  std::vector<Argv> calls;
-  std::function<Result<CommandOutcome>(const Argv&)> answer;
-};
-
-class Reconnect : public ::testing::Test {
- protected:
-  Reconnect() {
-    WriteFile(tmp_ / "sys/devices/system/cpu/online", "0-1\n");
-    Controller("nvme1", "tcp", 0);
-  }
-  // A TCP host controller with `polls` poll queues after two default ones (one per CPU).
-  void Controller(const std::string& name, const std::string& transport, uint32_t polls) {
-    const std::string dir = tmp_ / ("sys/class/nvme/" + name);
-    WriteFile(dir + "/transport", transport + "\n");
-    WriteFile(dir + "/subsysnqn", "nqn.2026-12.io.nvme-adapt:fabrics\n");
-    WriteFile(dir + "/address", "traddr=127.0.0.1,trsvcid=4420,src_addr=127.0.0.1\n");
-    WriteFile(dir + "/hostnqn", "nqn.2014-08.org.nvmexpress:uuid:h1\n");
-    WriteFile(dir + "/hostid", "h1\n");
-    WriteFile(dir + "/queue_count", std::to_string(3 + polls) + "\n");
-    WriteFile(dir + "/" + name + "c1n1/queue/io_poll", polls > 0 ? "1\n" : "0\n");
-  }
-  // The fake's connect makes nvme1 with the poll queues asked for, as nvme_tcp would.
-  void ConnectsLikeTheKernel() {
-    cli_->answer = [this](const Argv& argv) -> Result<CommandOutcome> {
-      if (argv[1] == "connect") {
-        uint32_t polls = 0;
-        for (const auto& arg : argv) {
-          if (arg.rfind("--nr-poll-queues=", 0) == 0) polls = std::stoul(arg.substr(17));
-        }
-        Controller("nvme1", "tcp", polls);
-      }
-      return CommandOutcome{};
-    };
-  }
-  ReconnectLever Lever(bool dry_run = false) { return ReconnectLever({tmp_ / "sys", 1, "nvme", dry_run, cli_}); }
-  static LeverTarget Nvme1() { return LeverTarget{"nvme1", 1}; }
-  static Steps Found(const std::string& polls) {
-    return {{std::string(kName) + " connect",
-             R"(["--transport=tcp","--traddr=127.0.0.1","--trsvcid=4420","--nqn=nqn.2026-12.io.nvme-adapt:fabrics",)"
-             R"("--hostnqn=nqn.2014-08.org.nvmexpress:uuid:h1","--hostid=h1"])"},
-            {std::string(kName) + " nr_poll_queues", polls}};
-  }
-
-  TempDir tmp_;
-  std::shared_ptr<FakeCli> cli_ = std::make_shared<FakeCli>();
-};
 
 TEST_F(Reconnect, PlanReadsOnlyAndItsRestorePointNamesTheConnection) {
   ReconnectLever lever = Lever();
@@ -234,7 +164,7 @@ TEST_F(Reconnect, RestoreOfAConnectionNoLongerThereIsNotFoundAndConnectsNothing)
 TEST_F(Reconnect, RestoreRefusesAPointWithOptionsItDoesNotRecord) {
   Controller("nvme1", "tcp", 1);
   RestorePoint point{LeverKind::kTcpReconnect, Nvme1(), Found("0")};
-  point.steps[0].value = R"(["--transport=tcp","--keyring=x"])";
+  point.steps[0].value = R"(["--transport=tcp","--dump-config=x"])";
   auto restored = Lever().Restore(point);
   ASSERT_FALSE(restored);
   EXPECT_EQ(restored.error().code, ErrorCode::kIo);

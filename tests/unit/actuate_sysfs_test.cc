@@ -24,6 +24,8 @@ class FileLevers : public ::testing::Test {
     attribute_ = tmp_ / (std::string(kController) + "/adaptive_poll");
     WriteFile(attribute_, "0\n");
     CopyTree(SysfsCase("gsim-v3"), tmp_.path());  // for the dry run of every file lever
+    // procfs's directory per handler of an IRQ: a GSIM restore checks the IRQ still names its queue.
+    std::filesystem::create_directories(tmp_ / "proc/irq/29/nvme0q1");
   }
   AdaptivePollOptions Adaptive() const { return {tmp_ / "sys", "{sysfs}/class/nvme/{ctrl}/adaptive_poll", "1", "0"}; }
   GsimOptions Gsim() const { return {tmp_ / "proc", 100}; }
@@ -235,6 +237,48 @@ TEST_F(FileLevers, PollQueuesRestoreResetsOnlyWhenTheControllerRunsAnotherValue)
   auto vanished = PollQueuesLever(PollQueues()).Restore(RestorePoint{LeverKind::kPollQueuesReset, gone, {{parameter, "0"}}});
   ASSERT_TRUE(vanished) << vanished.error().ToString();
   EXPECT_EQ(*vanished, (Writes{{parameter, "0", true}}));
+}
+
+// poll_queues is the module's: two controllers' levers share one restore point for it, so that restoring
+// both leaves neither polling and the parameter at the module's own value, whatever the order (issue #37:
+// each lever recorded the value the other had applied as its safe value, and the second stayed polling).
+TEST_F(FileLevers, PollQueuesModuleWideRestoreWithTwoControllers) {
+  const std::string parameter = tmp_ / "sys/module/nvme/parameters/poll_queues";
+  for (const bool b_first : {false, true}) {
+    SCOPED_TRACE(b_first ? "nvme1 restored first" : "nvme0 restored first");
+    WriteFile(parameter, "0\n");
+    WriteFile(tmp_ / "sys/class/nvme/nvme1/reset_controller", "");
+    PollQueuesOptions options = PollQueues();
+    options.module = std::make_shared<PollQueuesModule>();
+    PollQueuesLever nvme0_lever(options), nvme1_lever(options);  // one per controller, as the daemon has
+    LeverTarget nvme1 = Nvme0();
+    nvme1.controller = "nvme1";
+    const std::string reset0 = nvme0_lever.ResetPath("nvme0"), reset1 = nvme1_lever.ResetPath("nvme1");
+
+    auto on0 = nvme0_lever.Apply(Nvme0(), ReapMode::kPoll);
+    ASSERT_TRUE(on0) << on0.error().ToString();
+    auto on1 = nvme1_lever.Apply(nvme1, ReapMode::kPoll);
+    ASSERT_TRUE(on1) << on1.error().ToString();
+    EXPECT_EQ(on1->writes, (Writes{{reset1, "1", true}}));
+    EXPECT_EQ(on1->restore.steps, (Steps{{parameter, "0"}})) << "nvme0's applied value taken as the safe one";
+
+    PollQueuesLever& first = b_first ? nvme1_lever : nvme0_lever;
+    PollQueuesLever& second = b_first ? nvme0_lever : nvme1_lever;
+    const auto& first_point = b_first ? on1->restore : on0->restore;
+    const auto& second_point = b_first ? on0->restore : on1->restore;
+    const std::string first_reset = b_first ? reset1 : reset0, second_reset = b_first ? reset0 : reset1;
+
+    auto restored_first = first.Restore(first_point);
+    ASSERT_TRUE(restored_first) << restored_first.error().ToString();
+    EXPECT_EQ(*restored_first, (Writes{{parameter, "0", true}, {first_reset, "1", true}, {parameter, "1", true}}))
+        << "reset without poll queues while the other controller keeps its value";
+    EXPECT_EQ(ReadFile(parameter), "1\n");
+
+    auto restored_second = second.Restore(second_point);
+    ASSERT_TRUE(restored_second) << restored_second.error().ToString();
+    EXPECT_EQ(*restored_second, (Writes{{parameter, "0", true}, {second_reset, "1", true}}));
+    EXPECT_EQ(ReadFile(parameter), "0\n") << "the module's value is put back once, by the last";
+  }
 }
 
 TEST_F(FileLevers, PollQueuesErrors) {

@@ -147,6 +147,7 @@ class FakeLevers : public Levers {
     LeverPlan plan{"fake", target, current, std::string(ReapModeName(mode))};
     plan.dry_run = dry_run;
     plan.changes = !already_there.count(target);
+    plan.in_flight = in_flight;
     plan.execute = [this, plan] { return Apply(plan); };
     return plan;
   }
@@ -196,6 +197,7 @@ class FakeLevers : public Levers {
   std::set<std::string> already_there;  // targets whose plans change nothing (a controller-wide lever moved them)
   ErrorCode refuse_code = ErrorCode::kRefused;
   std::function<void(const LeverPlan&)> on_apply;  // runs inside a plan's Execute, before it succeeds or refuses
+  std::optional<LeverPlan::InFlight> in_flight;    // every plan's second journal entry (the reconnect lever's)
   int applies = 0;
   std::string hang_controller;  // Execute for a queue of this controller waits on `hang` first
   Latch hang;

@@ -175,5 +175,29 @@ TEST_F(TokenFile, AMissingOrEmptyFileIsAnErrorNamingIt) {
   EXPECT_EQ(empty.error().message, path + ": token shorter than 16 characters");
 }
 
+// Read again (SIGHUP): emptying or removing the file is how an operator revokes a token, so it must not be
+// an error that keeps the old token valid.
+TEST_F(TokenFile, RereadRevokesTheTokenOfAnEmptiedOrRemovedFile) {
+  const std::string path = Write(std::string(kSecret) + "\n", 0600);
+  auto present = BearerToken::Reread(path);
+  ASSERT_TRUE(present) << present.error().message;
+  ASSERT_TRUE(*present);
+  EXPECT_TRUE((*present)->Matches(kSecret));
+
+  Write(" \n", 0600);
+  auto emptied = BearerToken::Reread(path);
+  ASSERT_TRUE(emptied) << emptied.error().message;
+  EXPECT_FALSE(*emptied) << "an emptied token file still gives a token";
+
+  std::filesystem::remove(path);
+  auto removed = BearerToken::Reread(path);
+  ASSERT_TRUE(removed) << removed.error().message;
+  EXPECT_FALSE(*removed) << "a removed token file still gives a token";
+
+  const std::string open_to_all = Write(std::string(kSecret), 0604);
+  EXPECT_FALSE(BearerToken::Reread(open_to_all)) << "a refused file is an error (the caller keeps the old token)";
+  EXPECT_FALSE(BearerToken::Reread(Write("short", 0600))) << "a too short token is an error, not a revocation";
+}
+
 }  // namespace
 }  // namespace nvmeadapt::api
