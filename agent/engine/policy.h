@@ -1,4 +1,6 @@
-// The policy numbers the engine runs on, as a plain struct, and their validation.
+// The policy numbers the engine runs on, as a plain struct, each with its default and why. Names, bounds and
+// the kernel patch's values of the fields are in one table (agent/engine/policy_fields.h), which also
+// validates.
 #pragma once
 
 #include <cstdint>
@@ -71,17 +73,11 @@ struct Policy {
 // The BPF side counts a window in 20 bits (NA_MAX_WINDOW in the shared BPF header; agent/collect asserts the two
 // agree): a larger window could never close there.
 inline constexpr uint32_t kMaxWindowCompletions = (1u << 20) - 1;
+// The shortest timer period (the engine's soonest timer when it has no queue).
 inline constexpr Nanos kMinTimerGranularity = 10'000;
-inline constexpr Nanos kMaxTimerGranularity = 1'000'000'000;
-inline constexpr Nanos kMaxPollThreshold = 1'000'000'000;  // 1 s per completion: beyond any device
-inline constexpr Nanos kMaxPaceSlack = 10'000'000'000;
-inline constexpr uint32_t kMaxSettleWindows = 64;
-inline constexpr Nanos kMaxPaceCredit = 10'000'000'000;
-inline constexpr uint32_t kMaxBackoffWindows = 1u << 24;
-inline constexpr uint32_t kMaxLoadChangePercent = 1000;
-inline constexpr uint32_t kMaxPollRunWindows = 1u << 24;
 
-// Checks every field; the error names the first bad one, prefixed by `field_prefix` ("policy.").
+// Checks every field against its bounds in the table; the error names the first bad one, prefixed by
+// `field_prefix` ("policy."). Defined with the table (policy_fields.cc).
 Status ValidatePolicy(const Policy& policy, std::string_view field_prefix = "policy.");
 
 }  // namespace nvmeadapt::engine

@@ -94,14 +94,7 @@ Status TraceReplayer::DecodeQueue(const Record& record) {
   NA_RETURN_IF_ERROR(Expect(w, 2, "queue NAME [eligible=0|1] [reap=MODE] [safe=MODE] [POLICY...]"));
   if (handles_.count(std::string(w[1]))) return BadTraceLine("queue '" + std::string(w[1]) + "' exists");
   QueueSetup setup;
-  // A trace without settle=, credit=, backoff_max=, load_change=, poll_run_max= or stall_backoff= was recorded by an
-  // engine that had none of them (the patch's rules there): replay it the way it ran.
-  setup.policy.settle_windows = 0;
-  setup.policy.pace_credit = 0;
-  setup.policy.max_backoff_windows = 0;
-  setup.policy.backoff_load_change_percent = 0;
-  setup.policy.max_poll_run_windows = 0;
-  setup.policy.stall_backoff = false;
+  setup.policy = ReplayDefaultPolicy();
   auto rest = ApplyPolicyWords(w.subspan(2), setup.policy);
   if (!rest) return rest.error();
   for (auto [key, value] : *rest) {
