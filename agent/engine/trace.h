@@ -10,7 +10,8 @@
 //   lever NAME NOW MODE
 //   remove NAME
 //   switch NAME GEN FROM->TO key=value...   (the agent's switch timeline; no engine input, skipped)
-// POLICY is key=value, the keys the trace_key column of PolicyFields() (agent/engine/policy_fields.cc).
+// POLICY is key=value, the keys the trace_key column of PolicyFields() (agent/engine/policy_fields.cc), or
+// profile=NAME (PolicyProfiles(): every field but the mode; the words after it lay over it).
 // Times are nanoseconds. '#' starts a comment.
 //
 // Writing: trace_format.h. Reading: trace_words.h (words and values) under trace_replay.h (one decoder per

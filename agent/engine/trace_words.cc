@@ -33,7 +33,13 @@ Result<TraceKeyValues> ApplyPolicyWords(std::span<const std::string_view> words,
     if (eq == std::string_view::npos) return BadTraceLine("expected key=value, got '" + std::string(word) + "'");
     std::string_view key = word.substr(0, eq), value = word.substr(eq + 1);
     const PolicyField* field = FindPolicyTraceKey(key);
-    if (field == nullptr) {
+    if (key == "profile") {  // every field but the mode from a named profile; later words lay over it
+      const PolicyProfile* profile = FindPolicyProfile(value);
+      if (profile == nullptr) {
+        return BadTraceLine("unknown profile '" + std::string(value) + "' (" + PolicyProfileNames() + ")");
+      }
+      ApplyPolicyProfile(*profile, policy);
+    } else if (field == nullptr) {
       rest.emplace_back(key, value);
     } else if (field->kind == PolicyFieldKind::kMode) {
       auto mode = ParseControllerMode(value);
