@@ -4,7 +4,7 @@
 //
 //   queue NAME [eligible=0|1] [reap=MODE] [safe=MODE] [POLICY...]
 //   window NAME MODE COMPLETIONS START END [miss=K:ELAPSED[:N]]   (N: the reap's size, default 1)
-//   timer NAME NOW START COMPLETIONS [LAST]
+//   timer NAME NOW START COMPLETIONS [LAST] [inflight=N] [unread=1]   (unread: the counters' read failed)
 //   policy NAME NOW POLICY...
 //   override NAME NOW MODE|none [expires=NS]
 //   lever NAME NOW MODE

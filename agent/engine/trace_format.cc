@@ -42,6 +42,8 @@ std::string FormatTimerLine(std::string_view name, Nanos now, const WindowProgre
   std::ostringstream out;
   out << "timer " << name << ' ' << now << ' ' << progress.start << ' ' << progress.completions << ' '
       << progress.last;
+  if (progress.in_flight) out << " inflight=" << *progress.in_flight;
+  if (!progress.known) out << " unread=1";
   return out.str();
 }
 
