@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "agent/engine/policy_fields.h"
 #include "bpf/na_pace.h"
 
 namespace nvmeadapt::sim {
@@ -33,8 +34,9 @@ EngineController::EngineController(const engine::Policy& policy, std::optional<A
 }
 
 EngineController EngineController::InDriver(const engine::Policy& policy) {
+  // The patch's rules whatever the case's policy (among them: every completion held to its own index).
   engine::Policy patch = policy;
-  patch.batch_pace_allowance = false;  // the patch holds every completion to its own index
+  engine::ApplyPolicyProfile(*engine::FindPolicyProfile(engine::kPatchProfile), patch);
   return EngineController(patch, std::nullopt);
 }
 

@@ -2,6 +2,8 @@
 
 #include <iterator>
 
+#include "agent/engine/policy_fields.h"
+
 namespace nvmeadapt::sim {
 namespace {
 
@@ -72,21 +74,13 @@ DriveProfile SeedDrive() {
   return d;
 }
 
+// The patch's rules (the `patch` profile of agent/engine/policy_fields.h), deciding. nvme-adapt's defaults
+// add rules for transients and neighbours of real hosts (docs/architecture.md) this model does not have: here
+// they would be pure cost, and the model is calibrated and validated against the patch's rules
+// (docs/scale.md), so it compares in-driver with agent under them.
 engine::Policy PatchPolicy() {
-  engine::Policy p;  // agent/engine/policy.h: the patch's defaults
+  engine::Policy p = engine::PatchPreset();
   p.mode = engine::ControllerMode::kAdaptive;
-  // The patch takes the first interrupt-mode window after polling as the baseline. nvme-adapt's default
-  // settles one window first, for a transient of real hosts (docs/architecture.md) this model does not
-  // have: here it would be pure cost, so the model runs the patch's rule for both policies. The same for
-  // the run's pace credit, the backoff's doubling and load-change end, the growing polling runs and the stalled try's backoff: the
-  // model is calibrated and validated against the patch's rules (docs/scale.md), and compares in-driver
-  // with agent under them.
-  p.settle_windows = 0;
-  p.pace_credit = 0;
-  p.max_backoff_windows = 0;
-  p.backoff_load_change_percent = 0;
-  p.max_poll_run_windows = 0;
-  p.stall_backoff = false;
   return p;
 }
 

@@ -1,5 +1,7 @@
 #include "agent/api/status_map.h"
 
+#include "common/grpc_code_names.h"
+
 namespace nvmeadapt::api {
 
 grpc::StatusCode ToGrpcCode(ErrorCode code) {
@@ -21,28 +23,13 @@ grpc::StatusCode ToGrpcCode(ErrorCode code) {
 
 grpc::Status ToGrpcStatus(const Error& error) { return grpc::Status(ToGrpcCode(error.code), error.message); }
 
-std::string_view StatusCodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    default: break;
-  }
-  return "UNKNOWN";
-}
+// The table is indexed by gRPC's numbering: these hold it to grpc::StatusCode's.
+static_assert(GrpcCodeName(grpc::StatusCode::OK) == "OK");
+static_assert(GrpcCodeName(grpc::StatusCode::NOT_FOUND) == "NOT_FOUND");
+static_assert(GrpcCodeName(grpc::StatusCode::FAILED_PRECONDITION) == "FAILED_PRECONDITION");
+static_assert(GrpcCodeName(grpc::StatusCode::UNAVAILABLE) == "UNAVAILABLE");
+static_assert(GrpcCodeName(grpc::StatusCode::UNAUTHENTICATED) == "UNAUTHENTICATED");
+
+std::string_view StatusCodeName(grpc::StatusCode code) { return GrpcCodeName(static_cast<int>(code)); }
 
 }  // namespace nvmeadapt::api

@@ -10,26 +10,64 @@ Result<engine::ControllerMode> FromProto(v1::ControllerMode mode, std::string_vi
                                                     std::to_string(static_cast<int>(mode)));
 }
 
+const google::protobuf::FieldDescriptor* ProtoPolicyField(const engine::PolicyField& field) {
+  return v1::Policy::descriptor()->FindFieldByName(std::string(field.name));
+}
+
+Result<std::optional<int64_t>> ProtoPolicyValue(const v1::Policy& policy, const engine::PolicyField& field,
+                                                std::string_view field_path) {
+  using google::protobuf::FieldDescriptor;
+  const FieldDescriptor* proto = ProtoPolicyField(field);
+  const google::protobuf::Reflection* reflection = policy.GetReflection();
+  if (proto == nullptr || !reflection->HasField(policy, proto)) return std::optional<int64_t>();
+  switch (proto->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_UINT32: return std::optional<int64_t>(reflection->GetUInt32(policy, proto));
+    case FieldDescriptor::CPPTYPE_INT64: return std::optional<int64_t>(reflection->GetInt64(policy, proto));
+    case FieldDescriptor::CPPTYPE_BOOL: return std::optional<int64_t>(reflection->GetBool(policy, proto));
+    case FieldDescriptor::CPPTYPE_ENUM: {
+      const auto mode = static_cast<v1::ControllerMode>(reflection->GetEnumValue(policy, proto));
+      if (mode == v1::CONTROLLER_MODE_UNSPECIFIED) return std::optional<int64_t>();  // inherit
+      auto known = FromProto(mode, field_path);
+      if (!known) return known.error();
+      return std::optional<int64_t>(static_cast<int64_t>(*known));
+    }
+    default:
+      return MakeError(ErrorCode::kInternal, std::string(field_path) + "." + proto->name() +
+                                                 ": a proto type the policy table does not convert");
+  }
+}
+
+void SetProtoPolicyValue(v1::Policy* policy, const engine::PolicyField& field, int64_t value) {
+  using google::protobuf::FieldDescriptor;
+  const FieldDescriptor* proto = ProtoPolicyField(field);
+  if (proto == nullptr) return;  // PolicyFieldsCoverTheProto fails on such a row
+  const google::protobuf::Reflection* reflection = policy->GetReflection();
+  switch (proto->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_UINT32: reflection->SetUInt32(policy, proto, static_cast<uint32_t>(value)); break;
+    case FieldDescriptor::CPPTYPE_INT64: reflection->SetInt64(policy, proto, value); break;
+    case FieldDescriptor::CPPTYPE_BOOL: reflection->SetBool(policy, proto, value != 0); break;
+    case FieldDescriptor::CPPTYPE_ENUM:
+      reflection->SetEnumValue(policy, proto, ToProto(static_cast<engine::ControllerMode>(value)));
+      break;
+    default: break;
+  }
+}
+
 Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& layer, std::string_view field_path) {
   engine::Policy p = base;
-  if (layer.has_window_completions()) p.window_completions = layer.window_completions();
-  if (layer.has_poll_threshold_ns()) p.poll_threshold = layer.poll_threshold_ns();
-  if (layer.has_pace_slack_ns()) p.pace_slack = layer.pace_slack_ns();
-  if (layer.has_max_failures()) p.max_failures = layer.max_failures();
-  if (layer.has_backoff_windows()) p.backoff_windows = layer.backoff_windows();
-  if (layer.has_max_poll_windows()) p.max_poll_windows = layer.max_poll_windows();
-  if (layer.has_timer_granularity_ns()) p.timer_granularity = layer.timer_granularity_ns();
-  if (layer.has_batch_pace_allowance()) p.batch_pace_allowance = layer.batch_pace_allowance();
-  if (layer.has_settle_windows()) p.settle_windows = layer.settle_windows();
-  if (layer.has_pace_credit_ns()) p.pace_credit = layer.pace_credit_ns();
-  if (layer.has_max_backoff_windows()) p.max_backoff_windows = layer.max_backoff_windows();
-  if (layer.has_backoff_load_change_percent()) p.backoff_load_change_percent = layer.backoff_load_change_percent();
-  if (layer.has_max_poll_run_windows()) p.max_poll_run_windows = layer.max_poll_run_windows();
-  if (layer.has_stall_backoff()) p.stall_backoff = layer.stall_backoff();
-  if (layer.has_mode() && layer.mode() != v1::CONTROLLER_MODE_UNSPECIFIED) {
-    auto mode = FromProto(layer.mode(), field_path);
-    if (!mode) return mode.error();
-    p.mode = *mode;
+  if (layer.has_profile()) {
+    const engine::PolicyProfile* profile = engine::FindPolicyProfile(layer.profile());
+    if (profile == nullptr) {
+      return MakeError(ErrorCode::kInvalidArgument, std::string(field_path) + ".profile: unknown profile '" +
+                                                        layer.profile() + "' (" + engine::PolicyProfileNames() +
+                                                        ")");
+    }
+    engine::ApplyPolicyProfile(*profile, p);
+  }
+  for (const engine::PolicyField& field : engine::PolicyFields()) {
+    auto value = ProtoPolicyValue(layer, field, field_path);
+    if (!value) return value.error();
+    if (*value) field.set(p, **value);
   }
   const std::string prefix = std::string(field_path) + ".";
   if (Status status = engine::ValidatePolicy(p, prefix); !status) return status.error();
@@ -38,21 +76,7 @@ Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& lay
 
 v1::Policy ToProto(const engine::Policy& p) {
   v1::Policy out;
-  out.set_window_completions(p.window_completions);
-  out.set_poll_threshold_ns(p.poll_threshold);
-  out.set_pace_slack_ns(p.pace_slack);
-  out.set_max_failures(p.max_failures);
-  out.set_backoff_windows(p.backoff_windows);
-  out.set_max_poll_windows(p.max_poll_windows);
-  out.set_timer_granularity_ns(p.timer_granularity);
-  out.set_batch_pace_allowance(p.batch_pace_allowance);
-  out.set_settle_windows(p.settle_windows);
-  out.set_pace_credit_ns(p.pace_credit);
-  out.set_max_backoff_windows(p.max_backoff_windows);
-  out.set_backoff_load_change_percent(p.backoff_load_change_percent);
-  out.set_max_poll_run_windows(p.max_poll_run_windows);
-  out.set_stall_backoff(p.stall_backoff);
-  out.set_mode(ToProto(p.mode));
+  for (const engine::PolicyField& field : engine::PolicyFields()) SetProtoPolicyValue(&out, field, field.get(p));
   return out;
 }
 

@@ -1,92 +1,105 @@
 #include "agent/ctl/policy_flags.h"
 
 #include <algorithm>
+#include <vector>
 
+#include "agent/config/policy_convert.h"
 #include "agent/ctl/values.h"
 
 namespace nvmeadapt::ctl {
 namespace {
 
-using P = v1::Policy;
+using engine::PolicyFieldKind;
 
-// In the order of `policy get`'s columns and of the help.
-constexpr PolicyFlag kFlags[] = {
-    {.option = "window-completions", .value = "N", .column = "WINDOW", .has = &P::has_window_completions,
-     .count = &P::window_completions, .set_count = &P::set_window_completions},
-    {.option = "poll-threshold", .value = "DURATION", .column = "THRESHOLD", .has = &P::has_poll_threshold_ns,
-     .duration = &P::poll_threshold_ns, .set_duration = &P::set_poll_threshold_ns},
-    {.option = "pace-slack", .value = "DURATION", .column = "SLACK", .has = &P::has_pace_slack_ns,
-     .duration = &P::pace_slack_ns, .set_duration = &P::set_pace_slack_ns},
-    {.option = "max-failures", .value = "N", .column = "MAX-FAILURES", .has = &P::has_max_failures,
-     .count = &P::max_failures, .set_count = &P::set_max_failures},
-    {.option = "backoff-windows", .value = "N", .column = "BACKOFF", .has = &P::has_backoff_windows,
-     .count = &P::backoff_windows, .set_count = &P::set_backoff_windows},
-    {.option = "max-poll-windows", .value = "N", .column = "MAX-POLL", .has = &P::has_max_poll_windows,
-     .count = &P::max_poll_windows, .set_count = &P::set_max_poll_windows},
-    {.option = "timer-granularity", .value = "DURATION", .column = "TIMER", .has = &P::has_timer_granularity_ns,
-     .duration = &P::timer_granularity_ns, .set_duration = &P::set_timer_granularity_ns},
-    {.option = "batch-pace-allowance", .value = "on|off", .column = "BATCH", .has = &P::has_batch_pace_allowance,
-     .on_off = &P::batch_pace_allowance, .set_on_off = &P::set_batch_pace_allowance},
-    {.option = "settle-windows", .value = "N", .column = "SETTLE", .has = &P::has_settle_windows,
-     .count = &P::settle_windows, .set_count = &P::set_settle_windows},
-    {.option = "pace-credit", .value = "DURATION", .column = "CREDIT", .has = &P::has_pace_credit_ns,
-     .duration = &P::pace_credit_ns, .set_duration = &P::set_pace_credit_ns},
-    {.option = "max-backoff-windows", .value = "N", .column = "MAX-BACKOFF", .has = &P::has_max_backoff_windows,
-     .count = &P::max_backoff_windows, .set_count = &P::set_max_backoff_windows},
-    {.option = "backoff-load-change", .value = "PERCENT", .column = "LOAD-CHANGE",
-     .has = &P::has_backoff_load_change_percent, .count = &P::backoff_load_change_percent,
-     .set_count = &P::set_backoff_load_change_percent},
-    {.option = "max-poll-run-windows", .value = "N", .column = "MAX-POLL-RUN", .has = &P::has_max_poll_run_windows,
-     .count = &P::max_poll_run_windows, .set_count = &P::set_max_poll_run_windows},
-    {.option = "stall-backoff", .value = "on|off", .column = "STALL-BACKOFF", .has = &P::has_stall_backoff,
-     .on_off = &P::stall_backoff, .set_on_off = &P::set_stall_backoff},
-};
+std::string_view ValueWord(PolicyFieldKind kind) {
+  switch (kind) {
+    case PolicyFieldKind::kPercent: return "PERCENT";
+    case PolicyFieldKind::kNanos: return "DURATION";
+    case PolicyFieldKind::kFlag: return "on|off";
+    default: return "N";
+  }
+}
+
+const std::string& ProfileWord() {
+  static const std::string word = [] {
+    std::string names;
+    for (const engine::PolicyProfile& p : engine::PolicyProfiles()) names += (names.empty() ? "" : "|") + std::string(p.name);
+    return names;
+  }();
+  return word;
+}
+
+const std::vector<PolicyFlag>& Flags() {
+  static const std::vector<PolicyFlag> flags = [] {
+    std::vector<PolicyFlag> out;
+    for (const engine::PolicyField& field : engine::PolicyFields()) {
+      if (!field.option.empty()) out.push_back({field.option, ValueWord(field.kind), field.column, &field});
+    }
+    out.push_back({"profile", ProfileWord(), "PROFILE", nullptr});
+    return out;
+  }();
+  return flags;
+}
 
 Error Usage(std::string message) { return MakeError(ErrorCode::kInvalidArgument, std::move(message)); }
 
 Status ApplyOne(const PolicyFlag& flag, const std::string& text, v1::Policy* policy) {
   const std::string option = "--" + std::string(flag.option);
-  if (flag.set_count) {
-    auto number = ParseUint32(text);
-    if (!number) return Usage(option + ": " + number.error().message);
-    (policy->*flag.set_count)(*number);
-  } else if (flag.set_duration) {
+  if (flag.field == nullptr) {
+    if (engine::FindPolicyProfile(text) == nullptr) {
+      return Usage(option + ": expected " + engine::PolicyProfileNames() + ", got '" + text + "'");
+    }
+    policy->set_profile(text);
+    return OkStatus();
+  }
+  int64_t value = 0;
+  if (flag.field->kind == PolicyFieldKind::kNanos) {
     auto nanos = ParseDuration(text);
     if (!nanos) return Usage(option + ": " + nanos.error().message);
-    (policy->*flag.set_duration)(*nanos);
-  } else {
+    value = *nanos;
+  } else if (flag.field->kind == PolicyFieldKind::kFlag) {
     if (text != "on" && text != "off") return Usage(option + ": expected on or off, got '" + text + "'");
-    (policy->*flag.set_on_off)(text == "on");
+    value = text == "on";
+  } else {
+    auto number = ParseUint32(text);
+    if (!number) return Usage(option + ": " + number.error().message);
+    value = *number;
   }
+  config::SetProtoPolicyValue(policy, *flag.field, value);
   return OkStatus();
 }
 
 }  // namespace
 
-std::span<const PolicyFlag> PolicyFlags() { return kFlags; }
+std::span<const PolicyFlag> PolicyFlags() { return Flags(); }
 
 bool IsPolicyFlag(std::string_view option) {
-  return std::any_of(std::begin(kFlags), std::end(kFlags), [&](const PolicyFlag& f) { return f.option == option; });
+  return std::any_of(Flags().begin(), Flags().end(), [&](const PolicyFlag& f) { return f.option == option; });
 }
 
 Status ApplyPolicyFlags(const Args& args, v1::Policy* policy) {
-  for (const PolicyFlag& flag : kFlags) {
+  for (const PolicyFlag& flag : Flags()) {
     if (const std::string* text = args.value(flag.option)) NA_RETURN_IF_ERROR(ApplyOne(flag, *text, policy));
   }
   return OkStatus();
 }
 
 std::string PolicyFlagText(const PolicyFlag& flag, const v1::Policy& policy) {
-  if (!(policy.*flag.has)()) return "-";
-  if (flag.count) return std::to_string((policy.*flag.count)()) + (flag.value == "PERCENT" ? "%" : "");
-  if (flag.duration) return FormatDuration((policy.*flag.duration)());
-  return (policy.*flag.on_off)() ? "on" : "off";
+  if (flag.field == nullptr) return policy.has_profile() ? policy.profile() : "-";
+  auto value = config::ProtoPolicyValue(policy, *flag.field, "policy");
+  if (!value || !*value) return "-";
+  switch (flag.field->kind) {
+    case PolicyFieldKind::kPercent: return std::to_string(**value) + "%";
+    case PolicyFieldKind::kNanos: return FormatDuration(**value);
+    case PolicyFieldKind::kFlag: return **value != 0 ? "on" : "off";
+    default: return std::to_string(**value);
+  }
 }
 
 std::string PolicyFlagsHelp(std::string_view first, std::string_view indent) {
   constexpr size_t kWidth = 100;
   std::string out, line = std::string(indent) + std::string(first);
-  for (const PolicyFlag& flag : kFlags) {
+  for (const PolicyFlag& flag : Flags()) {
     const std::string item = "--" + std::string(flag.option) + " " + std::string(flag.value);
     if (line.size() + 3 + item.size() > kWidth) {
       out += line + "\n";

@@ -1,6 +1,6 @@
-// The Policy fields that `policy set` takes as options and `policy get` shows as columns: one row a field,
-// from which the option parser, the command's option check, the help text, the request and the table are
-// all made. A new policy field is one row here.
+// The Policy fields that `policy set` takes as options and `policy get` shows as columns: the policy table's
+// rows that have an option (agent/engine/policy_fields.h), then --profile. The option parser, the command's
+// option check, the help text, the request and the table are all made from them.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "agent/ctl/args.h"
+#include "agent/engine/policy_fields.h"
 #include "common/result.h"
 #include "nvmeadapt/v1/policy.pb.h"
 
@@ -18,14 +19,7 @@ struct PolicyFlag {
   std::string_view option;  // "window-completions"
   std::string_view value;   // as the help names it: N, DURATION, on|off, PERCENT (a count shown with "%")
   std::string_view column;  // `policy get`'s heading: "WINDOW"
-  bool (v1::Policy::*has)() const = nullptr;
-  // The pair of the field's kind: a count, a duration in nanoseconds, or on|off.
-  uint32_t (v1::Policy::*count)() const = nullptr;
-  void (v1::Policy::*set_count)(uint32_t) = nullptr;
-  int64_t (v1::Policy::*duration)() const = nullptr;
-  void (v1::Policy::*set_duration)(int64_t) = nullptr;
-  bool (v1::Policy::*on_off)() const = nullptr;
-  void (v1::Policy::*set_on_off)(bool) = nullptr;
+  const engine::PolicyField* field = nullptr;  // nullptr: --profile (the proto's `profile`)
 };
 
 std::span<const PolicyFlag> PolicyFlags();

@@ -213,6 +213,7 @@ void Agent::RunTimers(engine::Nanos now) {
     q->next_timer = now + engine_.View(q->handle).policy.timer_granularity;
     engine::WindowProgress progress{q->mode_since, 0};
     auto counters = deps_.collector->ReadCounters(q->desc.key);
+    if (!counters) progress.known = false;  // nothing known of the window: not a stall (engine OnTimer)
     if (counters) {
       q->counters = *counters;
       // Until a completion restarts the window under the current generation, the window in flight

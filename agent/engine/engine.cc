@@ -260,6 +260,9 @@ std::optional<Decision> Engine::OnWindow(const WindowRecord& record) {
     ++q->ignored_windows;
     return std::nullopt;
   }
+  if (Idled(*q, record)) {
+    if (auto d = AfterIdle(*q, record.queue, record)) return d;
+  }
   switch (q->state) {
     case QueueState::kMeasuring:
     case QueueState::kShadow:
@@ -281,38 +284,6 @@ bool Engine::NeedsTimer(QueueHandle queue) const {
   const Queue* q = Find(queue);
   if (q == nullptr) return false;
   return q->state == QueueState::kPolling || (q->has_override && q->override_mode.expires_at != 0);
-}
-
-std::optional<Decision> Engine::OnTimer(QueueHandle queue, Nanos now, const WindowProgress& progress) {
-  Queue* q = Find(queue);
-  if (q == nullptr) return std::nullopt;
-  if (q->has_override && q->override_mode.expires_at != 0 && now >= q->override_mode.expires_at) {
-    q->has_override = false;
-    return Reset(*q, queue, now, Reason::kOverrideExpired);
-  }
-  if (q->state != QueueState::kPolling) return std::nullopt;
-  // The timer is for completions that stop. Completions reaped in batches leave gaps between batches,
-  // and the next batch is judged by the pace check where it lands, at k + its size; so the timer judges
-  // only a window that has had no completion for a whole timer period.
-  if (now - std::max(progress.start, progress.last) < q->policy.timer_granularity) return std::nullopt;
-  // With k completions in and none since, the (k+1)th can only arrive later than now: once now is past
-  // its pace limit, the window has failed even though no completion shows it.
-  const uint32_t next = progress.completions + 1;
-  const Nanos elapsed = now - progress.start;
-  const Nanos slack = Slack(*q);
-  if (!BehindPace(next, elapsed, q->baseline_span, q->baseline_completions, slack)) {
-    return std::nullopt;
-  }
-  // A try that reaped and then stopped, before it kept a window and not a run resumed after a re-measure:
-  // its reaper lost the CPU it polls on. (No completion at all since the switch: the switch itself was
-  // slow to take effect in the reaper, which says nothing about that CPU.)
-  const bool back_off_now = q->policy.stall_backoff && progress.completions > 0 && q->poll_windows == 0 &&
-                            q->poll_run_level == 0;
-  Decision d = Fail(*q, queue, now, Reason::kStalled, back_off_now);
-  d.pace_index = next;
-  d.measured = elapsed;
-  d.limit = PaceLimit(next, q->baseline_span, q->baseline_completions, slack);
-  return d;
 }
 
 std::optional<Decision> Engine::SetPolicy(QueueHandle queue, const Policy& policy, Nanos now) {

@@ -93,6 +93,12 @@ class Engine {
   // allowance, else k (and k for n = 1 either way).
   static uint32_t PaceIndex(uint32_t k, uint32_t n, bool batch_allowance);
 
+  // A full window that took at least this many times its baseline's time for as many completions is taken
+  // as idle time (the load stopped, or fell to an eighth): it ends a backoff and starts the doubling of
+  // backoffs and of polling runs again (policy.h, max_backoff_windows). 8: beyond the 2.5 x that a
+  // neighbour's try on the same CPU slowed a queue's windows in the evaluation's contended runs.
+  static constexpr Nanos kIdleFactor = 8;
+
  private:
   struct Queue {
     bool live = false;
@@ -134,6 +140,12 @@ class Engine {
   Decision OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record);
   Decision OnPolled(Queue& q, QueueHandle handle, const WindowRecord& record);
   Decision OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecord& record);
+  // The try in flight ends because its queue has nothing in flight: interrupt mode, measure, no failure.
+  Decision Drain(Queue& q, QueueHandle handle, Nanos at);
+  // The window took at least kIdleFactor times its baseline's time for as many completions: idle time.
+  static bool Idled(const Queue& q, const WindowRecord& record);
+  // Idle time ends a backoff (returned) and starts the backoff and run levels again.
+  std::optional<Decision> AfterIdle(Queue& q, QueueHandle handle, const WindowRecord& record);
   // The slack the polling window in flight is held to: the policy's plus the run's credit.
   static Nanos Slack(const Queue& q) { return q.policy.pace_slack + q.pace_credit; }
 

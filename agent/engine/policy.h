@@ -1,4 +1,6 @@
-// The policy numbers the engine runs on, as a plain struct, and their validation.
+// The policy numbers the engine runs on, as a plain struct, each with its default and why. Names, bounds and
+// the kernel patch's values of the fields are in one table (agent/engine/policy_fields.h), which also
+// validates.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +42,10 @@ struct Policy {
   Nanos pace_credit = 5'000'000;
   // Backoffs that follow each other without a kept polling window double, up to this many windows: a queue
   // where polling keeps losing stops paying for tries (each try spins a reaper on a CPU other queues need).
-  // 0: every backoff is backoff_windows long (the patch's rule).
+  // 0: every backoff is backoff_windows long (the patch's rule). Idle time decays the doubling: a full window
+  // that took at least Engine::kIdleFactor (8) times its baseline's time for as many completions (the
+  // queue idled, or its load fell to an eighth) ends a backoff (reason load_changed) and starts the backoff
+  // and polling-run levels again, so a queue's level of yesterday does not keep today's new load waiting.
   uint32_t max_backoff_windows = 1024;
   // A backoff window whose completion rate differs from the baseline's by at least this many percent ends
   // the backoff (reason load_changed) and the doubling: the failures were evidence about another load.
@@ -53,7 +58,8 @@ struct Policy {
   // that keeps interrupts starts again at max_poll_windows. Each re-measure costs a settling and a measuring
   // window in interrupt mode (the evaluation's QD8: about 94 ms of every 1.4 s at 0.46 x poll's rate); a load
   // that no longer wants polling is still caught by every polling window's own judgement against its
-  // baseline. 0: every run is max_poll_windows long (the patch's rule).
+  // baseline. 0: every run is max_poll_windows long (the patch's rule). Idle time starts the growth again
+  // (see max_backoff_windows): the try that follows it is a new one.
   uint32_t max_poll_run_windows = 1024;
   // A try that reaped and then stalled before it kept a window (its reaper went a whole timer period
   // without reaping while completions were due: the CPU it polls on is busy with other work) backs off at
@@ -71,17 +77,11 @@ struct Policy {
 // The BPF side counts a window in 20 bits (NA_MAX_WINDOW in the shared BPF header; agent/collect asserts the two
 // agree): a larger window could never close there.
 inline constexpr uint32_t kMaxWindowCompletions = (1u << 20) - 1;
+// The shortest timer period (the engine's soonest timer when it has no queue).
 inline constexpr Nanos kMinTimerGranularity = 10'000;
-inline constexpr Nanos kMaxTimerGranularity = 1'000'000'000;
-inline constexpr Nanos kMaxPollThreshold = 1'000'000'000;  // 1 s per completion: beyond any device
-inline constexpr Nanos kMaxPaceSlack = 10'000'000'000;
-inline constexpr uint32_t kMaxSettleWindows = 64;
-inline constexpr Nanos kMaxPaceCredit = 10'000'000'000;
-inline constexpr uint32_t kMaxBackoffWindows = 1u << 24;
-inline constexpr uint32_t kMaxLoadChangePercent = 1000;
-inline constexpr uint32_t kMaxPollRunWindows = 1u << 24;
 
-// Checks every field; the error names the first bad one, prefixed by `field_prefix` ("policy.").
+// Checks every field against its bounds in the table; the error names the first bad one, prefixed by
+// `field_prefix` ("policy."). Defined with the table (policy_fields.cc).
 Status ValidatePolicy(const Policy& policy, std::string_view field_prefix = "policy.");
 
 }  // namespace nvmeadapt::engine

@@ -4,13 +4,14 @@
 //
 //   queue NAME [eligible=0|1] [reap=MODE] [safe=MODE] [POLICY...]
 //   window NAME MODE COMPLETIONS START END [miss=K:ELAPSED[:N]]   (N: the reap's size, default 1)
-//   timer NAME NOW START COMPLETIONS
+//   timer NAME NOW START COMPLETIONS [LAST] [inflight=N] [unread=1]   (unread: the counters' read failed)
 //   policy NAME NOW POLICY...
 //   override NAME NOW MODE|none [expires=NS]
 //   lever NAME NOW MODE
 //   remove NAME
 //   switch NAME GEN FROM->TO key=value...   (the agent's switch timeline; no engine input, skipped)
-// POLICY is key=value with keys window, threshold, slack, failures, backoff, max_poll, timer, batch, mode.
+// POLICY is key=value, the keys the trace_key column of PolicyFields() (agent/engine/policy_fields.cc), or
+// profile=NAME (PolicyProfiles(): every field but the mode; the words after it lay over it).
 // Times are nanoseconds. '#' starts a comment.
 //
 // Writing: trace_format.h. Reading: trace_words.h (words and values) under trace_replay.h (one decoder per

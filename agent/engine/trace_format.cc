@@ -2,17 +2,21 @@
 
 #include <sstream>
 
+#include "agent/engine/policy_fields.h"
+
 namespace nvmeadapt::engine {
 
 std::string FormatPolicy(const Policy& p) {
   std::ostringstream out;
-  out << "window=" << p.window_completions << " threshold=" << p.poll_threshold << " slack=" << p.pace_slack
-      << " failures=" << p.max_failures << " backoff=" << p.backoff_windows << " max_poll=" << p.max_poll_windows
-      << " timer=" << p.timer_granularity << " batch=" << (p.batch_pace_allowance ? 1 : 0)
-      << " settle=" << p.settle_windows << " credit=" << p.pace_credit << " backoff_max=" << p.max_backoff_windows
-      << " load_change=" << p.backoff_load_change_percent << " poll_run_max=" << p.max_poll_run_windows
-      << " stall_backoff=" << (p.stall_backoff ? 1 : 0)
-      << " mode=" << ControllerModeName(p.mode);
+  for (const PolicyField& field : PolicyFields()) {
+    if (&field != PolicyFields().data()) out << ' ';
+    out << field.trace_key << '=';
+    if (field.kind == PolicyFieldKind::kMode) {
+      out << ControllerModeName(p.mode);
+    } else {
+      out << field.get(p);
+    }
+  }
   return out.str();
 }
 
@@ -38,6 +42,8 @@ std::string FormatTimerLine(std::string_view name, Nanos now, const WindowProgre
   std::ostringstream out;
   out << "timer " << name << ' ' << now << ' ' << progress.start << ' ' << progress.completions << ' '
       << progress.last;
+  if (progress.in_flight) out << " inflight=" << *progress.in_flight;
+  if (!progress.known) out << " unread=1";
   return out.str();
 }
 

@@ -31,6 +31,22 @@ Result<PaceMiss> ParsePaceMiss(std::string_view miss) {
   return PaceMiss{*k, *elapsed, *batch};
 }
 
+// [inflight=N] [unread=1] after a timer line's LAST.
+Status ApplyTimerWords(std::span<const std::string_view> words, WindowProgress& progress) {
+  for (std::string_view word : words) {
+    if (word.starts_with("inflight=")) {
+      auto n = TraceNumber<uint32_t>(word.substr(9), "inflight");
+      if (!n) return n.error();
+      progress.in_flight = *n;
+    } else if (word == "unread=1") {
+      progress.known = false;
+    } else {
+      return BadTraceLine("timer: expected inflight=N or unread=1, got '" + std::string(word) + "'");
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 std::optional<QueueHandle> TraceReplayer::Handle(std::string_view name) const {
@@ -94,14 +110,7 @@ Status TraceReplayer::DecodeQueue(const Record& record) {
   NA_RETURN_IF_ERROR(Expect(w, 2, "queue NAME [eligible=0|1] [reap=MODE] [safe=MODE] [POLICY...]"));
   if (handles_.count(std::string(w[1]))) return BadTraceLine("queue '" + std::string(w[1]) + "' exists");
   QueueSetup setup;
-  // A trace without settle=, credit=, backoff_max=, load_change=, poll_run_max= or stall_backoff= was recorded by an
-  // engine that had none of them (the patch's rules there): replay it the way it ran.
-  setup.policy.settle_windows = 0;
-  setup.policy.pace_credit = 0;
-  setup.policy.max_backoff_windows = 0;
-  setup.policy.backoff_load_change_percent = 0;
-  setup.policy.max_poll_run_windows = 0;
-  setup.policy.stall_backoff = false;
+  setup.policy = ReplayDefaultPolicy();
   auto rest = ApplyPolicyWords(w.subspan(2), setup.policy);
   if (!rest) return rest.error();
   for (auto [key, value] : *rest) {
@@ -163,6 +172,7 @@ Status TraceReplayer::DecodeWindow(const Record& record) {
 Status TraceReplayer::DecodeTimer(const Record& record) {
   const auto w = record.words;
   NA_RETURN_IF_ERROR(Expect(w, 5, "timer NAME NOW START COMPLETIONS [LAST]"));
+  WindowProgress progress;
   auto now = TraceNumber<Nanos>(w[2], "now");
   auto start = TraceNumber<Nanos>(w[3], "start");
   auto completions = TraceNumber<uint32_t>(w[4], "completions");
@@ -171,7 +181,12 @@ Status TraceReplayer::DecodeTimer(const Record& record) {
   if (!start) return start.error();
   if (!completions) return completions.error();
   if (!last) return last.error();
-  Emit(w[1], engine_.OnTimer(record.queue, *now, WindowProgress{*start, *completions, *last}));
+  progress.start = *start;
+  progress.completions = *completions;
+  progress.last = *last;
+  auto rest = ApplyTimerWords(w.size() > 6 ? w.subspan(6) : std::span<const std::string_view>(), progress);
+  if (!rest) return rest;
+  Emit(w[1], engine_.OnTimer(record.queue, *now, progress));
   return OkStatus();
 }
 

@@ -1,5 +1,9 @@
 #include "agent/engine/trace_words.h"
 
+#include <cstdint>
+
+#include "agent/engine/policy_fields.h"
+
 namespace nvmeadapt::engine {
 
 std::vector<std::string_view> TraceWords(std::string_view line) {
@@ -28,50 +32,43 @@ Result<TraceKeyValues> ApplyPolicyWords(std::span<const std::string_view> words,
     const size_t eq = word.find('=');
     if (eq == std::string_view::npos) return BadTraceLine("expected key=value, got '" + std::string(word) + "'");
     std::string_view key = word.substr(0, eq), value = word.substr(eq + 1);
-    auto u32 = [&](uint32_t& field) -> Status {
-      auto n = TraceNumber<uint32_t>(value, key);
-      if (!n) return n.error();
-      field = *n;
-      return OkStatus();
-    };
-    auto ns = [&](Nanos& field) -> Status {
-      auto n = TraceNumber<Nanos>(value, key);
-      if (!n) return n.error();
-      field = *n;
-      return OkStatus();
-    };
-    auto flag = [&](bool& field) -> Status {
-      if (value != "0" && value != "1") {
-        return BadTraceLine(std::string(key) + ": expected 0 or 1, got '" + std::string(value) + "'");
+    const PolicyField* field = FindPolicyTraceKey(key);
+    if (key == "profile") {  // every field but the mode from a named profile; later words lay over it
+      const PolicyProfile* profile = FindPolicyProfile(value);
+      if (profile == nullptr) {
+        return BadTraceLine("unknown profile '" + std::string(value) + "' (" + PolicyProfileNames() + ")");
       }
-      field = value == "1";
-      return OkStatus();
-    };
-    Status status;
-    if (key == "window") status = u32(policy.window_completions);
-    else if (key == "threshold") status = ns(policy.poll_threshold);
-    else if (key == "slack") status = ns(policy.pace_slack);
-    else if (key == "failures") status = u32(policy.max_failures);
-    else if (key == "backoff") status = u32(policy.backoff_windows);
-    else if (key == "max_poll") status = u32(policy.max_poll_windows);
-    else if (key == "timer") status = ns(policy.timer_granularity);
-    else if (key == "settle") status = u32(policy.settle_windows);
-    else if (key == "credit") status = ns(policy.pace_credit);
-    else if (key == "backoff_max") status = u32(policy.max_backoff_windows);
-    else if (key == "load_change") status = u32(policy.backoff_load_change_percent);
-    else if (key == "poll_run_max") status = u32(policy.max_poll_run_windows);
-    else if (key == "batch") status = flag(policy.batch_pace_allowance);
-    else if (key == "stall_backoff") status = flag(policy.stall_backoff);
-    else if (key == "mode") {
+      ApplyPolicyProfile(*profile, policy);
+    } else if (field == nullptr) {
+      rest.emplace_back(key, value);
+    } else if (field->kind == PolicyFieldKind::kMode) {
       auto mode = ParseControllerMode(value);
       if (!mode) return BadTraceLine("unknown controller mode '" + std::string(value) + "'");
       policy.mode = *mode;
+    } else if (field->kind == PolicyFieldKind::kFlag) {
+      if (value != "0" && value != "1") {
+        return BadTraceLine(std::string(key) + ": expected 0 or 1, got '" + std::string(value) + "'");
+      }
+      field->set(policy, value == "1");
     } else {
-      rest.emplace_back(key, value);
+      // Read as the widest kind, then refused outside the member's type: ValidatePolicy judges the rest.
+      auto n = TraceNumber<int64_t>(value, key);
+      if (!n) return n.error();
+      if (field->kind != PolicyFieldKind::kNanos && (*n < 0 || *n > int64_t{UINT32_MAX})) {
+        return BadTraceLine(std::string(key) + ": not a 32-bit count: '" + std::string(value) + "'");
+      }
+      field->set(policy, *n);
     }
-    if (!status) return status.error();
   }
   return rest;
+}
+
+Policy ReplayDefaultPolicy() {
+  Policy policy;
+  for (const PolicyField& field : PolicyFields()) {
+    if (field.absent_in_trace_is_patch) field.set(policy, field.patch);
+  }
+  return policy;
 }
 
 }  // namespace nvmeadapt::engine

@@ -35,9 +35,12 @@ Result<ReapMode> TraceReapMode(std::string_view text);
 
 using TraceKeyValues = std::vector<std::pair<std::string_view, std::string_view>>;
 
-// Applies key=value policy words to `policy` (keys: window, threshold, slack, failures, backoff,
-// max_poll, timer, settle, credit, backoff_max, load_change, batch, stall_backoff, mode); other keys are returned to the
-// caller untouched, in their order.
+// Applies key=value policy words to `policy` (the keys are the trace_key column of PolicyFields()); other
+// keys are returned to the caller untouched, in their order.
 Result<TraceKeyValues> ApplyPolicyWords(std::span<const std::string_view> words, Policy& policy);
+
+// The policy of a `queue` line before its keys apply: a trace without a key newer than the format's first
+// ran that field's patch value (PolicyField::absent_in_trace_is_patch), so it is replayed the way it ran.
+Policy ReplayDefaultPolicy();
 
 }  // namespace nvmeadapt::engine

@@ -56,9 +56,10 @@ enum class Reason : uint8_t {
   kModeChanged,         // controller mode changed (off/adaptive/interrupt/poll/shadow)
   kPolicyChanged,       // policy numbers changed
   kLeverFailed,         // the lever did not apply the decided mode; the engine follows the real mode
+  kDrained,             // a polling try's queue has nothing in flight (the load stopped): back to measuring, no failure
 };
 // Reasons are words of the trace, the decision log and the API's Decision.reason text; the API has no enum.
-inline constexpr EnumTable<Reason, 16> kReasons({{Reason::kWindowFast, "window_fast"},
+inline constexpr EnumTable<Reason, 17> kReasons({{Reason::kWindowFast, "window_fast"},
                                                  {Reason::kWindowSlow, "window_slow"},
                                                  {Reason::kPollWindowFaster, "poll_window_faster"},
                                                  {Reason::kBehindPace, "behind_pace"},
@@ -73,7 +74,8 @@ inline constexpr EnumTable<Reason, 16> kReasons({{Reason::kWindowFast, "window_f
                                                  {Reason::kOverrideExpired, "override_expired"},
                                                  {Reason::kModeChanged, "mode_changed"},
                                                  {Reason::kPolicyChanged, "policy_changed"},
-                                                 {Reason::kLeverFailed, "lever_failed"}},
+                                                 {Reason::kLeverFailed, "lever_failed"},
+                                                 {Reason::kDrained, "drained"}},
                                                 "unknown");
 
 constexpr std::string_view ControllerModeName(ControllerMode mode) { return kControllerModes.Name(mode); }
@@ -106,6 +108,13 @@ struct WindowProgress {
   Nanos start = 0;
   uint32_t completions = 0;
   Nanos last = 0;  // the window's latest completion; at or before start (e.g. 0): none yet
+  // Commands submitted to the queue and not completed yet. nullopt: the collector cannot tell, and the
+  // engine assumes work in flight (a quiet try is then stalled, as the patch's timer has it). No collector
+  // tells it yet: the kernel hooks see completions only (a submission hook would: block_rq_issue, or the
+  // nvme_setup_cmd tracepoint), and uvnvme's probes carry no submission count.
+  std::optional<uint32_t> in_flight;
+  // false: the counters could not be read; the fields above then say nothing and the timer judges nothing.
+  bool known = true;
 };
 
 struct Decision {

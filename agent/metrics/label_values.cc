@@ -24,17 +24,6 @@ std::optional<PollTryResult> PollTryResultOf(const engine::Decision& decision) {
   }
 }
 
-std::string_view GrpcCodeName(int code) {
-  // Numbering of grpc::StatusCode (doc/statuscodes.md of gRPC), kept here so metrics need no gRPC header.
-  static constexpr std::array<std::string_view, 17> kNames = {
-      "OK",           "CANCELLED",          "UNKNOWN",       "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-      "NOT_FOUND",    "ALREADY_EXISTS",     "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-      "FAILED_PRECONDITION", "ABORTED",     "OUT_OF_RANGE",  "UNIMPLEMENTED",    "INTERNAL",
-      "UNAVAILABLE",  "DATA_LOSS",          "UNAUTHENTICATED"};
-  if (code < 0 || static_cast<size_t>(code) >= kNames.size()) return "UNKNOWN";
-  return kNames[static_cast<size_t>(code)];
-}
-
 std::string SanitizeLabelValue(std::string_view value) {
   if (value.empty()) return "none";
   std::string out(value.substr(0, kMaxLabelValueLength));

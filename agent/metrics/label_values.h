@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/grpc_code_names.h"
 #include "agent/engine/types.h"
 
 namespace nvmeadapt::metrics {
@@ -32,7 +33,7 @@ std::string_view PollTryResultName(PollTryResult result);  // "success", "behind
 std::optional<PollTryResult> PollTryResultOf(const engine::Decision& decision);
 
 // The canonical gRPC status code name ("OK", "NOT_FOUND", ...); codes outside 0..16 are "UNKNOWN".
-std::string_view GrpcCodeName(int code);
+using nvmeadapt::GrpcCodeName;
 
 // At most kMaxLabelValueLength characters of [A-Za-z0-9_.:/-]; any other character becomes '_', and an
 // empty value becomes "none".

@@ -173,7 +173,7 @@ TEST(Validate, SetPolicyChecksEachFieldAlone) {
   request.mutable_policy()->set_backoff_windows(0);
   EXPECT_TRUE(ValidateSetPolicyRequest(request)) << "0 disables backoff";
   request.mutable_policy()->set_max_poll_windows(0);
-  EXPECT_EQ(ValidateSetPolicyRequest(request).error().message, "policy.max_poll_windows: must be >= 1 (got 0)");
+  EXPECT_EQ(ValidateSetPolicyRequest(request).error().message, "policy.max_poll_windows: must be in [1, 16777216] (got 0)");
 }
 
 TEST(Validate, SetQueueModeBounds) {

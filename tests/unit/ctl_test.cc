@@ -136,6 +136,14 @@ TEST(CommandLine, BatchPaceAllowanceIsOnOrOff) {
             "--batch-pace-allowance: expected on or off, got 'yes'");
 }
 
+TEST(CommandLine, PatchPresetIsTheProfileOption) {
+  auto patch = BuildSetPolicyRequest(*Parse({"policy", "set", "--profile", "patch"}));
+  ASSERT_TRUE(patch) << patch.error().message;
+  EXPECT_EQ(patch->policy().profile(), "patch");
+  EXPECT_EQ(BuildSetPolicyRequest(*Parse({"policy", "set", "--profile", "fast"})).error().message,
+            "--profile: expected default, patch, got 'fast'");
+}
+
 TEST(CommandLine, OverrideAndWatchBuildTheirRequests) {
   auto override_request = BuildSetQueueModeRequest(*Parse({"override", "uvnvme:1234:0:q2", "poll", "--for", "5m"}));
   ASSERT_TRUE(override_request) << override_request.error().message;
@@ -167,15 +175,16 @@ TEST(Tables, ColumnsLineUpAndInheritedFieldsShowADash) {
   queue->mutable_policy()->set_backoff_load_change_percent(40);
   queue->mutable_policy()->set_max_poll_run_windows(512);
   queue->mutable_policy()->set_stall_backoff(false);
+  queue->mutable_policy()->set_profile("patch");
   std::ostringstream out;
   PrintPolicySet(policy, nullptr, out);
   EXPECT_EQ(out.str(),
             "LEVEL           MODE      WINDOW  THRESHOLD  SLACK  MAX-FAILURES  BACKOFF  MAX-POLL  TIMER  BATCH  SETTLE  "
-            "CREDIT  MAX-BACKOFF  LOAD-CHANGE  MAX-POLL-RUN  STALL-BACKOFF\n"
+            "CREDIT  MAX-BACKOFF  LOAD-CHANGE  MAX-POLL-RUN  STALL-BACKOFF  PROFILE\n"
             "global          adaptive  -       -          -      -             -        -         -      -      -       "
-            "-       -            -            -             -\n"
+            "-       -            -            -             -              -\n"
             "queue nvme0:q2  -         -       -          5us    -             -        -         -      off    2       "
-            "500us   -            40%          512           off\n");
+            "500us   -            40%          512           off            patch\n");
   v1::Event event;
   event.set_sequence(7);
   event.set_time_unix_ns(1'700'000'000'123'000'000);

@@ -4,26 +4,20 @@
 #include <gtest/gtest.h>
 
 #include "agent/engine/engine.h"
+#include "agent/engine/policy_fields.h"
 
 namespace nvmeadapt::engine::testing {
 
 inline constexpr uint32_t kWindow = 8192;
 inline constexpr Nanos kUs = 1000;
 
-// The patch's rules: the first interrupt-mode window after polling is the baseline (settle_windows 0), no
-// pace credit, backoffs of backoff_windows that run to their end. tests/unit/engine_settle_test.cc covers
-// settling, tests/unit/engine_credit_test.cc the credit and the backoff's doubling and load-change end,
-// tests/unit/engine_poll_run_test.cc the growing polling runs, tests/unit/engine_stall_backoff_test.cc the
-// stalled try's backoff.
+// The patch's rules (the `patch` profile: tests/unit/engine_patch_preset_test.cc checks each), deciding.
+// tests/unit/engine_settle_test.cc covers settling, tests/unit/engine_credit_test.cc the credit and the
+// backoff's doubling and load-change end, tests/unit/engine_poll_run_test.cc the growing polling runs,
+// tests/unit/engine_stall_backoff_test.cc the stalled try's backoff, engine_batch_pace_test.cc the allowance.
 inline Policy Adaptive() {
-  Policy p;
+  Policy p = PatchPreset();
   p.mode = ControllerMode::kAdaptive;
-  p.settle_windows = 0;
-  p.pace_credit = 0;
-  p.max_backoff_windows = 0;
-  p.backoff_load_change_percent = 0;
-  p.max_poll_run_windows = 0;
-  p.stall_backoff = false;
   return p;
 }
 

@@ -3,6 +3,7 @@
 
 #include "agent/engine/rules.h"
 #include "tests/unit/engine_fixture.h"
+#include "agent/engine/policy_fields.h"
 
 namespace nvmeadapt::engine::testing {
 namespace {
@@ -108,7 +109,7 @@ TEST_F(EnginePollRun, ALowerLongestRunInANewPolicyEndsALongRunAtOnce) {
 TEST_F(EnginePollRun, TheLongestRunIsValidated) {
   Policy p = Growing(64, 32);
   EXPECT_FALSE(ValidatePolicy(p, "policy").ok());
-  p.max_poll_run_windows = kMaxPollRunWindows + 1;
+  p.max_poll_run_windows = static_cast<uint32_t>(FindPolicyField("max_poll_run_windows")->max + 1);
   EXPECT_FALSE(ValidatePolicy(p, "policy").ok());
   p.max_poll_run_windows = 0;
   EXPECT_TRUE(ValidatePolicy(p, "policy").ok());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/engine/trace.h"
+#include "agent/engine/policy_fields.h"
 #include "agent/engine/trace_words.h"
 
 namespace nvmeadapt::engine {
@@ -89,6 +90,19 @@ TEST(TraceWords, PolicyWordsSetTheirFieldsAndHandBackTheRestInOrder) {
   const std::vector<std::string_view> bad = {"credit=lots"};
   EXPECT_EQ(ApplyPolicyWords(bad, policy).error().message, "credit: not a number: 'lots'");
   EXPECT_EQ(TraceNumber<uint32_t>("12x", "k").error().message, "k: not a number: '12x'");
+}
+
+TEST(TraceWords, APatchPresetProfileWordSetsThePatchsRulesUnderTheWordsAfterIt) {
+  Policy policy;
+  policy.mode = ControllerMode::kShadow;
+  const std::vector<std::string_view> words = {"profile=patch", "window=64"};
+  ASSERT_TRUE(ApplyPolicyWords(words, policy));
+  Policy expected = PatchPreset();
+  expected.window_completions = 64;
+  expected.mode = ControllerMode::kShadow;
+  EXPECT_EQ(policy, expected);
+  const std::vector<std::string_view> bad = {"profile=fast"};
+  EXPECT_EQ(ApplyPolicyWords(bad, policy).error().message, "unknown profile 'fast' (default, patch)");
 }
 
 }  // namespace
