@@ -256,8 +256,7 @@ void Agent::Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::
     NA_WARN("discovery: " << scan.error().message);
     return;
   }
-  // A controller's pinned mode lives as long as the controller.
-  policy_.KeepPinsOf(roster_.Reconcile(*scan, now));
+  roster_.Reconcile(*scan, now);
   // A reset makes its controller vanish for a moment: its time is kept until it no longer matters.
   switcher_.ForgetOldResets(now);
 }
@@ -267,7 +266,6 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
     if (queues_over_cap_++ == 0) NA_WARN("more than " << options_.max_queues << " queues: the rest are not tracked");
     return;
   }
-  policy_.Pin(found.controller);
   ManagedQueue q;
   q.desc = found;
   q.serial = next_queue_serial_++;

@@ -153,7 +153,8 @@ Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& reque
     if (request.queue() != 0 && queues_.ByName(QueueName(request.controller(), request.queue())) == nullptr) {
       return NotFound("queue " + QueueName(request.controller(), request.queue()) + ": no such queue");
     }
-    auto next = policy_.book().With(request);
+    std::vector<std::string> cleared;
+    auto next = policy_.book().With(request, &cleared);
     if (!next) return next.error();
     if (Status saved = store_.SavePolicy(next->policies()); !saved) return saved.error();
     policy_.Apply(std::move(*next), queues_, deps_.monotonic());
@@ -161,6 +162,7 @@ Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& reque
                               : request.queue() == 0       ? request.controller()
                                                            : QueueName(request.controller(), request.queue());
     NA_INFO("policy: " << scope << " set to " << request.policy().ShortDebugString());
+    for (const std::string& level : cleared) NA_INFO("policy: " << level << ": its own mode cleared (global off)");
     listeners_.Tell(&AgentListener::PolicySet,
                     "policy " + scope + ": " + request.policy().ShortDebugString());
     v1::SetPolicyResponse response;

@@ -50,18 +50,21 @@ engine::Policy PolicyBook::Effective(std::string_view controller, uint32_t queue
   return policy ? *policy : engine::Policy{};
 }
 
-bool PolicyBook::ModeSetBelowGlobal(std::string_view controller, uint32_t queue) const {
-  auto sets_mode = [](const v1::Policy& p) { return p.has_mode() && p.mode() != v1::CONTROLLER_MODE_UNSPECIFIED; };
-  for (const auto& c : policies_.controllers()) {
-    if (c.controller() == controller && sets_mode(c.policy())) return true;
+// The off switch: the levels below the global one lose their mode (their other fields stay).
+static void ClearModesBelowGlobal(v1::PolicySet& set, std::vector<std::string>* cleared) {
+  for (auto& c : *set.mutable_controllers()) {
+    if (!c.policy().has_mode()) continue;
+    c.mutable_policy()->clear_mode();
+    if (cleared != nullptr) cleared->push_back(c.controller());
   }
-  for (const auto& q : policies_.queues()) {
-    if (q.controller() == controller && q.queue() == queue && sets_mode(q.policy())) return true;
+  for (auto& q : *set.mutable_queues()) {
+    if (!q.policy().has_mode()) continue;
+    q.mutable_policy()->clear_mode();
+    if (cleared != nullptr) cleared->push_back(QueueName(q.controller(), q.queue()));
   }
-  return false;
 }
 
-Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request) const {
+Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request, std::vector<std::string>* cleared) const {
   if (request.queue() != 0 && request.controller().empty()) {
     return Invalid("controller: must be set when queue is set");
   }
@@ -96,6 +99,10 @@ Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request) const {
   }
   Apply(*layer, request.policy(), request.replace());
   if (auto checked = config::Overlay(parent, *layer, "policy"); !checked) return checked.error();
+  if (request.controller().empty() && request.policy().has_mode() &&
+      request.policy().mode() == v1::CONTROLLER_MODE_OFF) {
+    ClearModesBelowGlobal(next, cleared);
+  }
   return Create(std::move(next));
 }
 
