@@ -20,10 +20,13 @@ class PolicyBook {
   // Validates every level; the error names the field.
   static Result<PolicyBook> Create(v1::PolicySet policies);
 
-  const v1::PolicySet& policies() const { return policies_; }
+  const v1::PolicySet& policies() const { return policies_; }  // as set (profiles by name)
   // The effective policy of a queue. Never fails: the book only ever holds validated levels.
   engine::Policy Effective(std::string_view controller, uint32_t queue) const;
   engine::Policy EffectiveGlobal() const { return Effective("", 0); }
+  // 16 hex digits identifying the policy in force: equal on nodes whose levels are equal once the global
+  // level's defaults are filled in (nvme_adapt_policy_info's hash label).
+  std::string Hash() const;
 
   // The book as it would be after `request` (merge of the fields set, or replace). The book itself is
   // unchanged. Errors name the request's field ("policy.pace_slack_ns: must be ...", "queue: ...").
@@ -32,8 +35,10 @@ class PolicyBook {
   Result<PolicyBook> With(const v1::SetPolicyRequest& request, std::vector<std::string>* cleared = nullptr) const;
 
  private:
-  explicit PolicyBook(v1::PolicySet policies) : policies_(std::move(policies)) {}
-  v1::PolicySet policies_;
+  PolicyBook(v1::PolicySet policies, v1::PolicySet expanded)
+      : policies_(std::move(policies)), expanded_(std::move(expanded)) {}
+  v1::PolicySet policies_;  // as set: a level's profile by name
+  v1::PolicySet expanded_;  // each profile's fields under its level's own: what the queues run on
 };
 
 }  // namespace nvmeadapt::daemon
