@@ -113,6 +113,12 @@ PlannedLever::Step ReconnectLever::ReconnectStep(const TcpConnection& connection
 
 Result<CommandOutcome> ReconnectLever::RunCli(const std::vector<std::string>& argv) const {
   auto outcome = options_.commands->Run(argv);
+  if (!outcome && outcome.error().code == ErrorCode::kNotFound) {
+    return Fail(CommandLine(argv), MakeError(ErrorCode::kNotFound, "'" + options_.nvme_cli +
+                                                                       "' not found: this lever runs nvme-cli (install "
+                                                                       "the nvme-cli package; the image has it): " +
+                                                                       outcome.error().message));
+  }
   if (!outcome) return Fail(CommandLine(argv), outcome.error());
   return outcome;
 }
