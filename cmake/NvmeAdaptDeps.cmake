@@ -1,5 +1,5 @@
 # Finds every dependency the way Debian 12 ships it: CMake configs for gRPC, prometheus-cpp,
-# GTest, benchmark, absl and nlohmann_json; FindProtobuf for Protobuf; pkg-config for libbpf.
+# GTest, benchmark, absl, nlohmann_json and CLI11; FindProtobuf for Protobuf; pkg-config for libbpf.
 # A missing package fails configuration with the Debian package that provides it.
 find_package(PkgConfig REQUIRED)
 
@@ -19,6 +19,8 @@ find_package(prometheus-cpp CONFIG)
 nvme_adapt_require(prometheus-cpp_FOUND "prometheus-cpp-dev")
 find_package(nlohmann_json CONFIG)
 nvme_adapt_require(nlohmann_json_FOUND "nlohmann-json3-dev")
+find_package(CLI11 CONFIG)
+nvme_adapt_require(CLI11_FOUND "libcli11-dev")
 pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf)
 nvme_adapt_require(LIBBPF_FOUND "libbpf-dev")
 find_package(Threads REQUIRED)

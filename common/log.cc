@@ -1,7 +1,10 @@
 #include "common/log.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <string>
@@ -19,6 +22,28 @@ const char* LevelName(LogLevel level) {
     case LogLevel::kError: return "error";
   }
   return "info";
+}
+
+// sd-daemon's priority prefixes (syslog's levels), which journald reads off the start of a line.
+int SyslogPriority(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug: return 7;
+    case LogLevel::kInfo: return 6;
+    case LogLevel::kWarn: return 4;
+    case LogLevel::kError: return 3;
+  }
+  return 6;
+}
+
+// True when stderr is the journal's stream: systemd sets JOURNAL_STREAM to its "device:inode". Then a line
+// carries a priority prefix and no timestamp (the journal stamps each line itself).
+bool StderrIsJournal() {
+  const char* stream = std::getenv("JOURNAL_STREAM");
+  struct stat st {};
+  if (stream == nullptr || fstat(2, &st) != 0) return false;
+  unsigned long long dev = 0, ino = 0;
+  if (std::sscanf(stream, "%llu:%llu", &dev, &ino) != 2) return false;
+  return dev == static_cast<unsigned long long>(st.st_dev) && ino == static_cast<unsigned long long>(st.st_ino);
 }
 }  // namespace
 
@@ -52,6 +77,13 @@ std::string EscapeControlCharacters(std::string_view text) {
 }
 
 void WriteLog(LogLevel level, std::string_view message) {
+  static const bool to_journal = StderrIsJournal();
+  if (to_journal) {
+    std::lock_guard lock(g_write_mutex);
+    std::fprintf(stderr, "<%d>%s %.*s\n", SyslogPriority(level), LevelName(level), static_cast<int>(message.size()),
+                 message.data());
+    return;
+  }
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
   tm utc{};

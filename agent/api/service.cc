@@ -157,9 +157,11 @@ grpc::Status AgentServiceImpl::GetPolicy(grpc::ServerContext* context, const v1:
 
 grpc::Status AgentServiceImpl::SetPolicy(grpc::ServerContext* context, const v1::SetPolicyRequest* request,
                                          v1::SetPolicyResponse* response) {
-  return Serve("SetPolicy", context, Access::kMutate, request, [&](const std::string&) {
+  return Serve("SetPolicy", context, Access::kMutate, request, [&](const std::string& identity) {
     if (Status valid = ValidateSetPolicyRequest(*request); !valid) return ToGrpcStatus(valid.error());
-    auto result = core_.agent().SetPolicy(*request);
+    v1::SetPolicyRequest stamped = *request;  // who set it, for GetPolicy's origin; never the client's word
+    stamped.set_caller(identity + " (" + context->peer() + ")");
+    auto result = core_.agent().SetPolicy(stamped);
     if (!result) return ToGrpcStatus(result.error());
     *response = std::move(result).value();
     return grpc::Status::OK;

@@ -76,6 +76,12 @@ Status ValidateSetPolicyRequest(const v1::SetPolicyRequest& request) {
     return Invalid("controller", "must be set when queue is set");
   }
   const v1::Policy& policy = request.policy();
+  if (request.reset()) {
+    if (!request.controller().empty() || request.replace() || policy.ByteSizeLong() != 0) {
+      return Invalid("reset", "takes no controller, queue, policy or replace (it drops the whole API-set policy)");
+    }
+    return OkStatus();
+  }
   if (!request.replace() && policy.ByteSizeLong() == 0) {
     return Invalid("policy", "sets no field (set at least one, or use replace to clear the level)");
   }

@@ -1,6 +1,9 @@
 #include "agent/config/config_file.h"
 
+#include <absl/time/time.h>
 #include <google/protobuf/util/json_util.h>
+
+#include <nlohmann/json.hpp>
 
 #include "agent/config/levers_config.h"
 #include "agent/config/policy_convert.h"
@@ -10,7 +13,39 @@
 namespace nvmeadapt::config {
 namespace {
 constexpr size_t kMaxConfigBytes = 1 << 20;
+
+bool IsDurationField(const std::string& key) { return key.ends_with("Ns") || key.ends_with("_ns"); }
+
+bool IsInteger(const std::string& text) {
+  const size_t digits = text.starts_with('-') ? 1 : 0;
+  return text.size() > digits && text.find_first_not_of("0123456789", digits) == std::string::npos;
 }
+
+// A nanosecond field may be a duration string ("10us", "1.5ms", "2m"; absl's grammar, as the CLI, the
+// daemon's flags and uvnvme-load take them) beside integer nanoseconds: rewritten to nanoseconds here.
+Status DurationsToNanos(nlohmann::json& value, const std::string& path) {
+  if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (Status st = DurationsToNanos(value[i], path + "[" + std::to_string(i) + "]"); !st) return st;
+    }
+  }
+  if (!value.is_object()) return OkStatus();
+  for (auto& [key, member] : value.items()) {
+    const std::string where = path.empty() ? key : path + "." + key;
+    if (IsDurationField(key) && member.is_string() && !IsInteger(member.get<std::string>())) {
+      absl::Duration duration;
+      if (!absl::ParseDuration(member.get<std::string>(), &duration)) {
+        return MakeError(ErrorCode::kInvalidArgument, where + ": '" + member.get<std::string>() +
+                                                          "' is no duration (e.g. 10us, 1.5ms, 2m) or integer nanoseconds");
+      }
+      member = std::to_string(absl::ToInt64Nanoseconds(duration));
+    } else if (Status st = DurationsToNanos(member, where); !st) {
+      return st;
+    }
+  }
+  return OkStatus();
+}
+}  // namespace
 
 Status ValidateConfig(const v1::Config& config) {
   if (Status status = ValidatePolicies(config); !status) return status;
@@ -30,11 +65,16 @@ Status ValidateConfig(const v1::Config& config) {
 }
 
 Result<v1::Config> ParseConfigJson(std::string_view json) {
+  std::string text(json);
+  // Malformed JSON is left to protobuf's parser, whose message names the spot.
+  if (nlohmann::json tree = nlohmann::json::parse(text, nullptr, false); !tree.is_discarded()) {
+    if (Status st = DurationsToNanos(tree, ""); !st) return MakeError(ErrorCode::kInvalidArgument, "config: " + st.error().message);
+    text = tree.dump();
+  }
   v1::Config config;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
-  const auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), &config, options);
+  const auto status = google::protobuf::util::JsonStringToMessage(text, &config, options);
   if (!status.ok()) {
     // protobuf's parser may answer on several lines (with a caret under the spot): keep one.
     std::string message(status.message());

@@ -1,5 +1,5 @@
-// nvme-adaptctl's command line: positional words and --options (as "--name value" or "--name=value"),
-// options allowed anywhere after the program name.
+// nvme-adaptctl's command line as the commands read it: the command's words and positionals, and the
+// --options given (parsed by cli.h).
 #pragma once
 
 #include <map>
@@ -8,7 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.h"
 
 namespace nvmeadapt::ctl {
 
@@ -22,10 +21,5 @@ struct Args {
   const std::string* value(std::string_view name) const;
   std::vector<std::string> all(std::string_view name) const;
 };
-
-// Refuses options the program does not know and options missing their value.
-Result<Args> ParseArgs(int argc, const char* const* argv);
-// Refuses options that the command does not take (global options are always allowed).
-Status CheckOptions(const Args& args, std::string_view command, const std::vector<std::string_view>& allowed);
 
 }  // namespace nvmeadapt::ctl

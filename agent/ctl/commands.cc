@@ -7,7 +7,9 @@
 
 #include "agent/api/status_map.h"
 #include "agent/api/validate.h"
+#include "agent/config/profiles.h"
 #include "agent/ctl/format.h"
+#include "agent/ctl/output.h"
 #include "agent/ctl/policy_flags.h"
 #include "agent/ctl/values.h"
 #include "common/files.h"
@@ -64,17 +66,10 @@ Result<v1::Policy> ReadPolicyFile(const std::string& path) {
   return policy;
 }
 
-// With --json the response as one JSON line; returns whether it printed.
-bool PrintedAsJson(const Args& args, const google::protobuf::Message& response, std::ostream& out) {
-  if (!args.flag("json")) return false;
-  out << ToJsonLine(response) << std::endl;
-  return true;
-}
-
 }  // namespace
 
 int UsageError(std::string_view message) {
-  std::cerr << "nvme-adaptctl: " << message << "\n(see nvme-adaptctl --help)\n";
+  std::cerr << "nvme-adaptctl: " << message << "\n(see nvme-adaptctl --help, or COMMAND --help)\n";
   return kExitUsage;
 }
 
@@ -93,6 +88,10 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
     *policy = *loaded;
   }
   NA_RETURN_IF_ERROR(ApplyPolicyFlags(args, policy));
+  if (const std::string* profile = args.value("profile")) {
+    if (auto known = config::FindProfile(*profile, "--profile"); !known) return known.error();
+    policy->set_profile(*profile);
+  }
   if (const std::string* mode = args.value("mode")) {
     auto parsed = ParseControllerMode(*mode);
     if (!parsed) return Usage("--mode: " + parsed.error().message);
@@ -155,7 +154,7 @@ int RunStatus(const Args& args, const AgentClient& client, std::ostream& out) {
   v1::GetStatusResponse response;
   const grpc::Status status = stub->GetStatus(client.NewContext().get(), {}, &response);
   if (!status.ok()) return ServerError(status);
-  if (!PrintedAsJson(args, response, out)) PrintStatus(response, out);
+  if (!PrintedAsData(args, response, out)) PrintStatus(response, out);
   return 0;
 }
 
@@ -172,18 +171,29 @@ int RunQueues(const Args& args, const AgentClient& client, std::ostream& out) {
   v1::ListQueuesResponse response;
   const grpc::Status status = stub->ListQueues(client.NewContext().get(), request, &response);
   if (!status.ok()) return ServerError(status);
-  if (!PrintedAsJson(args, response, out)) PrintQueues(response, out);
+  if (!PrintedAsData(args, response, out)) PrintQueues(response, out, OutputOf(args) == Output::kWide);
   return 0;
 }
 
 int RunPolicy(const Args& args, const AgentClient& client, std::ostream& out) {
-  if (args.positional.size() != 2) return UsageError("policy: expected 'policy get' or 'policy set'");
+  if (args.positional.size() != 2) return UsageError("policy: expected 'policy get', 'policy set' or 'policy reset'");
   auto stub = v1::AgentService::NewStub(client.channel());
   if (args.positional[1] == "get") {
     v1::GetPolicyResponse response;
     const grpc::Status status = stub->GetPolicy(client.NewContext().get(), {}, &response);
     if (!status.ok()) return ServerError(status);
-    if (!PrintedAsJson(args, response, out)) PrintPolicySet(response.policy(), &response.effective_global(), out);
+    if (PrintedAsData(args, response, out)) return 0;
+    if (response.has_origin()) out << "policy in force: " << PolicyOriginText(response.origin()) << "\n";
+    PrintPolicySet(response.policy(), &response.effective_global(), out);
+    return 0;
+  }
+  if (args.positional[1] == "reset") {
+    v1::SetPolicyRequest request;
+    request.set_reset(true);
+    v1::SetPolicyResponse response;
+    const grpc::Status status = stub->SetPolicy(client.NewContext().get(), request, &response);
+    if (!status.ok()) return ServerError(status);
+    if (!PrintedAsData(args, response, out)) PrintPolicySet(response.policy(), nullptr, out);
     return 0;
   }
   if (args.positional[1] != "set") return UsageError("policy: expected 'get' or 'set', got " + api::Quoted(args.positional[1]));
@@ -192,7 +202,7 @@ int RunPolicy(const Args& args, const AgentClient& client, std::ostream& out) {
   v1::SetPolicyResponse response;
   const grpc::Status status = stub->SetPolicy(client.NewContext().get(), *request, &response);
   if (!status.ok()) return ServerError(status);
-  if (!PrintedAsJson(args, response, out)) PrintPolicySet(response.policy(), nullptr, out);
+  if (!PrintedAsData(args, response, out)) PrintPolicySet(response.policy(), nullptr, out);
   return 0;
 }
 
@@ -203,7 +213,7 @@ int RunOverride(const Args& args, const AgentClient& client, std::ostream& out) 
   v1::SetQueueModeResponse response;
   const grpc::Status status = stub->SetQueueMode(client.NewContext().get(), *request, &response);
   if (!status.ok()) return ServerError(status);
-  if (!PrintedAsJson(args, response, out)) PrintQueue(response.queue(), out);
+  if (!PrintedAsData(args, response, out)) PrintQueue(response.queue(), out);
   return 0;
 }
 
@@ -222,9 +232,8 @@ int RunWatch(const Args& args, const AgentClient& client, std::ostream& out) {
   auto reader = stub->WatchEvents(context.get(), *request);
   v1::Event event;
   uint64_t seen = 0;
-  const bool json = args.flag("json");
   while (reader->Read(&event)) {
-    out << (json ? ToJsonLine(event) : FormatEvent(event)) << std::endl;
+    if (!PrintedAsData(args, event, out)) out << FormatEvent(event) << std::endl;
     if (count > 0 && ++seen >= count) {
       context->TryCancel();
       reader->Finish().IgnoreError();

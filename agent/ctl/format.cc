@@ -44,13 +44,31 @@ std::string Field(bool has, Getter get) {
   return has ? get() : "-";
 }
 
+// A level that starts from a profile says so after its name: "global [patch]".
 std::vector<std::string> PolicyRow(const std::string& level, const v1::Policy& p) {
-  std::vector<std::string> row = {level, Field(p.has_mode(), [&] { return ShortName(p.mode()); })};
+  std::vector<std::string> row = {level + (p.has_profile() ? " [" + p.profile() + "]" : ""),
+                                  Field(p.has_mode(), [&] { return ShortName(p.mode()); })};
   for (const PolicyFlag& flag : PolicyFlags()) row.push_back(PolicyFlagText(flag, p));
   return row;
 }
 
 }  // namespace
+
+std::string PolicyOriginText(const v1::PolicyOrigin& origin) {
+  std::string text;
+  if (origin.source() == v1::POLICY_SOURCE_API) {
+    text = "set over the API";
+    if (!origin.set_by().empty()) text += " by " + origin.set_by();
+    if (origin.set_unix_ns() > 0) text += " at " + UnixTime(origin.set_unix_ns());
+    text += origin.file_authoritative() ? ", until the next reload (the config file is authoritative)"
+                                        : ", overriding the config file (nvme-adaptctl policy reset goes back to it)";
+  } else {
+    text = "the config file";
+    if (origin.file_authoritative()) text += " (authoritative)";
+  }
+  if (!origin.hash().empty()) text += "; hash " + origin.hash();
+  return text;
+}
 
 void Table::Print(std::ostream& out) const {
   std::vector<size_t> widths;
@@ -85,6 +103,7 @@ void PrintStatus(const v1::GetStatusResponse& s, std::ostream& out) {
   t.Add({"queues", std::to_string(s.queues()) + " (managed " + std::to_string(s.queues_managed()) + ", polling " +
                        std::to_string(s.queues_polling()) + ")"});
   t.Add({"ring buffer drops", std::to_string(s.ringbuf_drops())});
+  if (s.has_policy_origin()) t.Add({"policy", PolicyOriginText(s.policy_origin())});
   std::string hooks;
   for (const auto& hook : s.hooks()) hooks += (hooks.empty() ? "" : ", ") + hook;
   t.Add({"hooks", OrDash(hooks)});
@@ -99,14 +118,25 @@ void PrintStatus(const v1::GetStatusResponse& s, std::ostream& out) {
   t.Print(out);
 }
 
-void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out) {
-  Table t({"QUEUE", "SOURCE", "TRANSPORT", "LAYER", "MODE", "STATE", "POLICY", "OVERRIDE", "SWITCHES", "COMPLETIONS",
-           "NOTE"});
+void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out, bool wide) {
+  std::vector<std::string> headings = {"QUEUE", "SOURCE", "TRANSPORT", "LAYER", "MODE", "STATE", "POLICY",
+                                       "OVERRIDE", "SWITCHES", "COMPLETIONS"};
+  if (wide) headings.insert(headings.end(), {"LEVER", "CPUS", "IRQ", "WINDOWS", "FAILURES"});
+  headings.emplace_back("NOTE");
+  Table t(headings);
   for (const auto& q : response.queues()) {
-    t.Add({QueueName(q.id()), ShortName(q.source()), OrDash(q.transport()), OrDash(q.layer()), ShortName(q.mode()),
-           ShortName(q.state()),
-           ShortName(q.controller_mode()), OverrideText(q), std::to_string(q.mode_switches()),
-           std::to_string(q.completions()), NoteText(q)});
+    std::vector<std::string> row = {QueueName(q.id()), ShortName(q.source()), OrDash(q.transport()),
+                                    OrDash(q.layer()), ShortName(q.mode()), ShortName(q.state()),
+                                    ShortName(q.controller_mode()), OverrideText(q),
+                                    std::to_string(q.mode_switches()), std::to_string(q.completions())};
+    if (wide) {
+      std::string cpus;
+      for (uint32_t cpu : q.cpus()) cpus += (cpus.empty() ? "" : ",") + std::to_string(cpu);
+      row.insert(row.end(), {OrDash(q.lever()), OrDash(cpus), q.irq() < 0 ? "-" : std::to_string(q.irq()),
+                             std::to_string(q.windows()), std::to_string(q.failures())});
+    }
+    row.push_back(NoteText(q));
+    t.Add(std::move(row));
   }
   t.Print(out);
 }

@@ -24,8 +24,11 @@ class Table {
 // Canonical proto3 JSON on one line, with zero values printed (scripts need not guess defaults).
 std::string ToJsonLine(const google::protobuf::Message& message);
 
+// Where the policy in force comes from, in one line: "set over the API by ... at ..., overriding ...".
+std::string PolicyOriginText(const v1::PolicyOrigin& origin);
 void PrintStatus(const v1::GetStatusResponse& status, std::ostream& out);
-void PrintQueues(const v1::ListQueuesResponse& queues, std::ostream& out);
+// `wide` adds the lever, the queue's CPUs and vector, its windows and failures.
+void PrintQueues(const v1::ListQueuesResponse& queues, std::ostream& out, bool wide = false);
 // Every level that is set, then the effective global policy if given; "-" marks an inherited field.
 void PrintPolicySet(const v1::PolicySet& policy, const v1::Policy* effective_global, std::ostream& out);
 void PrintQueue(const v1::QueueInfo& queue, std::ostream& out);

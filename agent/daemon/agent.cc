@@ -26,6 +26,7 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
     : options_(std::move(options)),
       deps_(WithClocks(std::move(deps))),
       store_(options_.state_dir),
+      policy_source_(store_, options_.policy_file_authoritative),
       journal_(store_),
       event_listener_(bus_, deps_.monotonic, deps_.wall),
       policy_(engine_, *deps_.levers, listeners_,
@@ -89,23 +90,10 @@ Status Agent::Start() {
     for (const std::string& line : report.lines) NA_INFO("journal: " << line);
     if (!restored) NA_WARN("journal: could not restore everything: " << restored.error().message);
   }
-  auto persisted = store_.LoadPolicy();
-  std::optional<PolicyBook> book;
-  if (!persisted) {
-    NA_WARN("persisted policy ignored, using the config's: " << persisted.error().message);
-  } else if (persisted->has_value()) {
-    auto from_state = PolicyBook::Create(**persisted);
-    if (from_state) {
-      NA_INFO("policy: using the policy persisted in " << store_.PolicyPath() << " (it wins over the config file)");
-      book = std::move(*from_state);
-    }
-  }
-  if (!book) {
-    auto from_config = PolicyBook::Create(options_.config_policies);
-    if (!from_config) return from_config.error();
-    book = std::move(*from_config);
-  }
+  auto book = policy_source_.Initial(options_.config_policies);
+  if (!book) return book.error();
   policy_.Install(std::move(*book));
+  NotePolicyOrigin();
   if (!options_.record_windows_path.empty()) {
     if (Status opened = trace_.Open(options_.record_windows_path); !opened) return opened;
     listeners_.Add(trace_);  // only then: a line per window is formatted for nobody otherwise
@@ -257,8 +245,7 @@ void Agent::Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::
     NA_WARN("discovery: " << scan.error().message);
     return;
   }
-  // A controller's pinned mode lives as long as the controller.
-  policy_.KeepPinsOf(roster_.Reconcile(*scan, now));
+  roster_.Reconcile(*scan, now);
   // A reset makes its controller vanish for a moment: its time is kept until it no longer matters.
   switcher_.ForgetOldResets(now);
 }
@@ -278,7 +265,6 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
     }
     return;
   }
-  policy_.Pin(found.controller);
   ManagedQueue q;
   q.desc = found;
   q.serial = next_queue_serial_++;

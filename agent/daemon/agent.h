@@ -26,6 +26,7 @@
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/mode_switcher.h"
 #include "agent/daemon/policy_applier.h"
+#include "agent/daemon/policy_source.h"
 #include "agent/daemon/policy_book.h"
 #include "agent/daemon/ports.h"
 #include "agent/daemon/queue_roster.h"
@@ -40,6 +41,9 @@ namespace nvmeadapt::daemon {
 struct AgentOptions {
   std::string state_dir = "/var/lib/nvme-adapt";
   v1::PolicySet config_policies;  // from the config file; a persisted policy wins over it
+  // The config's policy_file_authoritative: a policy set over the API is not persisted and lasts until the
+  // next reload (policy_source.h).
+  bool policy_file_authoritative = false;
   engine::Nanos discovery_interval = 2'000'000'000;
   engine::Nanos counters_interval = 1'000'000'000;
   engine::Nanos idle_wait = 50'000'000;  // longest loop wait when nothing is due
@@ -172,6 +176,8 @@ class Agent : public api::AgentControl {
   v1::Decision ToProto(const engine::Decision& decision) const;
 
   // agent_control.cc: proto views.
+  // The metric of the policy in force (its source and hash), after every change of it.
+  void NotePolicyOrigin();
   v1::QueueInfo Describe(ManagedQueue& queue) const;
   // Registers `waiter` with every queue whose switch is in flight (on the loop); false when there is none.
   bool WaitForSwitches(const std::shared_ptr<SwitchesSettled>& waiter);
@@ -179,6 +185,7 @@ class Agent : public api::AgentControl {
   AgentOptions options_;
   AgentDeps deps_;
   StateStore store_;
+  PolicySource policy_source_;
   Journal journal_;
   engine::Engine engine_;
   ManagedQueues queues_;

@@ -96,6 +96,7 @@ v1::GetStatusResponse Agent::GetStatus() {
     status.set_ringbuf_drops(deps_.collector->Stats().ringbuf_drops);
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0) status.set_node(host);
+    *status.mutable_policy_origin() = policy_source_.Origin(policy_.book());
     return status;
   }, [&](const Error& error) {
     // Status must answer even when the loop cannot: what is known without it, and why the rest is missing.
@@ -121,11 +122,18 @@ Result<v1::ListQueuesResponse> Agent::ListQueues(const v1::ListQueuesRequest& re
   });
 }
 
+void Agent::NotePolicyOrigin() {
+  if (deps_.metrics == nullptr) return;
+  const v1::PolicyOrigin origin = policy_source_.Origin(policy_.book());
+  deps_.metrics->SetPolicyInfo(PolicySourceLabel(origin.source()), origin.hash());
+}
+
 v1::GetPolicyResponse Agent::GetPolicy() {
   return OnLoop([&] {
     v1::GetPolicyResponse response;
     *response.mutable_policy() = policy_.book().policies();
     *response.mutable_effective_global() = config::ToProto(policy_.book().EffectiveGlobal());
+    *response.mutable_origin() = policy_source_.Origin(policy_.book());
     return response;
   }, [](const Error&) { return v1::GetPolicyResponse(); });
 }
@@ -153,16 +161,23 @@ Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& reque
     if (request.queue() != 0 && queues_.ByName(QueueName(request.controller(), request.queue())) == nullptr) {
       return NotFound("queue " + QueueName(request.controller(), request.queue()) + ": no such queue");
     }
-    auto next = policy_.book().With(request);
+    std::vector<std::string> cleared;
+    Result<PolicyBook> next = request.reset() ? policy_source_.Reset(options_.config_policies)
+                                              : policy_.book().With(request, &cleared);
     if (!next) return next.error();
-    if (Status saved = store_.SavePolicy(next->policies()); !saved) return saved.error();
+    if (!request.reset()) {
+      if (Status saved = policy_source_.SetOverApi(*next, request.caller(), deps_.wall()); !saved) return saved.error();
+    }
     policy_.Apply(std::move(*next), queues_, deps_.monotonic());
+    NotePolicyOrigin();
     const std::string scope = request.controller().empty() ? "global"
                               : request.queue() == 0       ? request.controller()
                                                            : QueueName(request.controller(), request.queue());
-    NA_INFO("policy: " << scope << " set to " << request.policy().ShortDebugString());
-    listeners_.Tell(&AgentListener::PolicySet,
-                    "policy " + scope + ": " + request.policy().ShortDebugString());
+    const std::string what = request.reset() ? "policy reset: the config file's policy is in force again"
+                                             : "policy " + scope + ": " + request.policy().ShortDebugString();
+    NA_INFO(what << (request.caller().empty() ? "" : " (by " + request.caller() + ")"));
+    for (const std::string& level : cleared) NA_INFO("policy: " << level << ": its own mode cleared (global off)");
+    listeners_.Tell(&AgentListener::PolicySet, what);
     v1::SetPolicyResponse response;
     *response.mutable_policy() = policy_.book().policies();
     switching = WaitForSwitches(waiter);
@@ -229,15 +244,12 @@ std::shared_ptr<api::Subscription> Agent::WatchEvents(const v1::WatchEventsReque
 Result<Agent::ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
   return OnLoop([&]() -> Result<ReloadOutcome> {
     options_.config_policies = policies;
-    auto persisted = store_.LoadPolicy();
-    if (persisted && persisted->has_value()) {
-      return ReloadOutcome{false, "the policy set over the API and persisted in " + store_.PolicyPath() +
-                                      " stays in force over the file's (change it with nvme-adaptctl policy set, "
-                                      "or remove that file and restart)"};
-    }
-    auto book = PolicyBook::Create(policies);
+    std::string why_not;
+    auto book = policy_source_.Reload(policies, &why_not);
     if (!book) return book.error();
-    policy_.Apply(std::move(*book), queues_, deps_.monotonic());
+    if (!book->has_value()) return ReloadOutcome{false, why_not};
+    policy_.Apply(std::move(**book), queues_, deps_.monotonic());
+    NotePolicyOrigin();
     return ReloadOutcome{true, ""};
   });
 }

@@ -1,5 +1,7 @@
 #include "agent/daemon/flags.h"
 
+#include <absl/time/time.h>
+
 #include <charconv>
 
 #include "agent/config/config_file.h"
@@ -41,29 +43,34 @@ std::string DaemonUsage() {
          "  --sources LIST         queues to discover: kernel,uvnvme,block (default kernel,uvnvme)\n"
          "  --cpu-scheduling POL   batch (default: the agent never preempts I/O threads when it wakes)\n"
          "                         or normal\n"
-         "  --exit-after SECONDS   stop by itself after this long (demos and tests)\n"
-         "  --min-disruptive-interval SECONDS\n"
+         "  --exit-after DURATION  stop by itself after this long (demos and tests)\n"
+         "  --min-disruptive-interval DURATION\n"
          "                         least time between two controller resets of one controller by the\n"
          "                         poll_queues lever (default 30; a change asked sooner is refused)\n"
-         "  --target-idle SECONDS  an NVMe target's queue (nvmet) that completed nothing for this long\n"
+         "  --target-idle DURATION an NVMe target's queue (nvmet) that completed nothing for this long\n"
          "                         leaves the queue list until its next completion (default 60; nvmet\n"
          "                         gives each reconnecting host a new controller and no file says when\n"
          "                         one goes, docs/fabrics.md)\n"
          "  --help                 this text\n"
          "  --version              version and build\n"
          "\n"
+         "DURATION: 30s, 500ms, 1m30s (absl's grammar, as nvme-adaptctl and the config take them), or a\n"
+         "bare number of seconds.\n"
          "Exit status: 0 after a clean stop, 1 on a runtime failure, 2 for a bad flag or config (the API's\n"
          "token file, socket group or TLS files included).\n";
 }
 
 namespace {
 
-// The whole of `text` as a number of seconds, or nothing.
+// The whole of `text` as seconds: a duration in absl's grammar, as the CLI and the config take them ("30s",
+// "500ms", "1m30s"), or a bare number of seconds (the flags' older form); nothing otherwise.
 std::optional<double> Seconds(const std::string& text) {
   double seconds = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return seconds;
+  if (ec == std::errc() && end == text.data() + text.size()) return seconds;
+  absl::Duration duration;
+  if (!absl::ParseDuration(text, &duration)) return std::nullopt;
+  return absl::ToDoubleSeconds(duration);
 }
 
 // "--name=value" as name and value; any other word as it is.
@@ -102,7 +109,7 @@ class FlagCursor {
     if (!v) return v.error();
     const std::optional<double> seconds = Seconds(*v);
     if (!seconds || *seconds < low || *seconds > 86400) {
-      return Bad(word_.name + ": not a number of seconds in [" + std::to_string(static_cast<int>(low)) +
+      return Bad(word_.name + ": not a duration (30s, 500ms) or number of seconds in [" + std::to_string(static_cast<int>(low)) +
                  ", 86400]: '" + *v + "'");
     }
     field = *seconds;

@@ -153,6 +153,7 @@ AgentOptions AgentOptionsFor(const v1::Config& config, const DaemonFlags& flags,
   AgentOptions options;
   options.state_dir = config.state_dir();
   options.config_policies = config::PoliciesOf(config);
+  options.policy_file_authoritative = config.policy_file_authoritative();
   options.record_windows_path = flags.record_windows;
   options.version = NVME_ADAPT_VERSION;
   options.restore_rules = rules;

@@ -10,21 +10,8 @@ PolicyApplier::PolicyApplier(engine::Engine& engine, const Levers& levers, const
 
 engine::Policy PolicyApplier::For(const DiscoveredQueue& queue) const {
   engine::Policy policy = book_->Effective(queue.controller, queue.qid);
-  if (!book_->ModeSetBelowGlobal(queue.controller, queue.qid)) {
-    if (auto pinned = pinned_modes_.find(queue.controller); pinned != pinned_modes_.end()) {
-      policy.mode = pinned->second;
-    }
-  }
   policy.mode = levers_.ModeFor(queue, policy.mode);
   return policy;
-}
-
-void PolicyApplier::Pin(const std::string& controller) {
-  pinned_modes_.try_emplace(controller, book_->EffectiveGlobal().mode);
-}
-
-void PolicyApplier::KeepPinsOf(const std::set<std::string>& present) {
-  std::erase_if(pinned_modes_, [&](const auto& item) { return !present.count(item.first); });
 }
 
 void PolicyApplier::Apply(PolicyBook book, ManagedQueues& queues, engine::Nanos now) {

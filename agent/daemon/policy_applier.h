@@ -4,9 +4,7 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "agent/daemon/agent_listener.h"
@@ -33,13 +31,9 @@ class PolicyApplier {
   void Install(PolicyBook book) { book_ = std::move(book); }
   const PolicyBook& book() const { return *book_; }
 
-  // A queue's policy: the book's levels, its controller's pinned default mode, what its lever can do.
+  // A queue's policy: the book's levels (the global mode reaches every controller without a mode of its
+  // own, present or discovered later), limited to what its lever can do.
   engine::Policy For(const DiscoveredQueue& queue) const;
-  // A controller seen for the first time keeps the global default mode of now while it is present: a later
-  // global mode reaches only controllers discovered later (DESIGN.md section 3).
-  void Pin(const std::string& controller);
-  // Forgets the pins of controllers not in `present` (a driver restarting under new pids must not grow them).
-  void KeepPinsOf(const std::set<std::string>& present);
 
   // Puts `book` in force and hands every queue whose effective policy changed its new policy.
   void Apply(PolicyBook book, ManagedQueues& queues, engine::Nanos now);
@@ -50,7 +44,6 @@ class PolicyApplier {
   const AgentListeners& listeners_;
   Effects effects_;
   std::optional<PolicyBook> book_;
-  std::map<std::string, engine::ControllerMode> pinned_modes_;
 };
 
 }  // namespace nvmeadapt::daemon

@@ -1,6 +1,12 @@
 #include "agent/daemon/policy_book.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cstdio>
+
 #include "agent/config/policy_convert.h"
+#include "agent/config/profiles.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -29,39 +35,82 @@ static Status AboveFloors(const v1::Policy& policy, const std::string& where) {
   return OkStatus();
 }
 
+// Every level's profile expanded into its fields (profiles.h); errors name the level.
+static Result<v1::PolicySet> Expanded(v1::PolicySet set) {
+  auto global = config::ExpandProfile(set.policy(), "policy.profile");
+  if (!global) return global.error();
+  *set.mutable_policy() = *global;
+  for (auto& c : *set.mutable_controllers()) {
+    auto level = config::ExpandProfile(c.policy(), "controllers[" + c.controller() + "].policy.profile");
+    if (!level) return level.error();
+    *c.mutable_policy() = *level;
+  }
+  for (auto& q : *set.mutable_queues()) {
+    auto level = config::ExpandProfile(q.policy(), "queues[" + QueueName(q.controller(), q.queue()) + "].policy.profile");
+    if (!level) return level.error();
+    *q.mutable_policy() = *level;
+  }
+  return set;
+}
+
 Result<PolicyBook> PolicyBook::Create(v1::PolicySet policies) {
-  if (Status valid = config::ValidatePolicies(policies); !valid) return valid.error();
-  if (Status floor = AboveFloors(policies.policy(), "policy."); !floor) return floor.error();
-  for (const auto& controller : policies.controllers()) {
+  auto expanded = Expanded(policies);
+  if (!expanded) return expanded.error();
+  if (Status valid = config::ValidatePolicies(*expanded); !valid) return valid.error();
+  if (Status floor = AboveFloors(expanded->policy(), "policy."); !floor) return floor.error();
+  for (const auto& controller : expanded->controllers()) {
     if (Status floor = AboveFloors(controller.policy(), "controllers[" + controller.controller() + "].policy."); !floor)
       return floor.error();
   }
-  for (const auto& queue : policies.queues()) {
+  for (const auto& queue : expanded->queues()) {
     if (Status floor = AboveFloors(queue.policy(), "queues[" + QueueName(queue.controller(), queue.queue()) +
                                                        "].policy.");
         !floor)
       return floor.error();
   }
-  return PolicyBook(std::move(policies));
+  return PolicyBook(std::move(policies), std::move(*expanded));
 }
 
 engine::Policy PolicyBook::Effective(std::string_view controller, uint32_t queue) const {
-  auto policy = config::EffectivePolicy(policies_, controller, queue);
+  auto policy = config::EffectivePolicy(expanded_, controller, queue);
   return policy ? *policy : engine::Policy{};
 }
 
-bool PolicyBook::ModeSetBelowGlobal(std::string_view controller, uint32_t queue) const {
-  auto sets_mode = [](const v1::Policy& p) { return p.has_mode() && p.mode() != v1::CONTROLLER_MODE_UNSPECIFIED; };
-  for (const auto& c : policies_.controllers()) {
-    if (c.controller() == controller && sets_mode(c.policy())) return true;
+std::string PolicyBook::Hash() const {
+  v1::PolicySet filled = expanded_;
+  *filled.mutable_policy() = config::ToProto(EffectiveGlobal());
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    filled.SerializeToCodedStream(&coded);
   }
-  for (const auto& q : policies_.queues()) {
-    if (q.controller() == controller && q.queue() == queue && sets_mode(q.policy())) return true;
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (unsigned char byte : bytes) {
+    hash ^= byte;
+    hash *= 1099511628211ull;
   }
-  return false;
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
 }
 
-Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request) const {
+// The off switch: the levels below the global one lose their mode (their other fields stay).
+static void ClearModesBelowGlobal(v1::PolicySet& set, std::vector<std::string>* cleared) {
+  for (auto& c : *set.mutable_controllers()) {
+    if (!c.policy().has_mode()) continue;
+    c.mutable_policy()->clear_mode();
+    if (cleared != nullptr) cleared->push_back(c.controller());
+  }
+  for (auto& q : *set.mutable_queues()) {
+    if (!q.policy().has_mode()) continue;
+    q.mutable_policy()->clear_mode();
+    if (cleared != nullptr) cleared->push_back(QueueName(q.controller(), q.queue()));
+  }
+}
+
+Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request, std::vector<std::string>* cleared) const {
   if (request.queue() != 0 && request.controller().empty()) {
     return Invalid("controller: must be set when queue is set");
   }
@@ -96,6 +145,10 @@ Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request) const {
   }
   Apply(*layer, request.policy(), request.replace());
   if (auto checked = config::Overlay(parent, *layer, "policy"); !checked) return checked.error();
+  if (request.controller().empty() && request.policy().has_mode() &&
+      request.policy().mode() == v1::CONTROLLER_MODE_OFF) {
+    ClearModesBelowGlobal(next, cleared);
+  }
   return Create(std::move(next));
 }
 

@@ -1,7 +1,9 @@
 // The policy levels in force (global, per controller, per queue) and the rules for changing them.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "agent/engine/policy.h"
 #include "common/result.h"
@@ -18,21 +20,25 @@ class PolicyBook {
   // Validates every level; the error names the field.
   static Result<PolicyBook> Create(v1::PolicySet policies);
 
-  const v1::PolicySet& policies() const { return policies_; }
+  const v1::PolicySet& policies() const { return policies_; }  // as set (profiles by name)
   // The effective policy of a queue. Never fails: the book only ever holds validated levels.
   engine::Policy Effective(std::string_view controller, uint32_t queue) const;
   engine::Policy EffectiveGlobal() const { return Effective("", 0); }
-  // True when the controller's or the queue's own level sets a mode. Otherwise the controller keeps the
-  // global default mode it was given when discovered: a later global mode only reaches new controllers.
-  bool ModeSetBelowGlobal(std::string_view controller, uint32_t queue) const;
+  // 16 hex digits identifying the policy in force: equal on nodes whose levels are equal once the global
+  // level's defaults are filled in (nvme_adapt_policy_info's hash label).
+  std::string Hash() const;
 
   // The book as it would be after `request` (merge of the fields set, or replace). The book itself is
   // unchanged. Errors name the request's field ("policy.pace_slack_ns: must be ...", "queue: ...").
-  Result<PolicyBook> With(const v1::SetPolicyRequest& request) const;
+  // A global `off` is the node's off switch: it also clears every controller's and queue's own mode, so
+  // that every queue goes back to its safe mode; `cleared`, when given, names the levels that lost theirs.
+  Result<PolicyBook> With(const v1::SetPolicyRequest& request, std::vector<std::string>* cleared = nullptr) const;
 
  private:
-  explicit PolicyBook(v1::PolicySet policies) : policies_(std::move(policies)) {}
-  v1::PolicySet policies_;
+  PolicyBook(v1::PolicySet policies, v1::PolicySet expanded)
+      : policies_(std::move(policies)), expanded_(std::move(expanded)) {}
+  v1::PolicySet policies_;  // as set: a level's profile by name
+  v1::PolicySet expanded_;  // each profile's fields under its level's own: what the queues run on
 };
 
 }  // namespace nvmeadapt::daemon

@@ -63,6 +63,27 @@ Status StateStore::SavePolicy(const v1::PolicySet& policy) const {
   return WriteFileAtomically(PolicyPath(), *json, 0640);
 }
 
+Result<v1::PolicyNote> StateStore::LoadPolicyNote() const {
+  v1::PolicyNote note;
+  auto found = FromJsonFile(PolicyNotePath(), &note);
+  if (!found) return found.error();
+  return note;
+}
+
+Status StateStore::SavePolicyNote(const v1::PolicyNote& note) const {
+  auto json = ToJson(note, PolicyNotePath());
+  if (!json) return json.error();
+  return WriteFileAtomically(PolicyNotePath(), *json, 0640);
+}
+
+Status StateStore::ClearPolicy() const {
+  // The policy first: a note left without its policy is ignored, a policy without its note is not.
+  for (const std::string& path : {PolicyPath(), PolicyNotePath()}) {
+    if (unlink(path.c_str()) != 0 && errno != ENOENT) return SysError("unlink", path, errno);
+  }
+  return OkStatus();
+}
+
 Result<v1::Journal> StateStore::LoadJournal() const {
   v1::Journal journal;
   auto found = FromJsonFile(JournalPath(), &journal);

@@ -22,6 +22,11 @@ class StateStore {
   // nullopt when no policy was ever persisted.
   Result<std::optional<v1::PolicySet>> LoadPolicy() const;
   Status SavePolicy(const v1::PolicySet& policy) const;
+  // Who set it and when (an empty note when policy.json was written by an older version).
+  Result<v1::PolicyNote> LoadPolicyNote() const;
+  Status SavePolicyNote(const v1::PolicyNote& note) const;
+  // Forgets the persisted policy and its note (`policy reset`); none there is no error.
+  Status ClearPolicy() const;
 
   // An empty journal when none exists.
   Result<v1::Journal> LoadJournal() const;
@@ -36,6 +41,7 @@ class StateStore {
   Result<LoadedJournal> LoadJournalOrPrevious() const;
 
   std::string PolicyPath() const { return dir_ + "/policy.json"; }
+  std::string PolicyNotePath() const { return dir_ + "/policy.note.json"; }
   std::string JournalPath() const { return dir_ + "/journal.json"; }
   std::string JournalPreviousPath() const { return dir_ + "/journal.prev.json"; }
 

@@ -65,9 +65,48 @@ Policy MakePatchPreset() {
   return p;
 }
 
+Policy MakeObserve() {
+  Policy p;
+  p.mode = ControllerMode::kShadow;
+  return p;
+}
+
+// Polls only queues clearly fast enough that polling pays, judged over longer windows: fewer tries, fewer
+// switches, less CPU spent on polling that does not pay.
+Policy MakeThroughput() {
+  Policy p;
+  p.window_completions = 16384;
+  p.poll_threshold = 5'000;
+  p.max_failures = 2;
+  p.backoff_windows = 128;
+  return p;
+}
+
+// Tries polling sooner and forgives more before giving up on it: lower latency for loads that can spend
+// the CPU.
+Policy MakeLatency() {
+  Policy p;
+  p.window_completions = 2048;
+  p.poll_threshold = 20'000;
+  p.pace_slack = 40'000;
+  p.backoff_windows = 32;
+  return p;
+}
+
 const PolicyProfile kProfiles[] = {
     {kDefaultProfile, "nvme-adapt's own rules (each field's default)", Policy{}},
-    {kPatchProfile, "the adaptive-polling kernel patch's rules, exactly", MakePatchPreset()},
+    {kPatchProfile, "the adaptive-polling kernel patch's rules, exactly, to compare the agent with it",
+     MakePatchPreset()},
+    {"observe", "decide and report what would be done, change nothing (shadow mode): a rollout's first step",
+     MakeObserve(), true},
+    {"throughput",
+     "poll only queues clearly fast enough (5 us a completion), over 16384-completion windows: fewer switches, "
+     "less CPU",
+     MakeThroughput()},
+    {"latency",
+     "try polling up to 20 us a completion, over 2048-completion windows, forgiving 40 us of pace: lower latency "
+     "for loads that can spend CPU",
+     MakeLatency()},
 };
 
 Error Bad(std::string_view prefix, const PolicyField& field, int64_t got) {
@@ -133,7 +172,7 @@ std::string PolicyProfileNames() {
 
 void ApplyPolicyProfile(const PolicyProfile& profile, Policy& policy) {
   for (const PolicyField& field : kFields) {
-    if (field.kind != K::kMode) field.set(policy, field.get(profile.policy));
+    if (field.kind != K::kMode || profile.sets_mode) field.set(policy, field.get(profile.policy));
   }
 }
 

@@ -57,11 +57,13 @@ int64_t PolicyFieldDefault(const PolicyField& field);
 std::string PolicyFieldBounds(const PolicyField& field);
 
 // A named set of rule values: every field but the mode, which says what to do with a queue, not how to judge
-// it. Profiles grow here (a row of PolicyProfiles()); `default` is Policy{}, `patch` the patch column.
+// it (a profile that sets_mode, such as `observe`, sets it too). Profiles grow here (a row of
+// PolicyProfiles()); `default` is Policy{}, `patch` the patch column.
 struct PolicyProfile {
   std::string_view name;
   std::string_view about;
   Policy policy;
+  bool sets_mode = false;
 };
 inline constexpr std::string_view kDefaultProfile = "default";
 inline constexpr std::string_view kPatchProfile = "patch";
@@ -70,7 +72,7 @@ std::span<const PolicyProfile> PolicyProfiles();
 const PolicyProfile* FindPolicyProfile(std::string_view name);
 // "default, patch": the names, for errors and help.
 std::string PolicyProfileNames();
-// Every field of `policy` but the mode set to the profile's value.
+// Every field of `policy` set to the profile's value (the mode only where the profile sets_mode).
 void ApplyPolicyProfile(const PolicyProfile& profile, Policy& policy);
 // The patch's rules (each row's `patch`), mode off as in the patch.
 Policy PatchPreset();

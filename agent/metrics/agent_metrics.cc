@@ -248,6 +248,11 @@ void AgentMetrics::OnConfigReload(bool applied) {
   state_->agent.last_config_reload_ok = applied;
 }
 
+void AgentMetrics::SetPolicyInfo(std::string_view source, std::string_view hash) {
+  std::lock_guard lock(state_->mutex);
+  state_->agent.policy.emplace(SanitizeLabelValue(source), SanitizeLabelValue(hash));
+}
+
 std::vector<prometheus::MetricFamily> AgentMetrics::Collect() const { return state_->Collect(); }
 
 std::string AgentMetrics::Render() const { return prometheus::TextSerializer().Serialize(Collect()); }

@@ -88,6 +88,8 @@ class AgentMetrics {
   void OnGrpcRequest(std::string_view method, int code);
   // A reload of the config file (SIGHUP or a change on disk): applied, or refused and the old one kept.
   void OnConfigReload(bool applied);
+  // The policy in force: where it comes from ("config_file" or "api") and its hash (PolicyBook::Hash).
+  void SetPolicyInfo(std::string_view source, std::string_view hash);
 
   // What a scrape returns, as metric families and in the text exposition format.
   std::vector<prometheus::MetricFamily> Collect() const;

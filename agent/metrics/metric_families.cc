@@ -252,6 +252,14 @@ void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& ou
                             MetricType::Gauge);
   last_reload.Add({}, agent.last_config_reload_ok ? 1.0 : 0.0);
   last_reload.MoveTo(out);
+  if (agent.policy) {
+    FamilyBuilder policy("nvme_adapt_policy_info",
+                         "Always 1; where the policy in force comes from (config_file, or api when set over the "
+                         "API) and a hash of it, equal on nodes with the same policy.",
+                         MetricType::Gauge);
+    policy.Add({{"source", agent.policy->first}, {"hash", agent.policy->second}}, 1);
+    policy.MoveTo(out);
+  }
 }
 
 void AddProcessFamilies(const ProcessStats& process, std::vector<MetricFamily>& out) {

@@ -74,6 +74,7 @@ struct AgentWideState {
   uint64_t config_reloads_applied = 0;
   uint64_t config_reloads_refused = 0;
   bool last_config_reload_ok = true;  // the config at start was good, or the daemon would not run
+  std::optional<std::pair<std::string, std::string>> policy;  // (source, hash) of the policy in force
 };
 
 struct MetricsSnapshot {

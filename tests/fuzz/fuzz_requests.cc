@@ -4,11 +4,13 @@
 // errors are one line, and what the CLI prints (durations, queue names) parses back to the same value.
 #include <cstdint>
 #include <cstdlib>
+#include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "agent/api/validate.h"
-#include "agent/ctl/args.h"
+#include "agent/ctl/cli.h"
 #include "agent/ctl/values.h"
 
 namespace {
@@ -52,9 +54,13 @@ void CommandLines(const std::string& text) {
   words.push_back(text.substr(start));
   std::vector<const char*> argv;
   for (const auto& word : words) argv.push_back(word.c_str());
-  auto args = ctl::ParseArgs(static_cast<int>(argv.size()), argv.data());
-  if (!args) return CheckOneLine(args.error());
-  CheckOneLine(ctl::CheckOptions(*args, "policy set", {"mode", "queue", "controller", "replace"}));
+  // policy set's own options; its run function is never called.
+  static const std::vector<ctl::CommandSpec> commands = {
+      {{"policy", "set"}, "", {{"mode", "M", ""}, {"queue", "Q", ""}, {"controller", "C", ""}, {"replace", "", ""}}}};
+  std::ostringstream out;
+  std::streambuf* saved = std::cerr.rdbuf(out.rdbuf());  // usage errors: one line each, not the fuzzer's log
+  ctl::ParseCommandLine(commands, static_cast<int>(argv.size()), argv.data(), out);
+  std::cerr.rdbuf(saved);
 }
 
 }  // namespace

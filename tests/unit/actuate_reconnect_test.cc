@@ -126,6 +126,7 @@ TEST_F(Reconnect, AFailedDisconnectLeavesTheControllerAsItWas) {
   auto no_cli = Lever().Apply(Nvme1(), ReapMode::kPoll);
   ASSERT_FALSE(no_cli);
   EXPECT_NE(no_cli.error().message.find("No such file"), std::string::npos) << no_cli.error().message;
+  EXPECT_NE(no_cli.error().message.find("install the nvme-cli package"), std::string::npos) << no_cli.error().message;
 }
 
 TEST_F(Reconnect, RestoreReconnectsAsFoundWhateverTheControllerIsCalledNow) {

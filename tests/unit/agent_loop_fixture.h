@@ -31,6 +31,7 @@ class AgentLoop : public ::testing::Test {
     AgentOptions options;
     options.state_dir = state_dir_;
     options.config_policies = policies_;
+    options.policy_file_authoritative = file_authoritative_;
     options.discovery_interval = 1'000'000'000'000;  // rescans only when a test asks
     options.record_windows_path = state_dir_ + ".trace";
     options.version = "test";
@@ -80,6 +81,7 @@ class AgentLoop : public ::testing::Test {
 
   std::string state_dir_;
   v1::PolicySet policies_;
+  bool file_authoritative_ = false;
   FakeCollector collector_;
   FakeDiscovery discovery_;
   FakeLevers levers_;

@@ -51,12 +51,15 @@ TEST_F(AgentLoop, SetPolicyIsValidatedPersistedAndWinsOnRestart) {
   EXPECT_EQ(policy.policy().queues(0).policy().pace_slack_ns(), 7);
 }
 
-TEST_F(AgentLoop, ANewGlobalDefaultModeReachesOnlyControllersDiscoveredLater) {
+// The global mode is the mode of every controller that has none of its own, present or discovered later
+// (issue 32: a global mode once reached only controllers discovered after it was set).
+TEST_F(AgentPolicy, global_mode_reaches_existing_controllers_from_the_api) {
   Start();
   v1::SetPolicyRequest request;
   request.mutable_policy()->set_mode(v1::CONTROLLER_MODE_POLL);
   ASSERT_TRUE(agent_->SetPolicy(request));
-  EXPECT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_ADAPTIVE);
+  EXPECT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_POLL);
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
   discovery_.queues.push_back(UvnvmeQueue(1, "uvnvme:7:1"));
   now_ += 1'000'000'000'000;
   agent_->RunOnce();
@@ -66,13 +69,46 @@ TEST_F(AgentLoop, ANewGlobalDefaultModeReachesOnlyControllersDiscoveredLater) {
   ASSERT_TRUE(queues);
   ASSERT_EQ(queues->queues_size(), 1);
   EXPECT_EQ(queues->queues(0).controller_mode(), v1::CONTROLLER_MODE_POLL);
-  EXPECT_EQ(queues->queues(0).mode(), v1::REAP_MODE_POLL);
-  // A controller-level mode does reach an existing controller.
+  // A controller's own mode wins over the global one.
   v1::SetPolicyRequest controller;
   controller.set_controller("uvnvme:7:0");
   controller.mutable_policy()->set_mode(v1::CONTROLLER_MODE_SHADOW);
   ASSERT_TRUE(agent_->SetPolicy(controller));
+  request.mutable_policy()->set_mode(v1::CONTROLLER_MODE_INTERRUPT);
+  ASSERT_TRUE(agent_->SetPolicy(request));
   EXPECT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_SHADOW);
+}
+
+// `policy set --mode off` is the node's off switch: every queue, own mode or not, back to its safe mode.
+TEST_F(AgentPolicy, global_mode_reaches_existing_controllers_off_is_the_node_switch) {
+  Start();
+  v1::SetPolicyRequest controller;
+  controller.set_controller("uvnvme:7:0");
+  controller.mutable_policy()->set_mode(v1::CONTROLLER_MODE_POLL);
+  ASSERT_TRUE(agent_->SetPolicy(controller));
+  ASSERT_EQ(Queue(2).mode(), v1::REAP_MODE_POLL);
+  v1::SetPolicyRequest off;
+  off.mutable_policy()->set_mode(v1::CONTROLLER_MODE_OFF);
+  auto set = agent_->SetPolicy(off);
+  ASSERT_TRUE(set) << set.error().message;
+  for (uint32_t qid : {1u, 2u}) {
+    EXPECT_EQ(Queue(qid).controller_mode(), v1::CONTROLLER_MODE_OFF) << qid;
+    EXPECT_EQ(Queue(qid).mode(), v1::REAP_MODE_INTERRUPT) << qid;
+  }
+  ASSERT_EQ(set->policy().controllers_size(), 1);
+  EXPECT_FALSE(set->policy().controllers(0).policy().has_mode());
+}
+
+TEST_F(AgentPolicy, global_mode_reaches_existing_controllers_from_the_config) {
+  Start();
+  ASSERT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_ADAPTIVE);
+  v1::PolicySet reloaded = policies_;
+  reloaded.mutable_policy()->set_mode(v1::CONTROLLER_MODE_SHADOW);
+  auto outcome = agent_->ReloadConfigPolicies(reloaded);
+  ASSERT_TRUE(outcome) << outcome.error().message;
+  ASSERT_TRUE(outcome->policy_applied) << outcome->why_not;
+  EXPECT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_SHADOW);
+  EXPECT_EQ(Queue(2).controller_mode(), v1::CONTROLLER_MODE_SHADOW);
 }
 
 TEST_F(AgentLoop, OverridesAreCheckedAndExpire) {

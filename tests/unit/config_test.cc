@@ -42,6 +42,22 @@ TEST(ConfigJson, AnEmptyObjectIsTheDefaults) {
   EXPECT_EQ(*p, engine::Policy{});
 }
 
+// One duration grammar (issue 32): "10us" beside integer nanoseconds in every *Ns field, at any level.
+TEST(ConfigJson, DurationStringsBesideIntegerNanoseconds) {
+  auto config = ParseConfigJson(R"({"policy": {"paceSlackNs": "10us", "pollThresholdNs": 12000},
+      "controllers": [{"controller": "nvme0", "policy": {"pace_slack_ns": "1.5ms", "pollThresholdNs": "9000"}}]})");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->policy().pace_slack_ns(), 10'000);
+  EXPECT_EQ(config->policy().poll_threshold_ns(), 12'000);
+  EXPECT_EQ(config->controllers(0).policy().pace_slack_ns(), 1'500'000);
+  EXPECT_EQ(config->controllers(0).policy().poll_threshold_ns(), 9'000);
+  auto bad = ParseConfigJson(R"({"controllers": [{"controller": "nvme0", "policy": {"paceSlackNs": "10 parsecs"}}]})");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("controllers[0].policy.paceSlackNs: '10 parsecs' is no duration"),
+            std::string::npos)
+      << bad.error().message;
+}
+
 struct Refusal {
   const char* name;
   const char* json;

@@ -4,9 +4,11 @@
 
 #include <sstream>
 
-#include "agent/ctl/args.h"
+#include "agent/ctl/cli.h"
+#include "agent/ctl/command_table.h"
 #include "agent/ctl/commands.h"
 #include "agent/ctl/format.h"
+#include "agent/ctl/output.h"
 #include "agent/ctl/values.h"
 
 namespace nvmeadapt::ctl {
@@ -78,9 +80,17 @@ TEST(EnumWords, ParseAndPrint) {
   EXPECT_EQ(ShortName(static_cast<v1::ReapMode>(9)), "(9)") << "a newer agent's value shows as its number";
 }
 
-Result<Args> Parse(std::vector<const char*> words) {
+// The command line as nvme-adaptctl parses it; a usage error or help ends it (exit_now).
+CommandLine ParseLine(std::vector<const char*> words, std::ostream& out) {
   words.insert(words.begin(), "nvme-adaptctl");
-  return ParseArgs(static_cast<int>(words.size()), words.data());
+  return ParseCommandLine(Commands(), static_cast<int>(words.size()), words.data(), out);
+}
+
+Result<Args> Parse(std::vector<const char*> words) {
+  std::ostringstream out;
+  CommandLine line = ParseLine(std::move(words), out);
+  if (line.exit_now) return MakeError(ErrorCode::kInvalidArgument, "exit " + std::to_string(line.exit_code));
+  return line.args;
 }
 
 TEST(CommandLine, OptionsAnywhereWithOrWithoutEquals) {
@@ -90,13 +100,73 @@ TEST(CommandLine, OptionsAnywhereWithOrWithoutEquals) {
   EXPECT_TRUE(args->flag("json"));
   EXPECT_TRUE(args->flag("replace"));
   EXPECT_EQ(*args->value("mode"), "adaptive");
-  auto kinds = Parse({"watch", "--kind", "decision", "--kind=override"});
+  auto kinds = Parse({"watch", "--kind", "decision", "--kind=override", "--addr", "/tmp/s"});
+  ASSERT_TRUE(kinds) << kinds.error().message;
   EXPECT_EQ(kinds->all("kind"), (std::vector<std::string>{"decision", "override"}));
-  EXPECT_EQ(Parse({"status", "--bogus"}).error().message, "unknown option '--bogus'");
-  EXPECT_EQ(Parse({"override", "--for"}).error().message, "--for needs a value");
-  EXPECT_EQ(Parse({"status", "--json=yes"}).error().message, "--json takes no value");
-  EXPECT_EQ(CheckOptions(*Parse({"status", "--for", "5m"}), "status", {}).error().message,
-            "status: does not take --for");
+  EXPECT_EQ(*kinds->value("addr"), "/tmp/s");
+  EXPECT_FALSE(Parse({"status", "--bogus"}));
+  EXPECT_FALSE(Parse({"override", "--for"}));
+  EXPECT_FALSE(Parse({"status", "--for", "5m"})) << "status takes no --for";
+  EXPECT_FALSE(Parse({"frobnicate"}));
+  EXPECT_FALSE(Parse({})) << "no command";
+}
+
+TEST(CommandLine, HelpEverywhereAndOutputFormats) {
+  for (auto words : std::vector<std::vector<const char*>>{{"-h"}, {"--help"}, {"queues", "-h"}, {"policy", "set", "--help"}}) {
+    std::ostringstream out;
+    CommandLine line = ParseLine(words, out);
+    EXPECT_TRUE(line.exit_now);
+    EXPECT_EQ(line.exit_code, 0) << words[0];
+    EXPECT_NE(out.str().find("Usage"), std::string::npos) << out.str();
+  }
+  std::ostringstream queues_help;
+  ParseLine({"queues", "-h"}, queues_help);
+  EXPECT_NE(queues_help.str().find("--controller"), std::string::npos) << queues_help.str();
+  EXPECT_EQ(queues_help.str().find("--replace"), std::string::npos) << "queues -h shows policy set's options";
+  std::ostringstream policy_help;
+  ParseLine({"policy", "set", "-h"}, policy_help);
+  EXPECT_NE(policy_help.str().find("--pace-slack"), std::string::npos) << policy_help.str();
+
+  auto yaml = Parse({"queues", "-o", "yaml"});
+  ASSERT_TRUE(yaml);
+  EXPECT_EQ(OutputOf(*yaml), Output::kYaml);
+  EXPECT_EQ(OutputOf(*Parse({"-o", "wide", "queues"})), Output::kWide);
+  EXPECT_EQ(OutputOf(*Parse({"queues", "--json"})), Output::kJson);
+  EXPECT_EQ(OutputOf(*Parse({"queues"})), Output::kTable);
+  EXPECT_FALSE(Parse({"queues", "-o", "xml"}));
+}
+
+TEST(CommandLine, YamlCarriesTheJsonFields) {
+  v1::ListQueuesResponse response;
+  auto* q = response.add_queues();
+  q->mutable_id()->set_controller("nvme0");
+  q->mutable_id()->set_queue(1);
+  q->add_cpus(2);
+  q->add_cpus(3);
+  q->set_ineligible_reason("a \"quoted\" reason");
+  const std::string yaml = ToYaml(response);
+  EXPECT_EQ(yaml.rfind("---\n\"queues\":\n  - \"id\":\n", 0), 0u) << yaml;
+  EXPECT_NE(yaml.find("      \"controller\": \"nvme0\"\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("    \"cpus\":\n      - 2\n      - 3\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("\"ineligibleReason\": \"a \\\"quoted\\\" reason\""), std::string::npos) << yaml;
+}
+
+TEST(CommandLine, policy_profile_listed_and_selectable) {
+  std::ostringstream out;
+  CommandLine line = ParseLine({"policy", "profiles"}, out);
+  ASSERT_FALSE(line.exit_now);
+  ASSERT_NE(line.command->run_local, nullptr) << "policy profiles needs no agent";
+  EXPECT_EQ(line.command->run_local(line.args, out), 0);
+  for (const char* name : {"observe:", "patch:", "throughput:", "latency:"}) {
+    EXPECT_NE(out.str().find(name), std::string::npos) << out.str();
+  }
+  EXPECT_NE(out.str().find("controller patch"), std::string::npos) << out.str();
+  auto request = BuildSetPolicyRequest(*Parse({"policy", "set", "--controller", "nvme0", "--profile", "patch"}));
+  ASSERT_TRUE(request) << request.error().message;
+  EXPECT_EQ(request->policy().profile(), "patch");
+  auto unknown = BuildSetPolicyRequest(*Parse({"policy", "set", "--profile", "fastest"}));
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("--profile: unknown profile 'fastest'"), std::string::npos);
 }
 
 TEST(CommandLine, PolicySetBuildsTheRequest) {
@@ -151,7 +221,7 @@ TEST(CommandLine, OverrideAndWatchBuildTheirRequests) {
   EXPECT_EQ(override_request->mode(), v1::REAP_MODE_POLL);
   EXPECT_EQ(override_request->duration_ns(), 300'000'000'000);
   EXPECT_FALSE(BuildSetQueueModeRequest(*Parse({"override", "nvme0:q1", "none", "--for", "5m"})));
-  EXPECT_FALSE(BuildSetQueueModeRequest(*Parse({"override", "nvme0:q1"})));
+  EXPECT_FALSE(Parse({"override", "nvme0:q1"})) << "MODE missing";
 
   auto watch = BuildWatchEventsRequest(*Parse({"watch", "--kind", "decision", "--kind", "override", "--source",
                                                "kernel", "--queue", "nvme0:q2"}));

@@ -31,6 +31,13 @@ TEST(DaemonFlags, DefaultsAndValues) {
   EXPECT_TRUE(flags->restore_only);
   EXPECT_DOUBLE_EQ(*flags->min_disruptive_interval_seconds, 0.5);
   EXPECT_DOUBLE_EQ(*flags->target_idle_seconds, 20);
+  // The one duration grammar (issue 32) beside the bare seconds.
+  flags = ParseDaemonFlags({"--min-disruptive-interval", "500ms", "--target-idle=1m30s", "--exit-after", "2s"});
+  ASSERT_TRUE(flags) << flags.error().message;
+  EXPECT_DOUBLE_EQ(*flags->min_disruptive_interval_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(*flags->target_idle_seconds, 90);
+  EXPECT_DOUBLE_EQ(*flags->exit_after_seconds, 2);
+  EXPECT_FALSE(ParseDaemonFlags({"--target-idle", "20 parsecs"}));
 }
 
 TEST(DaemonFlags, BadFlagsAreOneLineNamingTheFlag) {
@@ -44,9 +51,9 @@ TEST(DaemonFlags, BadFlagsAreOneLineNamingTheFlag) {
       {{"--default-mode", "sometimes"}, "--default-mode: unknown mode 'sometimes' (off, adaptive, interrupt, poll, shadow)"},
       {{"--exit-after", "-1"}, "--exit-after: not a positive number of seconds: '-1'"},
       {{"--min-disruptive-interval", "-3"},
-       "--min-disruptive-interval: not a number of seconds in [0, 86400]: '-3'"},
-      {{"--target-idle", "0.5"}, "--target-idle: not a number of seconds in [1, 86400]: '0.5'"},
-      {{"--target-idle", "soon"}, "--target-idle: not a number of seconds in [1, 86400]: 'soon'"},
+       "--min-disruptive-interval: not a duration (30s, 500ms) or number of seconds in [0, 86400]: '-3'"},
+      {{"--target-idle", "0.5"}, "--target-idle: not a duration (30s, 500ms) or number of seconds in [1, 86400]: '0.5'"},
+      {{"--target-idle", "soon"}, "--target-idle: not a duration (30s, 500ms) or number of seconds in [1, 86400]: 'soon'"},
   };
   for (const Case& c : cases) {
     auto flags = ParseDaemonFlags(c.args);

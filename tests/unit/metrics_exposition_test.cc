@@ -108,6 +108,7 @@ class MetricsExposition : public ::testing::Test {
     metrics_->OnSwitch(queue, engine::Reason::kWindowFast);
     metrics_->OnPollTry(queue, PollTryResult::kSuccess);
     metrics_->OnLeverError("driver_socket", ErrorCode::kUnavailable);
+    metrics_->SetPolicyInfo("api", "0123456789abcdef");
     metrics_->OnSwitchLatency("driver_socket", 300'000);
     collect::CollectorStats stats;
     stats.ringbuf_drops = 1;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "agent/config/profiles.h"
 #include "agent/daemon/policy_book.h"
 
 namespace nvmeadapt::daemon {
@@ -92,6 +93,54 @@ TEST(PolicyBook, ErrorsNameTheRequestFieldAndLeaveTheBookAlone) {
   next = book.With(unknown_mode);
   ASSERT_FALSE(next);
   EXPECT_NE(next.error().message.find("policy.mode"), std::string::npos);
+}
+
+// Profiles (issue 32): an entry names one, its own fields over the profile's; `patch` is the kernel
+// patch's rules exactly.
+TEST(PolicyBook, policy_profile_fields_under_the_entrys_own) {
+  v1::PolicySet set;
+  set.mutable_policy()->set_mode(v1::CONTROLLER_MODE_ADAPTIVE);
+  auto* c = set.add_controllers();
+  c->set_controller("nvme0");
+  c->mutable_policy()->set_profile("patch");
+  c->mutable_policy()->set_pace_slack_ns(30'000);
+  auto book = PolicyBook::Create(set);
+  ASSERT_TRUE(book) << book.error().message;
+  const engine::Policy p = book->Effective("nvme0", 1);
+  EXPECT_FALSE(p.batch_pace_allowance);
+  EXPECT_EQ(p.settle_windows, 0u);
+  EXPECT_EQ(p.pace_credit, 0);
+  EXPECT_EQ(p.max_backoff_windows, 0u);
+  EXPECT_EQ(p.max_poll_run_windows, 0u);
+  EXPECT_FALSE(p.stall_backoff);
+  EXPECT_EQ(p.pace_slack, 30'000) << "the entry's own field wins over its profile's";
+  EXPECT_EQ(p.mode, engine::ControllerMode::kAdaptive) << "patch sets no mode: the global one reaches it";
+  EXPECT_EQ(book->Effective("nvme1", 1), engine::Policy{.mode = engine::ControllerMode::kAdaptive});
+  EXPECT_EQ(book->policies().controllers(0).policy().profile(), "patch") << "the book keeps the name as set";
+
+  // observe sets the mode (shadow); an unknown profile is refused naming the entry.
+  set.mutable_policy()->set_profile("observe");
+  set.mutable_policy()->clear_mode();
+  auto observe = PolicyBook::Create(set);
+  ASSERT_TRUE(observe) << observe.error().message;
+  EXPECT_EQ(observe->EffectiveGlobal().mode, engine::ControllerMode::kShadow);
+  c->mutable_policy()->set_profile("fastest");
+  auto unknown = PolicyBook::Create(set);
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("controllers[nvme0].policy.profile: unknown profile 'fastest' (observe, "
+                                         "patch, throughput, latency)"),
+            std::string::npos)
+      << unknown.error().message;
+}
+
+TEST(PolicyBook, policy_profile_every_one_is_a_valid_policy) {
+  for (const config::Profile& profile : config::Profiles()) {
+    v1::PolicySet set;
+    set.mutable_policy()->set_profile(std::string(profile.name));
+    auto book = PolicyBook::Create(set);
+    EXPECT_TRUE(book) << profile.name << ": " << book.error().message;
+    EXPECT_FALSE(profile.about.empty()) << profile.name;
+  }
 }
 
 }  // namespace

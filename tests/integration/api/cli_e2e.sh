@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end test of nvme-adaptctl against a running server: every command, human and --json output,
-# and the error paths with their exit codes (1 from the agent, 2 for the command line).
+# End-to-end test of nvme-adaptctl against a running server: every command, its -h, table, wide, JSON and
+# YAML output, and the error paths with their exit codes (1 from the agent, 2 for the command line).
 #
 #   cli_e2e.sh --ctl PATH --fake-agent PATH      starts nvme-adapt-fake-agent on a private socket
 #   cli_e2e.sh --ctl PATH --addr ADDRESS         uses a running agent (e.g. nvme-adaptd with uvnvme)
@@ -67,9 +67,13 @@ expect_err() { [[ "$err" == "$1" ]] || fail "stderr was '$err', expected '$1'"; 
 expect_out_has() { grep -qF -- "$1" <<<"$out" || fail "output lacks '$1': $out"; }
 
 echo "== help, version, usage errors (exit 2)"
-run 0 --help; expect_out_has "usage: nvme-adaptctl"
+run 0 --help; expect_out_has "Usage: nvme-adaptctl"
+run 0 -h; expect_out_has "Usage: nvme-adaptctl"; expect_out_has "queues"; expect_out_has "--output"
+run 0 queues -h; expect_out_has "Usage: nvme-adaptctl queues"; expect_out_has "--controller"
+run 0 policy set -h; expect_out_has "--pace-slack"
 run 0 --version; [[ "$out" =~ ^nvme-adaptctl\ [0-9] ]] || fail "--version printed '$out'"
 run 2 bogus; [[ "$err" == "nvme-adaptctl: unknown command 'bogus'"* ]] || fail "bogus: $err"
+run 2 queues -o xml
 run 2 status --count 3
 run 2 override "$queue" fast
 run 2 override "${queue%:q*}" poll
@@ -85,6 +89,11 @@ echo "== status and queues"
 run 0 status; expect_out_has "version"
 run 0 status --json; json_check "'version' in d and 'queues' in d"
 run 0 queues; expect_out_has "QUEUE"; expect_out_has "$queue"
+run 0 queues -o wide; expect_out_has "LEVER"; expect_out_has "$queue"
+run 0 queues -o yaml
+python3 -c "import sys, yaml; d = yaml.safe_load(sys.stdin.read()); sys.exit(0 if d['queues'] and all('id' in q for q in d['queues']) else 1)" <<<"$out" ||
+  fail "queues -o yaml is no YAML list of queues: $out"
+[[ "$out" == ---* ]] || fail "queues -o yaml does not start a YAML document: $out"
 run 0 queues --controller "$controller" --json
 json_check "len(d['queues']) > 0 and all(q['id']['controller'] == '$controller' for q in d['queues'])"
 run 0 queues --source kernel --json; json_check "all(q['source'] == 'SOURCE_KERNEL' for q in d['queues'])"

@@ -67,6 +67,29 @@ class ConfigErrors(unittest.TestCase):
                 self.assertEqual(result.returncode, 2, result.stderr)
                 self.assertIn(expected, result.stderr)
 
+    def test_journal_stream_gets_syslog_priorities_and_no_timestamp(self):
+        """Under systemd, stderr is the journal (JOURNAL_STREAM names it): each line starts with its syslog
+        priority, <3> for errors, and carries no timestamp of its own (journalctl -p err filters on it)."""
+        log = self.ws.path("journal.log")
+        open(log, "w").close()
+        st = os.stat(log)
+        daemon = Daemon(self.ws, config={}, flags=["--sources", "uvnvme"], log_name="journal.log",
+                        env={"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}).start()
+        try:
+            with open(daemon.config_path, "w") as f:
+                f.write('{"polcy": {}}')
+            daemon.send(signal.SIGHUP)
+            daemon.wait_for(lambda: "reload refused" in daemon.log_text(), 10, "the refused reload")
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+        lines = daemon.log_text().splitlines()
+        self.assertTrue(lines)
+        for line in lines:
+            self.assertRegex(line, r"^<[3467]>(debug|info|warn|error) ")
+        refused = [line for line in lines if "reload refused" in line]
+        self.assertTrue(refused and all(line.startswith("<3>error ") for line in refused), refused)
+        self.assertTrue(any(line.startswith("<6>info ") for line in lines))
+
     def test_sighup_says_so_when_a_persisted_policy_wins_over_the_file(self):
         daemon = Daemon(self.ws, config={"policy": {"paceSlackNs": "30000"}}, flags=["--sources", "uvnvme"]).start()
         try:

@@ -48,8 +48,9 @@ class Workspace:
 class Daemon:
     """nvme-adaptd in the background, its stderr in a log file."""
 
-    def __init__(self, workspace, config=None, flags=(), log_name="daemon.log"):
+    def __init__(self, workspace, config=None, flags=(), log_name="daemon.log", env=None):
         self.ws = workspace
+        self.env = env
         self.config_path = workspace.write_config(config or {})
         self.log_path = workspace.path(log_name)
         self.flags = list(flags)
@@ -59,7 +60,8 @@ class Daemon:
         args = [NVME_ADAPTD, "--config", self.config_path, "--state-dir", self.ws.state_dir,
                 "--runtime-dir", self.ws.runtime_dir, "--metrics-listen", "off", *self.flags]
         self.log = open(self.log_path, "a")
-        self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
+                                        env=None if self.env is None else {**os.environ, **self.env})
         if wait:
             self.wait_ready()
         return self

@@ -84,7 +84,8 @@ def flag_values(args):
 
 def check_default(objects, src, daemon, version):
     unit = unit_settings(src / "deploy/systemd/nvme-adaptd.service")
-    for kind in ("Namespace", "ConfigMap", "Service", "DaemonSet", "ServiceMonitor", "PrometheusRule"):
+    for kind in ("Namespace", "ServiceAccount", "ConfigMap", "Service", "DaemonSet", "ServiceMonitor",
+                 "PrometheusRule"):
         check(kind in objects, f"no {kind} rendered")
     if failures:
         return
@@ -102,6 +103,12 @@ def check_default(objects, src, daemon, version):
     containers = pod["containers"]
     check(len(containers) == 1, f"expected one container, found {len(containers)}")
     c = containers[0]
+    # The agent calls no Kubernetes API: its own ServiceAccount, and no token mounted.
+    check(pod.get("serviceAccountName") == objects["ServiceAccount"]["metadata"]["name"],
+          "the DaemonSet does not use the rendered ServiceAccount")
+    check(pod.get("automountServiceAccountToken") is False and
+          objects["ServiceAccount"].get("automountServiceAccountToken") is False,
+          "a ServiceAccount token is mounted (automountServiceAccountToken must be false)")
     sc = c.get("securityContext", {})
     check(sc.get("privileged") is not True, "the default DaemonSet runs privileged")
     wanted_caps = sorted(cap.removeprefix("CAP_") for cap in unit["CapabilityBoundingSet"].split())

@@ -18,6 +18,9 @@ depends=$(dpkg-deb -f "$deb" Depends)
 for dep in passwd "libc6 (>=" "libstdc++6 (>="; do
   [[ $depends == *"$dep"* ]] || fail "Depends lacks '$dep' (dpkg-shlibdeps output expected): $depends"
 done
+# The tcp_reconnect lever runs `nvme`: nvme-cli is recommended (issue 32).
+[[ "$(dpkg-deb -f "$deb" Depends) $(dpkg-deb -f "$deb" Recommends)" == *nvme-cli* ]] ||
+  fail "nvme-cli in neither Depends nor Recommends: $control"
 [[ $(dpkg-deb -f "$deb" Package) == nvme-adapt ]] || fail "Package field: $control"
 [[ $(dpkg-deb -f "$deb" Version) == "$version" ]] || fail "Version is $(dpkg-deb -f "$deb" Version), expected $version"
 ctrl=$(mktemp -d /tmp/nvme-adapt-ctrl.XXXXXX)
@@ -52,6 +55,22 @@ for path in usr/sbin/nvme-adaptd lib/systemd/system/nvme-adaptd.service etc/nvme
             usr/share/doc/nvme-adapt/changelog.Debian.gz usr/share/man/man8/nvme-adaptd.8.gz; do
   [[ -f $root/$path ]] || fail "/$path not installed"
 done
+rules=$root/usr/share/nvme-adapt/prometheus
+for path in "$rules/nvme-adapt-alerts.rules.yml" "$rules/nvme-adapt-recording.rules.yml" \
+            "$root/usr/share/nvme-adapt/grafana/nvme-adapt.json"; do
+  [[ -f $path ]] || fail "${path#"$root"} not installed"
+done
+# The installed rules: promtool accepts them and every alert has a runbook_url naming a section of the
+# installed operations guide.
+command -v promtool >/dev/null || fail "promtool not found (Debian package prometheus)"
+promtool check rules "$rules"/*.yml >/dev/null || fail "promtool check rules refuses the installed rules"
+python3 - "$rules/nvme-adapt-alerts.rules.yml" "$root/usr/share/doc/nvme-adapt/operations.md" <<'PY' || fail "alert runbooks"
+import re, sys, yaml
+sections = {"docs/operations.md#" + h.strip().lower() for h in re.findall(r"^### (.+)$", open(sys.argv[2]).read(), re.M)}
+alerts = [r for g in yaml.safe_load(open(sys.argv[1]))["groups"] for r in g["rules"] if "alert" in r]
+bad = [a["alert"] for a in alerts if a.get("annotations", {}).get("runbook_url") not in sections]
+assert alerts and not bad, f"alerts without a runbook_url to a section of operations.md: {bad}"
+PY
 cmp -s "$root/etc/nvme-adapt/config.json" "$src/deploy/config/config.json" || fail "installed config differs from deploy/config/config.json"
 cmp -s "$root/lib/systemd/system/nvme-adaptd.service" "$src/deploy/systemd/nvme-adaptd.service" || fail "installed unit differs from deploy/systemd/nvme-adaptd.service"
 group=$(grep '^nvme-adapt:' "$root/etc/group") || fail "postinst did not create group nvme-adapt in the scratch root: $(cat "$root/etc/group")"

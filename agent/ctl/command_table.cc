@@ -1,0 +1,110 @@
+#include "agent/ctl/command_table.h"
+
+#include <ostream>
+
+#include "agent/config/profiles.h"
+#include "agent/ctl/commands.h"
+#include "agent/ctl/format.h"
+#include "agent/ctl/policy_flags.h"
+
+namespace nvmeadapt::ctl {
+namespace {
+
+constexpr const char* kSourceHelp = "only queues of source S: kernel, block, uvnvme, spdk";
+
+int RunCompletion(const Args& args, std::ostream& out) {
+  if (args.positional.size() != 2 || args.positional[1] != "bash") {
+    return UsageError("completion: only 'completion bash' is known");
+  }
+  out << BashCompletion(Commands());
+  return 0;
+}
+
+// The profiles and their fields, as `policy get` shows levels: a profile's purpose, then its row.
+int RunProfiles(const Args&, std::ostream& out) {
+  v1::PolicySet as_levels;
+  for (const config::Profile& profile : config::Profiles()) {
+    out << profile.name << ": " << profile.about << "\n";
+    auto* level = as_levels.add_controllers();
+    level->set_controller(std::string(profile.name));
+    *level->mutable_policy() = config::ProfileLevel(profile);
+  }
+  out << "\n";
+  PrintPolicySet(as_levels, nullptr, out);
+  return 0;
+}
+
+std::vector<OptionSpec> PolicySetOptions() {
+  std::vector<OptionSpec> options = {
+      {"mode", "MODE", "the mode: off, adaptive, interrupt, poll, shadow (a global off is the node's off switch)"},
+      {"controller", "C", "the controller's level (default: the global one)"},
+      {"queue", "N|C:qN", "a queue's level: N with --controller, or CONTROLLER:qN"},
+      {"replace", "", "the level becomes exactly what is given (fields not given inherit)"},
+      {"profile", "NAME", "start the level from a profile's fields: observe, patch, throughput, latency"},
+      {"file", "JSON", "a Policy as JSON (\"-\" for stdin), e.g. {\"mode\": \"CONTROLLER_MODE_ADAPTIVE\"}"},
+  };
+  for (const PolicyFlag& flag : PolicyFlags()) {
+    options.push_back({std::string(flag.option), std::string(flag.value),
+                       "policy field shown as " + std::string(flag.column) + " by policy get"});
+  }
+  return options;
+}
+
+std::vector<CommandSpec> MakeCommands() {
+  return {
+      {{"status"}, "the agent's state: collector, levers, queue counts", {}, {}, "", &RunStatus},
+      {{"queues"},
+       "every queue the agent sees",
+       {{"source", "S", kSourceHelp}, {"controller", "C", "only the queues of controller C"}},
+       {},
+       "-o wide adds the lever, CPUs, vector, windows and failures.",
+       &RunQueues},
+      {{"policy", "get"}, "the policy levels as set, and the effective global policy", {}, {}, "", &RunPolicy},
+      {{"policy", "set"},
+       "change the global, a controller's or a queue's policy",
+       PolicySetOptions(),
+       {},
+       "Fields not given are left as they are; with --replace the level becomes exactly what is given.\n"
+       "Flags override the fields of --file.",
+       &RunPolicy},
+      {{"policy", "profiles"},
+       "the named sets of policy fields a level can start from (--profile)",
+       {},
+       {},
+       "",
+       nullptr,
+       &RunProfiles},
+      {{"policy", "reset"},
+       "drop the policy set over the API: the config file's policy is in force again",
+       {},
+       {},
+       "",
+       &RunPolicy},
+      {{"override"},
+       "force a queue's reaping mode",
+       {{"for", "DURATION", "the override ends after this long (default: until cleared)"}},
+       {"QUEUE", "MODE"},
+       "QUEUE like nvme0:q1 or uvnvme:1234:0:q2; MODE interrupt, poll or none (none clears).",
+       &RunOverride},
+      {{"watch"},
+       "stream events until interrupted or N events",
+       {{"kind", "K", "decision, override, policy, lever_error, queue_added, queue_removed, switch", true},
+        {"source", "S", kSourceHelp},
+        {"controller", "C", "only events of controller C"},
+        {"queue", "N|C:qN", "only events of one queue"},
+        {"count", "N", "stop after N events"}},
+       {},
+       "",
+       &RunWatch},
+      {{"completion", "bash"}, "print a bash completion script", {}, {}, "", nullptr, &RunCompletion},
+  };
+}
+
+}  // namespace
+
+std::span<const CommandSpec> Commands() {
+  static const std::vector<CommandSpec> commands = MakeCommands();
+  return commands;
+}
+
+}  // namespace nvmeadapt::ctl

@@ -1,0 +1,90 @@
+#include "agent/daemon/policy_source.h"
+
+#include "common/log.h"
+
+namespace nvmeadapt::daemon {
+
+void PolicySource::FromFile() {
+  const bool authoritative = origin_.file_authoritative();
+  origin_.Clear();
+  origin_.set_source(v1::POLICY_SOURCE_CONFIG_FILE);
+  origin_.set_file_authoritative(authoritative);
+}
+
+Result<PolicyBook> PolicySource::Initial(const v1::PolicySet& file) {
+  FromFile();
+  if (origin_.file_authoritative()) {
+    if (auto stale = store_.LoadPolicy(); stale && stale->has_value()) {
+      NA_WARN("policy: the config file is authoritative (policy_file_authoritative): the policy persisted in "
+              << store_.PolicyPath() << " is ignored");
+    }
+    return PolicyBook::Create(file);
+  }
+  auto persisted = store_.LoadPolicy();
+  if (!persisted) {
+    NA_WARN("persisted policy ignored, using the config's: " << persisted.error().message);
+  } else if (persisted->has_value()) {
+    auto from_state = PolicyBook::Create(**persisted);
+    if (from_state) {
+      origin_.set_source(v1::POLICY_SOURCE_API);
+      if (auto note = store_.LoadPolicyNote(); note) {
+        origin_.set_set_unix_ns(note->set_unix_ns());
+        origin_.set_set_by(note->set_by());
+      }
+      NA_INFO("policy: using the policy set over the API and persisted in "
+              << store_.PolicyPath() << " (it overrides the config file until nvme-adaptctl policy reset)");
+      return from_state;
+    }
+    NA_WARN("persisted policy ignored, using the config's: " << from_state.error().message);
+  }
+  return PolicyBook::Create(file);
+}
+
+Status PolicySource::SetOverApi(const PolicyBook& book, const std::string& caller, int64_t now_unix_ns) {
+  v1::PolicyNote note;
+  note.set_set_unix_ns(now_unix_ns);
+  note.set_set_by(caller);
+  if (!origin_.file_authoritative()) {
+    // The note first: a policy.json whose note is older only names the wrong caller; the reverse order
+    // could leave a new policy without its note.
+    if (Status saved = store_.SavePolicyNote(note); !saved) return saved;
+    if (Status saved = store_.SavePolicy(book.policies()); !saved) return saved;
+  }
+  origin_.set_source(v1::POLICY_SOURCE_API);
+  origin_.set_set_unix_ns(note.set_unix_ns());
+  origin_.set_set_by(note.set_by());
+  return OkStatus();
+}
+
+Result<PolicyBook> PolicySource::Reset(const v1::PolicySet& file) {
+  auto book = PolicyBook::Create(file);
+  if (!book) return book.error();
+  if (Status cleared = store_.ClearPolicy(); !cleared) return cleared.error();
+  FromFile();
+  return book;
+}
+
+Result<std::optional<PolicyBook>> PolicySource::Reload(const v1::PolicySet& file, std::string* why_not) {
+  if (from_api() && !origin_.file_authoritative()) {
+    *why_not = "the policy set over the API" + (origin_.set_by().empty() ? "" : " by " + origin_.set_by()) +
+               " and persisted in " + store_.PolicyPath() +
+               " stays in force over the file's (nvme-adaptctl policy reset goes back to the file)";
+    return std::optional<PolicyBook>();
+  }
+  auto book = PolicyBook::Create(file);
+  if (!book) return book.error();
+  FromFile();
+  return std::optional<PolicyBook>(std::move(*book));
+}
+
+v1::PolicyOrigin PolicySource::Origin(const PolicyBook& in_force) const {
+  v1::PolicyOrigin origin = origin_;
+  origin.set_hash(in_force.Hash());
+  return origin;
+}
+
+std::string PolicySourceLabel(v1::PolicySource source) {
+  return source == v1::POLICY_SOURCE_API ? "api" : "config_file";
+}
+
+}  // namespace nvmeadapt::daemon
