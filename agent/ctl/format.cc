@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "agent/ctl/payoff_text.h"
 #include "agent/ctl/policy_flags.h"
 #include "agent/ctl/values.h"
 
@@ -101,12 +102,12 @@ void PrintStatus(const v1::GetStatusResponse& s, std::ostream& out) {
 
 void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out) {
   Table t({"QUEUE", "SOURCE", "TRANSPORT", "LAYER", "MODE", "STATE", "POLICY", "OVERRIDE", "SWITCHES", "COMPLETIONS",
-           "NOTE"});
+           "PAYOFF", "NOTE"});
   for (const auto& q : response.queues()) {
     t.Add({QueueName(q.id()), ShortName(q.source()), OrDash(q.transport()), OrDash(q.layer()), ShortName(q.mode()),
            ShortName(q.state()),
            ShortName(q.controller_mode()), OverrideText(q), std::to_string(q.mode_switches()),
-           std::to_string(q.completions()), NoteText(q)});
+           std::to_string(q.completions()), PayoffText(q.payoff()), NoteText(q)});
   }
   t.Print(out);
 }
@@ -140,6 +141,7 @@ std::string FormatEvent(const v1::Event& e) {
     line += " " + e.message();
   } else if (e.has_decision()) {
     line += " " + e.decision().reason() + ": " + ShortName(e.decision().from()) + " -> " + ShortName(e.decision().to());
+    if (const std::string judged = JudgedText(e.decision()); !judged.empty()) line += " (" + judged + ")";
   }
   if (e.missed() > 0) line += " (missed " + std::to_string(e.missed()) + " events before this one)";
   return line;

@@ -7,6 +7,7 @@
 #include "agent/ctl/client.h"
 #include "agent/ctl/commands.h"
 #include "agent/ctl/policy_flags.h"
+#include "agent/ctl/report.h"
 #include "agent/ctl/values.h"
 
 #ifndef NVME_ADAPT_VERSION
@@ -36,6 +37,9 @@ constexpr const char* kHelpAfterPolicyFlags = R"(      Fields not given are left
   watch [--kind K]... [--source S] [--controller C] [--queue N|C:qN] [--count N]
                                       stream events (K: decision, override, policy, lever_error,
                                       queue_added, queue_removed, switch) until interrupted or N events
+  report                              per controller: the lever and what it disturbs, eligible queues,
+                                      the record since the agent started (tries, kept, share polled,
+                                      speedup, CPU) and a verdict; works in shadow mode
 
 Options:
   --addr ADDRESS        Unix socket path (default /run/nvme-adapt/agent.sock) or host:port (TLS)
@@ -90,6 +94,9 @@ int Main(int argc, char** argv) {
   } else if (command == "watch") {
     allowed = CheckOptions(args, command, {"kind", "source", "controller", "queue", "count"});
     run = &RunWatch;
+  } else if (command == "report") {
+    allowed = CheckOptions(args, command, {});
+    run = &RunReport;
   } else {
     return UsageError("unknown command " + api::Quoted(command));
   }
