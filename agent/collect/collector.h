@@ -104,6 +104,13 @@ class Collector {
   virtual Status DetachProcess(pid_t pid) = 0;
 
   virtual CollectorStats Stats() const = 0;
+
+  // How it was chosen (OpenCollector): each hook with its reason, or why BPF is not used. For reports.
+  const std::vector<std::string>& Choices() const { return choices_; }
+  void SetChoices(std::vector<std::string> choices) { choices_ = std::move(choices); }
+
+ private:
+  std::vector<std::string> choices_;
 };
 
 struct CollectorOptions {

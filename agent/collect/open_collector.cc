@@ -9,7 +9,9 @@ namespace {
 std::unique_ptr<Collector> Fallback(const CollectorOptions& options, const std::string& cause) {
   NA_WARN("collector: BPF unavailable: " << cause << "; using the procfs collector (deltas of /proc/interrupts and "
                                             "/sys/block/*/stat), observe only");
-  return std::make_unique<ProcfsCollector>(options.root, options.procfs_interval_ms);
+  auto collector = std::make_unique<ProcfsCollector>(options.root, options.procfs_interval_ms);
+  collector->SetChoices({"BPF unavailable: " + cause + "; procfs collector, observe only"});
+  return collector;
 }
 
 }  // namespace
@@ -29,6 +31,7 @@ Result<std::unique_ptr<Collector>> OpenCollector(const CollectorOptions& options
     return std::move(collector).take_error();
   }
   for (const std::string& decision : plan.decisions) NA_INFO("collector: " << decision);
+  (*collector)->SetChoices(plan.decisions);
   return std::unique_ptr<Collector>(std::move(*collector));
 }
 

@@ -6,6 +6,7 @@
 #include "agent/ctl/commands.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/policy_flags.h"
+#include "agent/ctl/report.h"
 
 namespace nvmeadapt::ctl {
 namespace {
@@ -40,7 +41,6 @@ std::vector<OptionSpec> PolicySetOptions() {
       {"controller", "C", "the controller's level (default: the global one)"},
       {"queue", "N|C:qN", "a queue's level: N with --controller, or CONTROLLER:qN"},
       {"replace", "", "the level becomes exactly what is given (fields not given inherit)"},
-      {"profile", "NAME", "start the level from a profile's fields: observe, patch, throughput, latency"},
       {"file", "JSON", "a Policy as JSON (\"-\" for stdin), e.g. {\"mode\": \"CONTROLLER_MODE_ADAPTIVE\"}"},
   };
   for (const PolicyFlag& flag : PolicyFlags()) {
@@ -96,6 +96,13 @@ std::vector<CommandSpec> MakeCommands() {
        {},
        "",
        &RunWatch},
+      {{"report"},
+       "per controller: the lever and what it disturbs, eligible queues, the record since the agent started "
+       "(tries, kept, share polled, speedup, CPU) and a verdict; works in shadow mode",
+       {},
+       {},
+       "",
+       &RunReport},
       {{"completion", "bash"}, "print a bash completion script", {}, {}, "", nullptr, &RunCompletion},
   };
 }

@@ -88,10 +88,6 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
     *policy = *loaded;
   }
   NA_RETURN_IF_ERROR(ApplyPolicyFlags(args, policy));
-  if (const std::string* profile = args.value("profile")) {
-    if (auto known = config::FindProfile(*profile, "--profile"); !known) return known.error();
-    policy->set_profile(*profile);
-  }
   if (const std::string* mode = args.value("mode")) {
     auto parsed = ParseControllerMode(*mode);
     if (!parsed) return Usage("--mode: " + parsed.error().message);

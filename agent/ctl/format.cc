@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "agent/ctl/payoff_text.h"
 #include "agent/ctl/policy_flags.h"
 #include "agent/ctl/values.h"
 
@@ -120,7 +121,7 @@ void PrintStatus(const v1::GetStatusResponse& s, std::ostream& out) {
 
 void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out, bool wide) {
   std::vector<std::string> headings = {"QUEUE", "SOURCE", "TRANSPORT", "LAYER", "MODE", "STATE", "POLICY",
-                                       "OVERRIDE", "SWITCHES", "COMPLETIONS"};
+                                       "OVERRIDE", "SWITCHES", "COMPLETIONS", "PAYOFF"};
   if (wide) headings.insert(headings.end(), {"LEVER", "CPUS", "IRQ", "WINDOWS", "FAILURES"});
   headings.emplace_back("NOTE");
   Table t(headings);
@@ -128,7 +129,8 @@ void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out, bool
     std::vector<std::string> row = {QueueName(q.id()), ShortName(q.source()), OrDash(q.transport()),
                                     OrDash(q.layer()), ShortName(q.mode()), ShortName(q.state()),
                                     ShortName(q.controller_mode()), OverrideText(q),
-                                    std::to_string(q.mode_switches()), std::to_string(q.completions())};
+                                    std::to_string(q.mode_switches()), std::to_string(q.completions()),
+                                    PayoffText(q.payoff())};
     if (wide) {
       std::string cpus;
       for (uint32_t cpu : q.cpus()) cpus += (cpus.empty() ? "" : ",") + std::to_string(cpu);
@@ -170,6 +172,7 @@ std::string FormatEvent(const v1::Event& e) {
     line += " " + e.message();
   } else if (e.has_decision()) {
     line += " " + e.decision().reason() + ": " + ShortName(e.decision().from()) + " -> " + ShortName(e.decision().to());
+    if (const std::string judged = JudgedText(e.decision()); !judged.empty()) line += " (" + judged + ")";
   }
   if (e.missed() > 0) line += " (missed " + std::to_string(e.missed()) + " events before this one)";
   return line;

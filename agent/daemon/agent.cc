@@ -43,7 +43,8 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
                 SwitchOptions{options_.min_disruptive_interval, options_.lever_timeout, options_.restore_rules.boot_id,
                               deps_.monotonic, deps_.wall},
                 [this](std::function<void()> step) { ToLoop(std::move(step)); }) {
-  if (deps_.metrics) listeners_.Add(metrics_listener_.emplace(*deps_.metrics));
+  listeners_.Add(payoff_);
+  if (deps_.metrics) listeners_.Add(metrics_listener_.emplace(*deps_.metrics, payoff_));
   listeners_.Add(event_listener_);
 }
 

@@ -22,6 +22,7 @@
 #include "agent/api/agent_control.h"
 #include "agent/collect/collector.h"
 #include "agent/daemon/agent_listeners.h"
+#include "agent/daemon/poller_cpu.h"
 #include "agent/daemon/journal.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/mode_switcher.h"
@@ -192,6 +193,8 @@ class Agent : public api::AgentControl {
   api::EventBus bus_;
   // Who hears of the loop: the trace, the metrics (when there are any), the event stream, then any added.
   TraceListener trace_;
+  // Before the metrics listener, which exports its records.
+  PayoffListener payoff_{[](const ManagedQueue& q) { return ReadPollerCpu(q); }};
   std::optional<MetricsListener> metrics_listener_;
   EventListener event_listener_;
   AgentListeners listeners_;

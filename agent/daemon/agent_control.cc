@@ -1,4 +1,5 @@
 // AgentControl: what gRPC callers see and change. Every call runs on the loop thread (OnLoop).
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,13 @@ namespace {
 
 
 Error NotFound(std::string message) { return MakeError(ErrorCode::kNotFound, std::move(message)); }
+
+// The node's kernel release and whether it has BTF (what the BPF collector's programs need), for reports.
+void DescribeKernel(v1::GetStatusResponse& status) {
+  utsname name{};
+  if (uname(&name) == 0) status.set_kernel_release(name.release);
+  status.set_kernel_btf(access("/sys/kernel/btf/vmlinux", R_OK) == 0);
+}
 
 // A switch in flight longer than this is listed in GetStatus.degraded.
 constexpr engine::Nanos kSlowSwitch = 100'000'000;
@@ -62,6 +70,8 @@ v1::QueueInfo Agent::Describe(ManagedQueue& q) const {
   info.set_transport(q.desc.transport);
   info.set_layer(q.desc.layer);
   info.set_windows(q.windows);
+  info.set_poll_threshold_ns(view.policy.poll_threshold);
+  if (const QueuePayoffRecord* payoff = payoff_.Of(q)) PayoffToProto(*payoff, *info.mutable_payoff());
   return info;
 }
 
@@ -94,6 +104,8 @@ v1::GetStatusResponse Agent::GetStatus() {
     status.set_queues_managed(managed);
     status.set_queues_polling(polling);
     status.set_ringbuf_drops(deps_.collector->Stats().ringbuf_drops);
+    for (const std::string& choice : deps_.collector->Choices()) status.add_collector_choices(choice);
+    DescribeKernel(status);
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0) status.set_node(host);
     *status.mutable_policy_origin() = policy_source_.Origin(policy_.book());

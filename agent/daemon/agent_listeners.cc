@@ -45,6 +45,15 @@ void MetricsListener::DecisionDone(const ManagedQueue& q, const engine::Decision
   const metrics::QueueId* id = IdOf(q);
   if (!id) return;
   if (auto result = metrics::PollTryResultOf(decision)) metrics_.OnPollTry(*id, *result);
+  UpdatePayoff(q, *id);
+}
+
+void MetricsListener::UpdatePayoff(const ManagedQueue& q, metrics::QueueId id) {
+  const QueuePayoffRecord* record = payoff_.Of(q);
+  if (record == nullptr) return;
+  std::optional<double> cpu;
+  if (record->cpu_measured) cpu = static_cast<double>(record->polling_cpu) * 1e-9;
+  metrics_.SetPayoff(id, record->payoff, cpu);
 }
 
 void MetricsListener::SwitchApplied(const ManagedQueue& q, engine::Reason why, const SwitchTimeline& timeline) {
@@ -60,7 +69,10 @@ void MetricsListener::LeverFailed(const ManagedQueue& q, const Error& error, con
 }
 
 void MetricsListener::Counters(const ManagedQueue& q) {
-  if (const metrics::QueueId* id = IdOf(q)) metrics_.UpdateQueue(*id, q.counters, q.mode);
+  const metrics::QueueId* id = IdOf(q);
+  if (id == nullptr) return;
+  metrics_.UpdateQueue(*id, q.counters, q.mode);
+  UpdatePayoff(q, *id);  // the poller's CPU was read just now
 }
 
 void MetricsListener::CollectorStats(const collect::Collector& collector) {

@@ -9,14 +9,16 @@
 
 #include "agent/api/event_bus.h"
 #include "agent/daemon/agent_listener.h"
+#include "agent/daemon/payoff_listener.h"
 #include "agent/metrics/agent_metrics.h"
 
 namespace nvmeadapt::daemon {
 
-// Prometheus: per-queue series from the queue's arrival to its departure.
+// Prometheus: per-queue series from the queue's arrival to its departure. The payoff series are the payoff
+// listener's records (told before this one).
 class MetricsListener final : public AgentListener {
  public:
-  explicit MetricsListener(metrics::AgentMetrics& metrics) : metrics_(metrics) {}
+  MetricsListener(metrics::AgentMetrics& metrics, const PayoffListener& payoff) : metrics_(metrics), payoff_(payoff) {}
 
   void QueueAdded(const ManagedQueue& q, const engine::QueueSetup& setup) override;
   void QueueRelayered(const ManagedQueue& q) override;
@@ -34,8 +36,10 @@ class MetricsListener final : public AgentListener {
   const metrics::QueueId* IdOf(const ManagedQueue& q) const;
   // The queue's labels to the metrics: a new series, or the known one with the labels it has now.
   metrics::QueueId Describe(const ManagedQueue& q);
+  void UpdatePayoff(const ManagedQueue& q, metrics::QueueId id);
 
   metrics::AgentMetrics& metrics_;
+  const PayoffListener& payoff_;
   std::map<uint64_t, metrics::QueueId> ids_;  // by the queue's serial
 };
 

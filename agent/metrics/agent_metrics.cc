@@ -206,6 +206,14 @@ void AgentMetrics::OnPollTry(QueueId id, PollTryResult result) {
   }
 }
 
+void AgentMetrics::SetPayoff(QueueId id, const engine::QueuePayoff& payoff, std::optional<double> polling_cpu_seconds) {
+  std::lock_guard lock(state_->mutex);
+  if (QueueSeries* series = state_->Find(static_cast<uint64_t>(id))) {
+    series->payoff = payoff;
+    series->polling_cpu_seconds = polling_cpu_seconds;
+  }
+}
+
 void AgentMetrics::OnLeverError(std::string_view lever, ErrorCode error) {
   std::lock_guard lock(state_->mutex);
   ++state_->agent.lever_errors[{state_->lever_names.Admit(lever), std::string(ErrorCodeName(error))}];

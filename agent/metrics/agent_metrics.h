@@ -12,11 +12,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "agent/collect/collector.h"
+#include "agent/engine/payoff.h"
 #include "agent/engine/types.h"
 #include "agent/metrics/build_info.h"
 #include "agent/metrics/label_values.h"
@@ -76,6 +78,10 @@ class AgentMetrics {
   void OnSwitch(QueueId id, engine::Reason reason);
   // A polling try ended (see PollTryResultOf).
   void OnPollTry(QueueId id, PollTryResult result);
+
+  // What polling gained and cost on the queue (engine/payoff.h), and the CPU its poller spent polling where
+  // it is measured.
+  void SetPayoff(QueueId id, const engine::QueuePayoff& payoff, std::optional<double> polling_cpu_seconds);
 
   // `lever` is the lever's name; at most 16 distinct names are kept, later ones count as "other".
   void OnLeverError(std::string_view lever, ErrorCode error);

@@ -7,62 +7,14 @@
 #include <utility>
 #include <vector>
 
+#include "agent/metrics/family_builder.h"
 #include "agent/metrics/interval_histogram.h"
 #include "agent/metrics/metrics_state.h"
 
 namespace nvmeadapt::metrics {
 namespace {
 
-using prometheus::ClientMetric;
-using prometheus::MetricFamily;
-using prometheus::MetricType;
-using Labels = std::vector<ClientMetric::Label>;
-
 constexpr double kSecondsPerNano = 1e-9;
-
-Labels With(Labels labels, std::string name, std::string value) {
-  labels.push_back({std::move(name), std::move(value)});
-  return labels;
-}
-
-Labels QueueLabelsOf(const QueueSeries& queue) {
-  return {{"source", queue.source}, {"controller", queue.controller}, {"queue", queue.queue}};
-}
-
-class FamilyBuilder {
- public:
-  FamilyBuilder(std::string name, std::string help, MetricType type) {
-    family_.name = std::move(name);
-    family_.help = std::move(help);
-    family_.type = type;
-  }
-
-  void Add(Labels labels, double value) {
-    ClientMetric metric;
-    metric.label = std::move(labels);
-    if (family_.type == MetricType::Counter) {
-      metric.counter.value = value;
-    } else {
-      metric.gauge.value = value;
-    }
-    family_.metric.push_back(std::move(metric));
-  }
-
-  void AddHistogram(Labels labels, ClientMetric::Histogram histogram) {
-    ClientMetric metric;
-    metric.label = std::move(labels);
-    metric.histogram = std::move(histogram);
-    family_.metric.push_back(std::move(metric));
-  }
-
-  // Families without a series are left out of the exposition.
-  void MoveTo(std::vector<MetricFamily>& out) {
-    if (!family_.metric.empty()) out.push_back(std::move(family_));
-  }
-
- private:
-  MetricFamily family_;
-};
 
 // A counter family with two labels, from counts keyed by their values.
 void AddPairCounters(std::string name, std::string help, const std::pair<std::string, std::string>& label_names,
@@ -288,6 +240,7 @@ void AddProcessFamilies(const ProcessStats& process, std::vector<MetricFamily>& 
 std::vector<MetricFamily> BuildFamilies(const MetricsSnapshot& snapshot, const std::optional<ProcessStats>& process) {
   std::vector<MetricFamily> out;
   AddQueueFamilies(snapshot.queues, snapshot.agent.per_queue_interval_histogram, out);
+  AddPayoffFamilies(snapshot.queues, out);
   AddAgentFamilies(snapshot.agent, out);
   if (process) AddProcessFamilies(*process, out);
   return out;

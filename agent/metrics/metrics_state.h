@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent/collect/collector.h"
+#include "agent/engine/payoff.h"
 #include "agent/engine/types.h"
 #include "agent/metrics/build_info.h"
 #include "agent/metrics/label_values.h"
@@ -39,6 +40,8 @@ struct QueueSeries {
   std::optional<double> poll_threshold_seconds;
   std::map<engine::Reason, uint64_t> switches;
   std::array<uint64_t, std::size(kAllPollTryResults)> poll_tries{};
+  std::optional<engine::QueuePayoff> payoff;       // absent until the agent's first decision on the queue
+  std::optional<double> polling_cpu_seconds;        // absent where the poller's CPU cannot be measured
 };
 
 // Decision-to-effect latency of applied switches, per lever: fixed buckets from 10 us to 10 s (a socket
@@ -81,6 +84,9 @@ struct MetricsSnapshot {
   AgentWideState agent;
   std::vector<QueueSeries> queues;  // tracked ones, oldest first
 };
+
+// The payoff families (payoff_families.cc): what polling gained and cost, and what shadow mode would have done.
+void AddPayoffFamilies(const std::vector<QueueSeries>& queues, std::vector<prometheus::MetricFamily>& out);
 
 // The formatting of a snapshot into metric families; `process` is absent when /proc could not be read.
 std::vector<prometheus::MetricFamily> BuildFamilies(const MetricsSnapshot& snapshot,

@@ -107,6 +107,17 @@ class MetricsExposition : public ::testing::Test {
     metrics_->OnWindow(queue, 5'000);
     metrics_->OnSwitch(queue, engine::Reason::kWindowFast);
     metrics_->OnPollTry(queue, PollTryResult::kSuccess);
+    engine::QueuePayoff payoff;  // a kept and a failed polling window, and shadow windows both ways
+    payoff.judged_windows = 2;
+    payoff.kept_windows = 1;
+    payoff.last_kept_speedup = 1.25;
+    payoff.polled_completions = 8192;
+    payoff.completions_gained = 819.2;
+    payoff.polling_time = 40'000'000;
+    payoff.failed_polling_time = 1'000'000;
+    payoff.shadow_windows = {3, 1};
+    payoff.shadow_completions = {3 * 8192, 8192};
+    metrics_->SetPayoff(queue, payoff, 0.04);
     metrics_->OnLeverError("driver_socket", ErrorCode::kUnavailable);
     metrics_->SetPolicyInfo("api", "0123456789abcdef");
     metrics_->OnSwitchLatency("driver_socket", 300'000);

@@ -77,6 +77,29 @@ def _discovery(checks, a, summary):
     return status, irq_qids, poll_qids
 
 
+def _report(checks, a, status, irq_qids, poll_qids, summary):
+    """`nvme-adaptctl report` against the real driver: nvme0's lever and risk class, and the eligible queues and
+    why the others are not, as the guest has them."""
+    report = json.loads((a / "report.json").read_text())
+    ours = [c for c in report.get("controllers", []) if c.get("controller") == "nvme0"]
+    nvme0 = ours[0] if ours else {}
+    summary["report"] = {"lever": nvme0.get("lever"), "leverRisk": nvme0.get("leverRisk"),
+                         "eligible": nvme0.get("eligibleQueues"), "ineligible": nvme0.get("ineligibleQueues"),
+                         "verdict": nvme0.get("verdict")}
+    checks.check("report: nvme0 gets the configured lever, which resets the controller",
+                 nvme0.get("lever") == "poll_queues_reset" and nvme0.get("leverRisk") == "resets_controller",
+                 str(summary["report"]))
+    wanted = sorted(["q0: admin queue"] + [f"q{q}: poll queue (no vector)" for q in poll_qids])
+    checks.check(f"report: eligible queues {irq_qids}, the admin and poll queues not, with why",
+                 sorted(nvme0.get("eligibleQueues", [])) == irq_qids and
+                 sorted(nvme0.get("ineligibleQueues", [])) == wanted, str(summary["report"]))
+    checks.check("report: the collector and kernel facts are the agent's status, with a verdict line",
+                 report.get("collector") == status.get("collector") and report.get("kernelRelease") and
+                 bool(nvme0.get("verdict")) and nvme0.get("verdict", "") in (a / "report.txt").read_text(),
+                 f"collector {report.get('collector')} vs {status.get('collector')}, kernel "
+                 f"{report.get('kernelRelease')} BTF {report.get('kernelBtf')}")
+
+
 def _hooks(checks, status, results, summary):
     attach = json.loads((results / "bpf" / "attach.json").read_text())
     hooks = status.get("hooks", [])
@@ -237,6 +260,7 @@ def check_agent(checks, results, summary):
     a, b = results / "agent" / "a", results / "agent" / "b"
     summary.update({"agent_counts": {}, "switches": {}})
     status, irq_qids, poll_qids = _discovery(checks, a, summary)
+    _report(checks, a, status, irq_qids, poll_qids, summary)
     _hooks(checks, status, results, summary)
     _counts(checks, results, a, "agent-libaio", "queues-before-libaio.json", "queues-after-libaio.json",
             irq_qids, summary)

@@ -61,6 +61,8 @@ a=$(results_subdir agent/a)
 agent_config a '{"controllers": [{"controller": "nvme0", "lever": "LEVER_KIND_POLL_QUEUES_RESET"}]}'
 agent_start a "$a" --metrics-listen off
 ctl --json queues > "$a/queues.json"
+ctl --json report > "$a/report.json"
+ctl report > "$a/report.txt"
 snapshot_queues "$a"
 agent_watch "$a/watch.json"
 

@@ -1,0 +1,37 @@
+// `nvme-adaptctl report`: per controller, what the agent can do on this node (the lever and what a switch
+// disturbs, the eligible queues), what its record since it started says (windows fast enough to try, tries,
+// kept windows, share polled, speedup, CPU), and one verdict line. Works in shadow mode, where the record is
+// what the engine would have done.
+#pragma once
+
+#include <ostream>
+#include <string_view>
+
+#include "agent/ctl/args.h"
+#include "agent/ctl/client.h"
+#include "common/enum_table.h"
+#include "nvmeadapt/v1/agent.pb.h"
+
+namespace nvmeadapt::ctl {
+
+// What one switch of a lever disturbs besides the queue's reaping mode.
+enum class LeverRisk : uint8_t { kNoLever, kNothingElse, kResetsController, kReconnectsHost, kDriverSpecific };
+inline constexpr EnumTable<LeverRisk, 5> kLeverRisks({{LeverRisk::kNoLever, "no_lever"},
+                                                      {LeverRisk::kNothingElse, "changes_nothing_else"},
+                                                      {LeverRisk::kResetsController, "resets_controller"},
+                                                      {LeverRisk::kReconnectsHost, "reconnects_host"},
+                                                      {LeverRisk::kDriverSpecific, "driver_specific"}},
+                                                     "no_lever");
+
+// By the lever's name (LeverKindName): "poll_queues_reset" resets the controller, and so on.
+LeverRisk LeverRiskOf(std::string_view lever);
+
+// The report from what the agent answered.
+v1::Report BuildReport(const v1::GetStatusResponse& status, const v1::ListQueuesResponse& queues);
+// The verdict of one controller's report (its other fields filled in), given whether the collector only observes.
+std::string Verdict(const v1::ControllerReport& controller, bool observe_only);
+void PrintReport(const v1::Report& report, std::ostream& out);
+
+int RunReport(const Args& args, const AgentClient& client, std::ostream& out);
+
+}  // namespace nvmeadapt::ctl
