@@ -1,5 +1,5 @@
 # Finds every dependency the way Debian 12 ships it: CMake configs for gRPC, prometheus-cpp,
-# GTest, benchmark, absl and nlohmann_json; FindProtobuf for Protobuf; pkg-config for libbpf.
+# GTest, benchmark, absl and nlohmann_json; FindProtobuf for Protobuf; pkg-config for libbpf and libsystemd.
 # A missing package fails configuration with the Debian package that provides it.
 find_package(PkgConfig REQUIRED)
 
@@ -21,6 +21,8 @@ find_package(nlohmann_json CONFIG)
 nvme_adapt_require(nlohmann_json_FOUND "nlohmann-json3-dev")
 pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf)
 nvme_adapt_require(LIBBPF_FOUND "libbpf-dev")
+pkg_check_modules(LIBSYSTEMD IMPORTED_TARGET libsystemd)
+nvme_adapt_require(LIBSYSTEMD_FOUND "libsystemd-dev")
 find_package(Threads REQUIRED)
 
 if(BUILD_TESTING)

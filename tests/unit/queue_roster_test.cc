@@ -64,6 +64,15 @@ TEST_F(Roster, TheFirstScanTakesEveryQueueInItsOrderAndAttachesEachProcessOnce) 
   EXPECT_EQ(collector.attached, std::vector<pid_t>{7});
 }
 
+// Issue #37: a scan naming one queue 1,700 times took it 1,700 times at every scan.
+TEST_F(Roster, AQueueListedManyTimesIsTakenOnce) {
+  std::vector<DiscoveredQueue> scan(1700, UvnvmeQueue(1));
+  scan.push_back(UvnvmeQueue(2));
+  EXPECT_EQ(Reconcile(scan), (Calls{"take uvnvme:7:0:q1", "take uvnvme:7:0:q2"}));
+  EXPECT_EQ(Reconcile(scan), Calls{});
+  EXPECT_EQ(queues.size(), 2u);
+}
+
 TEST_F(Roster, ANewVectorKeyOrEligibilityRetakesTheQueueWhileNewCpusOrModeDoNot) {
   Reconcile({UvnvmeQueue(1), UvnvmeQueue(2), UvnvmeQueue(3), UvnvmeQueue(4), UvnvmeQueue(5)});
   std::vector<DiscoveredQueue> scan = {UvnvmeQueue(1), UvnvmeQueue(2), UvnvmeQueue(3), UvnvmeQueue(4),
