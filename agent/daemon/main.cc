@@ -1,4 +1,5 @@
 // nvme-adaptd: the node agent. Exceptions stop here; everything below returns typed results.
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -323,6 +324,9 @@ int main(int argc, char** argv) {
     std::printf("nvme-adaptd %s (commit %s)\n", NVME_ADAPT_VERSION, NVME_ADAPT_COMMIT);
     return 0;
   }
+  // A few malloc arenas, not one per thread that ever ran: discovery asks drivers from many threads, and
+  // every arena keeps the peak of what its threads parsed, which reads as growth a MemoryMax= would kill.
+  (void)mallopt(M_ARENA_MAX, 2);
   try {
     return Run(*flags);
   } catch (const std::exception& e) {

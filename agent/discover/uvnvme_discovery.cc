@@ -31,7 +31,7 @@ constexpr size_t kMaxDriverSockets = 256;
 constexpr size_t kMaxControllersPerDriver = 16;
 constexpr size_t kMaxQueuesPerController = 256;
 // Sockets asked at once: a silent socket costs the scan its timeout, not the sum of every silent one's.
-constexpr size_t kParallelAsks = 32;
+constexpr size_t kParallelAsks = 16;
 
 Result<uint32_t> UnsignedField(const nlohmann::json& object, const char* field, const std::string& where) {
   const auto it = object.find(field);
