@@ -51,7 +51,8 @@ Options:
   --help, --version
 
 DURATION: a number and a unit (ns, us, ms, s, m, h, d), e.g. 30s, 5m, 10us, 1m30s.
-Exit status: 0 done, 1 the agent refused or could not be reached, 2 bad command line.
+Exit status: 0 done, 1 the agent refused or could not be reached (for status: or its loop did not
+take the call), 2 bad command line.
 )";
 
 int Main(int argc, char** argv) {
