@@ -9,18 +9,21 @@ namespace nvmeadapt::daemon {
 
 ProcessAttacher::~ProcessAttacher() {
   if (!thread_.joinable()) return;
-  bool busy = false;
+  pid_t stuck = 0;
   {
-    std::lock_guard lock(shared_->mutex);
+    std::unique_lock lock(shared_->mutex);
     shared_->stop = true;
-    busy = shared_->running_pid != 0;
+    shared_->cv.notify_all();
+    // An attach about to end is waited for; one stuck in a binary would hold the shutdown.
+    if (!shared_->cv.wait_for(lock, kShutdownGrace, [&] { return shared_->running_pid == 0; })) {
+      stuck = shared_->running_pid;
+    }
   }
-  shared_->cv.notify_all();
-  if (!busy) {
+  if (stuck == 0) {
     thread_.join();
     return;
   }
-  NA_WARN("collector: attaching pid " << shared_->running_pid << " still waits for its binary; left behind");
+  NA_WARN("collector: attaching pid " << stuck << " still waits for its binary; left behind");
   thread_.detach();
 }
 
@@ -58,6 +61,7 @@ void ProcessAttacher::Queue(pid_t pid, std::function<void()> job) {
       job();
       std::lock_guard lock(shared->mutex);
       shared->running_pid = 0;
+      shared->cv.notify_all();
     });
   }
   shared_->cv.notify_one();

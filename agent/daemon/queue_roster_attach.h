@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -24,13 +25,15 @@ namespace nvmeadapt::daemon {
 class ProcessAttacher {
  public:
   explicit ProcessAttacher(collect::Collector& collector) : collector_(collector) {}
-  // Joins the thread when it is idle; one stuck in a binary is left behind (the process is ending).
+  // Joins the thread once idle, waiting kShutdownGrace for an attach under way; one stuck in a binary
+  // longer is left behind (the process is ending).
   ~ProcessAttacher();
   ProcessAttacher(const ProcessAttacher&) = delete;
   ProcessAttacher& operator=(const ProcessAttacher&) = delete;
 
   // From now on jobs run on the thread; before, inline (no loop runs yet, and tests see them at once).
   void Start();
+  static constexpr std::chrono::milliseconds kShutdownGrace{1000};
   void Attach(pid_t pid, const std::string& binary);
   void Detach(pid_t pid);
   // The pid of an attach running for longer than `deadline_ns`, once per attach; else nothing.

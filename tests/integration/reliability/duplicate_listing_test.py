@@ -56,14 +56,16 @@ class DuplicateListing(unittest.TestCase):
         log = self.daemon.log_text()
         found = [line for line in log.splitlines() if " found: " in line]
         self.assertEqual(len(found), 1, found[:5])
-        # Each socket's skip is said once, not at every scan (about DURATION / 2 scans).
+        # Each socket's skip is said when its reason changes, not at every scan (a scan each 2 s): a driver slow
+        # to answer under load flips a socket between "no reply" and its usual line now and then.
         per_socket = {}
         for line in log.splitlines():
             match = re.search(r"skipped (\S+\.sock)", line)
             if match:
                 per_socket[match.group(1)] = per_socket.get(match.group(1), 0) + 1
         self.assertEqual(len(per_socket), SOCKETS, sorted(per_socket)[:5])
-        self.assertLessEqual(max(per_socket.values()), 2, per_socket)
+        scans = (time.monotonic() - began + 5) / 2
+        self.assertLessEqual(max(per_socket.values()), max(4, scans / 10), per_socket)
 
 
 if __name__ == "__main__":
