@@ -1,5 +1,6 @@
 # Finds every dependency the way Debian 12 ships it: CMake configs for gRPC, prometheus-cpp,
-# GTest, benchmark, absl, nlohmann_json and CLI11; FindProtobuf for Protobuf; pkg-config for libbpf.
+# GTest, benchmark, absl, nlohmann_json and CLI11; FindProtobuf for Protobuf; pkg-config for libbpf and
+# libsystemd.
 # A missing package fails configuration with the Debian package that provides it.
 find_package(PkgConfig REQUIRED)
 
@@ -23,6 +24,8 @@ find_package(CLI11 CONFIG)
 nvme_adapt_require(CLI11_FOUND "libcli11-dev")
 pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf)
 nvme_adapt_require(LIBBPF_FOUND "libbpf-dev")
+pkg_check_modules(LIBSYSTEMD IMPORTED_TARGET libsystemd)
+nvme_adapt_require(LIBSYSTEMD_FOUND "libsystemd-dev")
 find_package(Threads REQUIRED)
 
 if(BUILD_TESTING)

@@ -3,17 +3,61 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace nvmeadapt::collect {
+namespace {
+
+// "/proc/PID/exe": the kernel's link to the image a process runs, the one link followed (it cannot lead
+// to anything but the regular file that was executed).
+bool IsProcessImageLink(const std::string& path) {
+  constexpr std::string_view kProc = "/proc/", kExe = "/exe";
+  if (path.size() <= kProc.size() + kExe.size() || path.rfind(kProc, 0) != 0 ||
+      path.compare(path.size() - kExe.size(), kExe.size(), kExe) != 0) {
+    return false;
+  }
+  const std::string pid = path.substr(kProc.size(), path.size() - kProc.size() - kExe.size());
+  return pid.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// A binary named by a process (its executable, a library it maps) is the driver's word: a FIFO there would
+// block open(2) and read(2) forever, a link may lead anywhere, a sparse file of gigabytes would be read
+// whole. Opened without waiting and without following a link, it must be a regular file within the bound.
+Result<int> OpenBinary(const std::string& path) {
+  const int follow = IsProcessImageLink(path) ? 0 : O_NOFOLLOW;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | follow);
+  if (fd < 0) return SysError("open", path, errno);
+  struct stat st{};
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    close(fd);
+    return SysError("fstat", path, err);
+  }
+  std::string refusal;
+  if (!S_ISREG(st.st_mode)) {
+    refusal = "not a regular file";
+  } else if (static_cast<uint64_t>(st.st_size) > kMaxBinaryBytes) {
+    refusal = std::to_string(st.st_size) + " bytes, over the " + std::to_string(kMaxBinaryBytes) + " read";
+  }
+  if (!refusal.empty()) {
+    close(fd);
+    return MakeError(ErrorCode::kPermissionDenied, path + ": refused: " + refusal);
+  }
+  return fd;
+}
+
+}  // namespace
 
 Result<BinaryHooks> ReadBinaryHooks(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) return MakeError(ErrorCode::kInternal, "libelf: version mismatch");
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return SysError("open", path, errno);
+  auto opened = OpenBinary(path);
+  if (!opened) return opened.error();
+  const int fd = *opened;
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   if (elf == nullptr) {
     close(fd);

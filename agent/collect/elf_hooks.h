@@ -2,6 +2,7 @@
 // userspace-driver hooks need. No BPF, no process: only the file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "common/result.h"
@@ -15,7 +16,13 @@ struct BinaryHooks {
   bool spdk_symbol = false;  // defines spdk_nvme_qpair_process_completions
 };
 
-// Errors: the file cannot be opened (SysError with the path), or it is not ELF (kInvalidArgument).
+// The largest binary read: an SPDK application with its debug sections is far below it.
+inline constexpr uint64_t kMaxBinaryBytes = 1ull << 30;
+
+// The file is opened non-blocking and without following a link (but for /proc/PID/exe, the kernel's own);
+// it must be a regular file of at most kMaxBinaryBytes (else kPermissionDenied, saying which). Errors: the
+// file cannot be opened (SysError with the path), or it is not ELF (kInvalidArgument). It may still block
+// where the file system does (a FUSE file that never answers): callers run it off the agent's loop.
 Result<BinaryHooks> ReadBinaryHooks(const std::string& path);
 
 }  // namespace nvmeadapt::collect

@@ -52,7 +52,8 @@ std::vector<OptionSpec> PolicySetOptions() {
 
 std::vector<CommandSpec> MakeCommands() {
   return {
-      {{"status"}, "the agent's state: collector, levers, queue counts", {}, {}, "", &RunStatus},
+      {{"status"}, "the agent's state: collector, levers, queue counts", {}, {},
+       "Exits 1 when the agent cannot be reached or its loop does not take the call (a held-up agent).", &RunStatus},
       {{"queues"},
        "every queue the agent sees",
        {{"source", "S", kSourceHelp}, {"controller", "C", "only the queues of controller C"}},

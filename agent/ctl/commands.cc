@@ -151,6 +151,12 @@ int RunStatus(const Args& args, const AgentClient& client, std::ostream& out) {
   const grpc::Status status = stub->GetStatus(client.NewContext().get(), {}, &response);
   if (!status.ok()) return ServerError(status);
   if (!PrintedAsData(args, response, out)) PrintStatus(response, out);
+  // The daemon answers from outside its loop when the loop does not take the call: then it names no
+  // collector, and a liveness probe must see a held-up agent as failing.
+  if (response.collector().empty()) {
+    std::cerr << "nvme-adaptctl: the agent answered without its loop: it is held up\n";
+    return kExitServerError;
+  }
   return 0;
 }
 

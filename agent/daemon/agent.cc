@@ -111,6 +111,7 @@ void Agent::Run() {
     loop_state_ = LoopState::kRunning;
     switcher_.StartWorkers();
     scanner_.Start();
+    roster_.StartAttaching();
   }
   while (!stop_.load()) RunOnce();
   std::deque<std::function<void()>> left;
@@ -234,6 +235,8 @@ void Agent::Rediscover(engine::Nanos now) {
   // The scan reads sysfs and asks every driver's socket: on the scan worker (inline before the loop runs).
   scanner_.Run("discovery", [this] {
     auto scan = std::make_shared<Result<std::vector<DiscoveredQueue>>>(deps_.discovery->Scan());
+    // The journal's entries of processes that are gone, dropped while running (the check reads /proc).
+    for (const std::string& line : journal_.DropGone(options_.restore_rules)) NA_INFO("journal: " << line);
     ToLoop([this, scan] {
       scan_running_ = false;
       Reconcile(*scan, deps_.monotonic());
@@ -252,6 +255,9 @@ void Agent::Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::
 }
 
 void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
+  // A queue taken again replaces the one of its name: that one's engine slot, collector key and metrics go
+  // first, or each retake would leak them (issue #37).
+  if (ManagedQueue* known = queues_.ByName(QueueName(found.controller, found.qid))) RemoveQueue(*known, "replaced");
   // Half the cap each for the machine's own kernel queues and for the sources a peer can multiply (uvnvme
   // and SPDK processes, nvmet's remote hosts), as the BPF queue table is split: a flood of the latter never
   // takes a kernel queue's place.

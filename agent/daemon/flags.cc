@@ -57,7 +57,8 @@ std::string DaemonUsage() {
          "DURATION: 30s, 500ms, 1m30s (absl's grammar, as nvme-adaptctl and the config take them), or a\n"
          "bare number of seconds.\n"
          "Exit status: 0 after a clean stop, 1 on a runtime failure, 2 for a bad flag or config (the API's\n"
-         "token file, socket group or TLS files included).\n";
+         "token file, socket group or TLS files included) and when another nvme-adaptd holds the state\n"
+         "dir (one daemon per state dir, --restore-only included: the message names its pid).\n";
 }
 
 namespace {

@@ -1,10 +1,13 @@
 // Write-ahead record of every device setting the agent changed, so that SIGTERM and a start after a crash
 // can put each back. An entry is persisted BEFORE the change is made and dropped only after the safe
 // value is back (or a rule proves the changed setting no longer exists); a crash in between leaves an entry
-// whose restore is harmless to repeat.
+// whose restore is harmless to repeat. On disk: journal.json as of the last compaction and journal.log, the
+// records appended since (state_store.h); a change costs one append, and the log is folded into journal.json
+// once it outgrows twice the live entries, so neither grows with the number of changes ever made.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -20,6 +23,8 @@ struct RestoreRules {
   std::string boot_id;  // this boot's
   // The identity the entry's controller name has now ("" when no device answers to it).
   std::function<std::string(const v1::JournalEntry&)> identity_now;
+  // How long one entry's restore may take before it is kept and the next one tried (0: no bound, inline).
+  std::chrono::nanoseconds entry_time_box{0};
 };
 
 // One line per entry handled, for the log, --restore-only and GetStatus.
@@ -39,6 +44,9 @@ class Journal {
   // A corrupt journal is set aside and its previous copy used (the warning says so); only when neither
   // can be read is it an error.
   Status Load();
+  // What the journal on disk holds now (journal.json with journal.log over it), for a reader beside the
+  // journal in use (tests, tools).
+  static Result<v1::Journal> ReadFrom(const StateStore& store);
   const std::string& load_warning() const { return load_warning_; }
   v1::Journal entries() const;  // a copy
   // Never waits for a save in progress: the loop asks while a worker may be in fsync.
@@ -52,7 +60,13 @@ class Journal {
   // The target is back at its safe value: forget it.
   Status Restored(const std::string& lever, const std::string& target);
 
-  // Handles every entry, newest first: an entry of another boot, or whose controller name now belongs to
+  // Drops, while the agent runs, the userspace drivers' entries the rules say are gone (the process ended,
+  // or its pid now names another): a short-lived driver's entries would otherwise stay until the next
+  // start. One line per entry dropped, for the log.
+  std::vector<std::string> DropGone(const RestoreRules& rules);
+
+  // Handles every entry, oldest first, the kernel's before userspace drivers' (whose restore waits on a
+  // process that may not answer), each within rules.entry_time_box: an entry of another boot, or whose controller name now belongs to
   // another device or to none, is reported and dropped without a write; the others are passed to `restore`
   // and dropped once it succeeded (kNotFound: the lever found the target gone). Anything else keeps the
   // entry. Returns the first error, if any, after trying them all.
@@ -61,12 +75,17 @@ class Journal {
 
  private:
   int Find(const std::string& lever, const std::string& target) const;  // mutex_ held
-  void Replace(v1::Journal next);                                        // mutex_ held
+  Status Append(char op, const v1::JournalEntry& entry, bool sync);       // mutex_ held
+  void CompactIfDue(bool now = false);                                   // mutex_ held
+  std::vector<v1::JournalEntry> RestoreOrder() const;
+  // Why the rules drop `entry` without replaying it, or "".
+  static std::string DropReason(const v1::JournalEntry& entry, const RestoreRules& rules);
 
   const StateStore& store_;
-  mutable std::mutex mutex_;  // held across a save: two workers' entries are written one after the other
+  mutable std::mutex mutex_;  // held across an append: two workers' entries are written one after the other
   v1::Journal journal_;
   std::atomic<int> size_{0};
+  size_t appended_ = 0;  // records in journal.log
   std::string load_warning_;
 };
 

@@ -1,13 +1,18 @@
 // nvme-adaptd: the node agent. Exceptions stop here; everything below returns typed results.
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "agent/api/api_config.h"
@@ -20,6 +25,7 @@
 #include "agent/daemon/cpu_scheduling.h"
 #include "agent/daemon/flags.h"
 #include "agent/daemon/startup_restore.h"
+#include "agent/daemon/state_store_lock.h"
 #include "agent/daemon/wiring.h"
 #include "agent/metrics/agent_metrics.h"
 #include "agent/metrics/metrics_options.h"
@@ -82,8 +88,12 @@ bool IsConfigRefusal(const Error& error) {
 // Restore first: before the config is judged, the collector opened or any port bound, so that no failure of
 // theirs can leave a device changed. The state dir and lever settings come from the config when it is
 // good, else from the flags and the defaults.
-StartupRestore RestoreFirst(const DaemonFlags& flags, const Result<v1::Config>& config, const RestoreRules& rules) {
-  std::string state_dir = config ? config->state_dir() : flags.state_dir.value_or("/var/lib/nvme-adapt");
+std::string StateDirOf(const DaemonFlags& flags, const Result<v1::Config>& config) {
+  return config ? config->state_dir() : flags.state_dir.value_or("/var/lib/nvme-adapt");
+}
+
+StartupRestore RestoreFirst(const std::string& state_dir, const Result<v1::Config>& config,
+                            const RestoreRules& rules) {
   config::LeverSettings settings;
   if (config) {
     if (auto configured = config::LeverSettingsFromConfig(*config)) settings = std::move(*configured);
@@ -93,6 +103,13 @@ StartupRestore RestoreFirst(const DaemonFlags& flags, const Result<v1::Config>& 
   for (const std::string& line : restore.report.lines) NA_INFO("journal: " << line);
   if (!restore.status) NA_ERROR("journal: not everything was restored: " << restore.status.error().message);
   return restore;
+}
+
+// Another daemon holds the state dir (exit 2, as a bad flag: restarting cannot fix it), or the lock file
+// cannot be made (exit 1).
+int Refused(const Error& lock_error) {
+  std::fprintf(stderr, "nvme-adaptd: %s\n", lock_error.message.c_str());
+  return lock_error.code == ErrorCode::kFailedPrecondition ? kExitUsage : kExitRuntime;
 }
 
 int RestoreOnly(const StartupRestore& restore) {
@@ -148,6 +165,41 @@ Result<std::unique_ptr<metrics::AgentMetrics>> StartMetrics(const v1::Config& co
   return agent_metrics;
 }
 
+// systemd's watchdog (WatchdogSec=), fed only when the loop takes a call: a loop held up by anything stops
+// the feeding, and systemd restarts the unit, whose ExecStopPost= and the next start restore first. Without
+// systemd (no NOTIFY_SOCKET, no WATCHDOG_USEC) nothing runs.
+class LoopWatchdog {
+ public:
+  explicit LoopWatchdog(Agent& agent) {
+    uint64_t usec = 0;
+    if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0) return;
+    thread_ = std::thread([this, &agent, period = std::chrono::microseconds(usec / 3)] {
+      pthread_setname_np(pthread_self(), "na-watchdog");
+      std::unique_lock lock(mutex_);
+      while (!stop_cv_.wait_for(lock, period, [this] { return stop_; })) {
+        lock.unlock();
+        // Answered from outside the loop (no collector named) when the loop did not take the call.
+        if (!agent.GetStatus().collector().empty()) (void)sd_notify(0, "WATCHDOG=1");
+        lock.lock();
+      }
+    });
+  }
+  ~LoopWatchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    stop_cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 AgentOptions AgentOptionsFor(const v1::Config& config, const DaemonFlags& flags, const RestoreRules& rules,
                              const StartupRestore& restored_first) {
   AgentOptions options;
@@ -165,11 +217,23 @@ AgentOptions AgentOptionsFor(const v1::Config& config, const DaemonFlags& flags,
   return options;
 }
 
+// --exit-after: SIGTERM to itself once the time is up (demos and tests); else no thread.
+std::thread ExitTimer(const std::optional<double>& seconds) {
+  if (!seconds) return std::thread();
+  return std::thread([deadline = MonotonicNanos() + static_cast<int64_t>(*seconds * 1e9)] {
+    while (MonotonicNanos() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    kill(getpid(), SIGTERM);
+  });
+}
+
 int Run(const DaemonFlags& flags) {
   auto config = LoadConfig(flags);
   if (config) SetLogLevel(*ParseLogLevel(config->log_level()));
+  // Before the restore: a second daemon's restore would undo the queues the first one drives.
+  const auto instance = StateDirLock::Acquire(StateDirOf(flags, config));
+  if (!instance) return Refused(instance.error());
   const RestoreRules rules = SystemRestoreRules();
-  const StartupRestore restored_first = RestoreFirst(flags, config, rules);
+  const StartupRestore restored_first = RestoreFirst(StateDirOf(flags, config), config, rules);
   if (flags.restore_only) return RestoreOnly(restored_first);
   if (!config) {
     std::fprintf(stderr, "nvme-adaptd: %s\n", config.error().message.c_str());
@@ -213,6 +277,7 @@ int Run(const DaemonFlags& flags) {
                          << (components->collector->ObserveOnly() ? " (observe only)" : "") << ", api "
                          << (*api_server)->unix_socket().value_or("tcp only"));
 
+  (void)sd_notify(0, "READY=1");  // Type=notify: started once restored, the loop built and the API bound
   // A mounted ConfigMap changes with no signal: the file's change reloads as SIGHUP does.
   ConfigReloader reloader(flags.config_path, [&] { return LoadConfig(flags); }, agent, agent_metrics->get());
   auto config_watch = ConfigWatch::Start(flags.config_path, [&] { (void)reloader.Reload("file changed"); });
@@ -225,14 +290,12 @@ int Run(const DaemonFlags& flags) {
     });
     if (stop) agent.Stop();
   });
-  std::thread timer;
-  if (flags.exit_after_seconds) {
-    timer = std::thread([&, deadline = MonotonicNanos() + static_cast<int64_t>(*flags.exit_after_seconds * 1e9)] {
-      while (MonotonicNanos() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      kill(getpid(), SIGTERM);
-    });
+  std::thread timer = ExitTimer(flags.exit_after_seconds);
+  {
+    LoopWatchdog watchdog(agent);
+    agent.Run();
   }
-  agent.Run();
+  (void)sd_notify(0, "STOPPING=1");
   if (config_watch) config_watch->reset();  // no reload reaches the agent while it puts things back
   (*api_server)->Shutdown();  // no call reaches the agent while it puts things back
   Status restored = agent.Shutdown();
@@ -262,6 +325,9 @@ int main(int argc, char** argv) {
     std::printf("nvme-adaptd %s (commit %s)\n", NVME_ADAPT_VERSION, NVME_ADAPT_COMMIT);
     return 0;
   }
+  // A few malloc arenas, not one per thread that ever ran: discovery asks drivers from many threads, and
+  // every arena keeps the peak of what its threads parsed, which reads as growth a MemoryMax= would kill.
+  (void)mallopt(M_ARENA_MAX, 2);
   try {
     return Run(*flags);
   } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "agent/discover/diff.h"
+#include "common/clock.h"
 #include "common/log.h"
 
 namespace nvmeadapt::daemon {
@@ -37,12 +38,25 @@ bool TakenAnew(const discover::QueueChange& change) {
   });
 }
 
+// One queue per (controller, qid), the first listed: a scan naming a queue twice (a driver's listing, two
+// sources) must not take it twice, each take replacing the last (issue #37: memory grew every scan).
+std::vector<DiscoveredQueue> Deduplicated(const std::vector<DiscoveredQueue>& scan) {
+  std::vector<DiscoveredQueue> unique;
+  unique.reserve(scan.size());
+  std::set<std::pair<std::string, uint32_t>> seen;
+  for (const DiscoveredQueue& q : scan) {
+    if (seen.insert({q.controller, q.qid}).second) unique.push_back(q);
+  }
+  return unique;
+}
+
 }  // namespace
 
 QueueRoster::QueueRoster(ManagedQueues& queues, collect::Collector& collector, Hands hands)
-    : queues_(queues), collector_(collector), hands_(std::move(hands)) {}
+    : queues_(queues), hands_(std::move(hands)), attacher_(collector) {}
 
-std::set<std::string> QueueRoster::Reconcile(const std::vector<DiscoveredQueue>& scan, engine::Nanos now) {
+std::set<std::string> QueueRoster::Reconcile(const std::vector<DiscoveredQueue>& listed, engine::Nanos now) {
+  const std::vector<DiscoveredQueue> scan = Deduplicated(listed);
   std::vector<const DiscoveredQueue*> managed, found;
   for (ManagedQueue* q : queues_.All()) {
     const auto seen = as_found_.find(q->name);
@@ -85,10 +99,13 @@ std::set<std::string> QueueRoster::Reconcile(const std::vector<DiscoveredQueue>&
 }
 
 void QueueRoster::AttachProcesses(const std::vector<DiscoveredQueue>& scan) {
+  if (const auto late = attacher_.Overdue(MonotonicNanos(), kAttachDeadlineNs)) {
+    NA_WARN("collector: pid " << *late << "'s binary was not read within " << kAttachDeadlineNs / 1'000'000'000
+                              << " s: its queues are observed without USDT probes");
+  }
   for (const DiscoveredQueue& q : scan) {
     if (q.pid == 0 || attached_processes_.count(q.pid)) continue;
-    Status attached = collector_.AttachProcess(q.pid, q.binary);
-    if (!attached) NA_WARN("collector: cannot attach to pid " << q.pid << ": " << attached.error().message);
+    attacher_.Attach(q.pid, q.binary);
     attached_processes_[q.pid] = q.binary;  // tried once per process
   }
   for (auto it = attached_processes_.begin(); it != attached_processes_.end();) {
@@ -97,7 +114,7 @@ void QueueRoster::AttachProcesses(const std::vector<DiscoveredQueue>& scan) {
       ++it;
       continue;
     }
-    (void)collector_.DetachProcess(it->first);
+    attacher_.Detach(it->first);
     it = attached_processes_.erase(it);
   }
 }

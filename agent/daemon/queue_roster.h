@@ -4,7 +4,7 @@
 // dropped and taken anew, one gone is dropped. A change of CPUs or of the mode it is reaped in (the
 // agent's own switches) leaves the queue as it is; a change of its layer (backing <-> local) is followed
 // in its description, the queue kept. Userspace drivers' processes are attached once each
-// and detached when they are gone.
+// and detached when they are gone, off the loop (queue_roster_attach.h).
 #pragma once
 
 #include <sys/types.h>
@@ -18,6 +18,7 @@
 #include "agent/collect/collector.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/ports.h"
+#include "agent/daemon/queue_roster_attach.h"
 
 namespace nvmeadapt::daemon {
 
@@ -37,17 +38,21 @@ class QueueRoster {
   // Takes, drops and retakes queues in the scan's order, then drops those that vanished (by controller and
   // queue id). Returns the controllers the scan found.
   std::set<std::string> Reconcile(const std::vector<DiscoveredQueue>& scan, engine::Nanos now);
+  // Attaches run on their own thread from now on (the loop runs).
+  void StartAttaching() { attacher_.Start(); }
+
+  static constexpr int64_t kAttachDeadlineNs = 5'000'000'000;
 
  private:
   void AttachProcesses(const std::vector<DiscoveredQueue>& scan);
 
   ManagedQueues& queues_;
-  collect::Collector& collector_;
   Hands hands_;
   // Every managed queue as the scan that last saw it found it: the agent changes its description (an
   // observe-only collector, no lever) and must not take that for a change of the queue.
   std::map<std::string, DiscoveredQueue> as_found_;
   std::map<pid_t, std::string> attached_processes_;  // pid -> binary: tried once per process
+  ProcessAttacher attacher_;  // last: destroyed first, while the rest is still there
 };
 
 }  // namespace nvmeadapt::daemon

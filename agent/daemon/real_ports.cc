@@ -14,14 +14,22 @@ namespace {
 
 // The process's binary as seen through its own root: the agent in a container (hostPID) does not share
 // the driver's mount namespace, where the link's target path means something else or nothing. libbpf
-// matches /proc/PID/root/PATH against the PATH that /proc/PID/maps shows.
+// matches /proc/PID/root/PATH against the PATH that /proc/PID/maps shows. A deleted executable (a driver
+// upgraded under a running process) is no longer at its path, and whatever is at "PATH (deleted)" is
+// anyone's file (a FIFO there froze the agent, issue #37): then the kernel's own link, which leads to the
+// image the process runs.
 std::string ExecutableOf(const std::string& procfs_root, pid_t pid) {
   const std::string process = procfs_root + "/" + std::to_string(pid);
   const std::string link = process + "/exe";
   char target[PATH_MAX];
   const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
   if (n <= 0 || target[0] != '/') return "";
-  return process + "/root" + std::string(target, static_cast<size_t>(n));
+  const std::string path(target, static_cast<size_t>(n));
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (path.size() > kDeleted.size() && path.compare(path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0) {
+    return link;
+  }
+  return process + "/root" + path;
 }
 
 // Lever errors as the daemon reports them: one message that names the lever and the code.

@@ -7,6 +7,7 @@ namespace nvmeadapt::daemon {
 RestoreRules SystemRestoreRules(const IdentityRoots& roots) {
   RestoreRules rules;
   rules.boot_id = ReadBootId(roots.procfs_root);
+  rules.entry_time_box = kEntryTimeBox;
   rules.identity_now = [roots](const v1::JournalEntry& entry) {
     return IdentityNow(entry.controller(), entry.device_identity(), roots);
   };
@@ -27,9 +28,10 @@ StartupRestore RestoreBeforeAnything(const std::string& state_dir, const config:
   result.entries_before = journal.entries().entries_size();
   config::LeverSettings real = settings;
   real.dry_run = false;
+  // By value: a restore left running past its time box outlives this frame.
   result.status = journal.RestoreAll(
-      [&](const v1::JournalEntry& entry) { return RestoreWithFreshLever(entry, real, environment); }, rules,
-      &result.report);
+      [real, environment](const v1::JournalEntry& entry) { return RestoreWithFreshLever(entry, real, environment); },
+      rules, &result.report);
   return result;
 }
 

@@ -3,6 +3,7 @@
 // that `nvme-adaptd --restore-only` (the unit's ExecStopPost=) does.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "agent/actuate/resolver.h"
@@ -19,7 +20,12 @@ struct StartupRestore {
   int entries_before = 0;
 };
 
-// The rules with this boot's id and identities read from `roots`.
+// How long one entry's restore may take: a lever's own timeouts (a driver's socket, 2 s) are shorter, so
+// only a restore stuck in the kernel or a file system reaches it, and the rest of the journal still goes back
+// within the unit's TimeoutStopSec= (60 s).
+inline constexpr std::chrono::seconds kEntryTimeBox{5};
+
+// The rules with this boot's id, identities read from `roots` and kEntryTimeBox.
 RestoreRules SystemRestoreRules(const IdentityRoots& roots = {});
 
 StartupRestore RestoreBeforeAnything(const std::string& state_dir, const config::LeverSettings& settings,

@@ -1,6 +1,8 @@
 #include "agent/daemon/state_store.h"
 
 #include <google/protobuf/util/json_util.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,10 +14,10 @@
 namespace nvmeadapt::daemon {
 namespace {
 
-Result<std::string> ToJson(const google::protobuf::Message& message, const std::string& path) {
+Result<std::string> ToJson(const google::protobuf::Message& message, const std::string& path, bool lines = true) {
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
+  options.add_whitespace = lines;
   options.preserve_proto_field_names = true;
   const auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
   if (!status.ok()) {
@@ -137,6 +139,72 @@ Result<StateStore::LoadedJournal> StateStore::LoadJournalOrPrevious() const {
   Status saved = json ? WriteFileAtomically(JournalPath(), *json, 0640) : Status(json.error());
   if (!saved) warning += "; cannot write it back: " + saved.error().message;
   return LoadedJournal{std::move(previous), std::move(warning)};
+}
+
+Status StateStore::AppendJournalRecord(char op, const v1::JournalEntry& entry, bool sync) const {
+  auto json = ToJson(entry, JournalLogPath(), false);
+  if (!json) return json.error();
+  const std::string line = std::string(1, op) + " " + *json + "\n";
+  const std::string path = JournalLogPath();
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) return SysError("open", path, errno);
+  struct stat st{};
+  const bool first = fstat(fd, &st) == 0 && st.st_size == 0;
+  // One write(2) of the whole line: O_APPEND puts it at the end in one piece (a crash may tear it, which
+  // LoadJournalLog tells).
+  const ssize_t n = write(fd, line.data(), line.size());
+  const int write_err = errno;
+  Status status;
+  if (n != static_cast<ssize_t>(line.size())) {
+    status = n < 0 ? SysError("append to", path, write_err) : MakeError(ErrorCode::kIo, path + ": short append");
+  } else if (sync && fdatasync(fd) != 0) {
+    status = SysError("fdatasync", path, errno);
+  }
+  close(fd);
+  if (status && sync && first) {
+    const int dir = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return SysError("open", dir_, errno);
+    if (fsync(dir) != 0) status = SysError("fsync", dir_, errno);
+    close(dir);
+  }
+  return status;
+}
+
+Result<StateStore::JournalLog> StateStore::LoadJournalLog() const {
+  JournalLog log;
+  auto text = ReadWholeFile(JournalLogPath(), size_t{1} << 30);
+  if (!text) {
+    if (text.error().code == ErrorCode::kNotFound) return log;
+    return text.error();
+  }
+  size_t start = 0, number = 0;
+  while (start < text->size()) {
+    const size_t end = text->find('\n', start);
+    const bool last = end == std::string::npos;
+    const std::string line = text->substr(start, last ? std::string::npos : end - start);
+    start = last ? text->size() : end + 1;
+    ++number;
+    JournalRecord record;
+    google::protobuf::util::JsonParseOptions options;
+    const bool ok = line.size() > 2 && (line[0] == 'A' || line[0] == 'D') && line[1] == ' ' &&
+                    google::protobuf::util::JsonStringToMessage(line.substr(2), &record.entry, options).ok();
+    if (!ok) {
+      const std::string where = JournalLogPath() + ":" + std::to_string(number);
+      if (last) {
+        log.warning = where + ": a torn last record (a crash while it was written) left out";
+        break;
+      }
+      return MakeError(ErrorCode::kInvalidArgument, where + ": not a journal record");
+    }
+    record.op = line[0];
+    log.records.push_back(std::move(record));
+  }
+  return log;
+}
+
+Status StateStore::TruncateJournalLog() const {
+  if (truncate(JournalLogPath().c_str(), 0) != 0 && errno != ENOENT) return SysError("truncate", JournalLogPath(), errno);
+  return OkStatus();
 }
 
 }  // namespace nvmeadapt::daemon

@@ -1,9 +1,11 @@
 // The agent's persisted state under --state-dir: the policy set over gRPC (policy.json) and the journal
-// of device changes (journal.json). Every write is atomic (write, fsync, rename, fsync dir).
+// of device changes: journal.json, the journal as of its last compaction, and journal.log, the changes
+// since, one record a line, appended. Every write of a whole file is atomic (write, fsync, rename, fsync dir).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "nvmeadapt/v1/config.pb.h"
@@ -40,10 +42,28 @@ class StateStore {
   };
   Result<LoadedJournal> LoadJournalOrPrevious() const;
 
+  // journal.log: "A <entry JSON>" (a target about to change) or "D <entry JSON>" (lever and target back to
+  // their safe value). `sync`: durable before this returns (fdatasync; the first record also syncs the dir).
+  Status AppendJournalRecord(char op, const v1::JournalEntry& entry, bool sync) const;
+  struct JournalRecord {
+    char op = 0;  // 'A' or 'D'
+    v1::JournalEntry entry;
+  };
+  // Every record, oldest first. A torn last line (a crash in the middle of an append, before the change it
+  // announced was made) is left out and said in `warning`; an unreadable line before it is an error.
+  struct JournalLog {
+    std::vector<JournalRecord> records;
+    std::string warning;
+  };
+  Result<JournalLog> LoadJournalLog() const;
+  // Empties journal.log: after a SaveJournal() that holds every record in it.
+  Status TruncateJournalLog() const;
+
   std::string PolicyPath() const { return dir_ + "/policy.json"; }
   std::string PolicyNotePath() const { return dir_ + "/policy.note.json"; }
   std::string JournalPath() const { return dir_ + "/journal.json"; }
   std::string JournalPreviousPath() const { return dir_ + "/journal.prev.json"; }
+  std::string JournalLogPath() const { return dir_ + "/journal.log"; }
 
  private:
   std::string dir_;

@@ -3,14 +3,23 @@
 //
 // The directory is shared by every user allowed to run a driver, so nothing in it is believed on its word:
 // ControlClient refuses links, non-sockets and sockets not owned by their listener; the pid uprobes attach to
-// is the listener's as the kernel reports it, and a process reporting another pid is refused.
+// is the listener's as the kernel reports it, and a process reporting another pid is refused. Nor is any
+// driver believed on its count (issue #37): a queue listed twice is one queue, a process behind several
+// sockets is one set of controllers, a driver's controllers and queues are capped, and sockets are asked in
+// parallel under one deadline per scan.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "agent/discover/control_client.h"
 #include "agent/discover/discovery.h"
 #include "agent/discover/fs.h"
+#include "common/clock.h"
 
 namespace nvmeadapt::discover {
 namespace {
@@ -18,6 +27,11 @@ namespace {
 constexpr std::string_view kSocketSuffix = ".sock";
 // Sockets asked per scan: a directory flooded with files costs a bounded time and a bounded skipped list.
 constexpr size_t kMaxDriverSockets = 256;
+// What one driver process may list: a listing (64 KiB at most) can name well over a thousand queues.
+constexpr size_t kMaxControllersPerDriver = 16;
+constexpr size_t kMaxQueuesPerController = 256;
+// Sockets asked at once: a silent socket costs the scan its timeout, not the sum of every silent one's.
+constexpr size_t kParallelAsks = 16;
 
 Result<uint32_t> UnsignedField(const nlohmann::json& object, const char* field, const std::string& where) {
   const auto it = object.find(field);
@@ -27,7 +41,39 @@ Result<uint32_t> UnsignedField(const nlohmann::json& object, const char* field, 
   return it->get<uint32_t>();
 }
 
-Result<std::vector<Controller>> ReadProcess(const std::string& path, int timeout_ms) {
+// What one socket's driver listed, deduplicated and within the limits.
+struct DriverListing {
+  pid_t pid = 0;
+  std::vector<Controller> controllers;
+  std::string note;  // duplicates and entries over the limits that were ignored, if any
+};
+
+Controller DriverController(uint32_t pid, uint32_t ctrl, const std::string& path) {
+  Controller c;
+  c.name = UvnvmeControllerName(static_cast<pid_t>(pid), ctrl);
+  c.source = Source::kUvnvme;
+  c.instance = ctrl;
+  c.pid = static_cast<pid_t>(pid);
+  c.socket_path = path;
+  c.model = "uvnvme";
+  c.transport = "uvnvme";
+  c.state = "live";
+  return c;
+}
+
+Queue DriverQueue(uint32_t pid, uint32_t ctrl, uint32_t qid, ReapMode mode) {
+  Queue q;
+  q.qid = qid;
+  q.key = QueueKey{Source::kUvnvme, ctrl, qid, pid};
+  q.vector = Vector{0, qid, VectorKind::kEventfd, "eventfd", {}, {}};
+  q.mode = mode;
+  q.eligible = qid != 0;
+  q.reason = qid != 0 ? Ineligibility::kNone : Ineligibility::kAdminQueue;
+  q.reason_text = qid != 0 ? "" : "admin queue";
+  return q;
+}
+
+Result<DriverListing> ReadProcess(const std::string& path, int timeout_ms) {
   auto client = ControlClient::Connect(path, timeout_ms);
   if (!client) return client.error();
   auto reply = client->Call({{"op", "list"}});
@@ -47,6 +93,8 @@ Result<std::vector<Controller>> ReadProcess(const std::string& path, int timeout
     return MakeError(ErrorCode::kIo, path + ": \"queues\" missing or not an array");
   }
   std::map<uint32_t, Controller> by_ctrl;
+  std::set<std::pair<uint32_t, uint32_t>> listed;  // (ctrl, qid): a queue listed twice is one queue
+  size_t duplicates = 0, over_limit = 0;
   for (size_t i = 0; i < queues->size(); ++i) {
     const nlohmann::json& entry = (*queues)[i];
     const std::string where = path + ": queues[" + std::to_string(i) + "]";
@@ -62,33 +110,36 @@ Result<std::vector<Controller>> ReadProcess(const std::string& path, int timeout
             : std::nullopt;
     if (!mode) return MakeError(ErrorCode::kIo, where + ": \"mode\" is not \"interrupt\" or \"poll\"");
 
-    Controller& c = by_ctrl[*ctrl];
-    if (c.name.empty()) {
-      c.name = UvnvmeControllerName(static_cast<pid_t>(pid), *ctrl);
-      c.source = Source::kUvnvme;
-      c.instance = *ctrl;
-      c.pid = static_cast<pid_t>(pid);
-      c.socket_path = path;
-      c.model = "uvnvme";
-      c.transport = "uvnvme";
-      c.state = "live";
+    if (!by_ctrl.contains(*ctrl) && by_ctrl.size() >= kMaxControllersPerDriver) {
+      ++over_limit;
+      continue;
     }
-    Queue q;
-    q.qid = *qid;
-    q.key = QueueKey{Source::kUvnvme, *ctrl, *qid, pid};
-    q.vector = Vector{0, *qid, VectorKind::kEventfd, "eventfd", {}, {}};
-    q.mode = *mode;
-    q.eligible = *qid != 0;
-    q.reason = *qid != 0 ? Ineligibility::kNone : Ineligibility::kAdminQueue;
-    q.reason_text = *qid != 0 ? "" : "admin queue";
-    c.queues.push_back(std::move(q));
+    Controller& c = by_ctrl[*ctrl];
+    if (!listed.insert({*ctrl, *qid}).second) {
+      ++duplicates;
+      continue;
+    }
+    if (c.queues.size() >= kMaxQueuesPerController) {
+      ++over_limit;
+      continue;
+    }
+    if (c.name.empty()) c = DriverController(pid, *ctrl, path);
+    c.queues.push_back(DriverQueue(pid, *ctrl, *qid, *mode));
   }
-  std::vector<Controller> controllers;
+  DriverListing listing;
+  listing.pid = static_cast<pid_t>(pid);
   for (auto& [ctrl, c] : by_ctrl) {
     std::sort(c.queues.begin(), c.queues.end(), [](const Queue& a, const Queue& b) { return a.qid < b.qid; });
-    controllers.push_back(std::move(c));
+    listing.controllers.push_back(std::move(c));
   }
-  return controllers;
+  // Said once per scan as a skip of the socket, in words that stay the same from scan to scan (logged once).
+  if (duplicates > 0 || over_limit > 0) {
+    listing.note = path + ": " + std::to_string(duplicates) + " queue entr" + (duplicates == 1 ? "y" : "ies") +
+                   " listed again ignored, " + std::to_string(over_limit) + " over the limits of " +
+                   std::to_string(kMaxControllersPerDriver) + " controllers and " +
+                   std::to_string(kMaxQueuesPerController) + " queues per controller ignored";
+  }
+  return listing;
 }
 
 // A directory the agent may read sockets from: a real directory (not a link to one) that not everyone may
@@ -101,6 +152,30 @@ Status CheckSocketDirectory(const std::string& dir, const struct stat& st) {
     return MakeError(ErrorCode::kPermissionDenied, dir + ": refused: writable by every user without the sticky bit");
   }
   return OkStatus();
+}
+
+// Asks every socket, kParallelAsks at a time, under one deadline for the whole scan: twice the timeout of
+// one socket. A socket not asked by then is skipped and said so; one asked gets what is left of the deadline.
+std::vector<Result<DriverListing>> AskAll(const std::vector<std::string>& paths, int timeout_ms) {
+  std::vector<Result<DriverListing>> answers(paths.size(), Result<DriverListing>(Error{}));
+  const int64_t deadline = MonotonicNanos() + 2 * int64_t{timeout_ms} * 1'000'000;
+  std::atomic<size_t> next{0};
+  auto ask = [&] {
+    for (size_t i = next++; i < paths.size(); i = next++) {
+      const int64_t left_ms = (deadline - MonotonicNanos()) / 1'000'000;
+      if (left_ms <= 0) {
+        answers[i] = MakeError(ErrorCode::kUnavailable, paths[i] + ": not asked: the scan's deadline (" +
+                                                            std::to_string(2 * timeout_ms) + " ms) passed");
+        continue;
+      }
+      answers[i] = ReadProcess(paths[i], static_cast<int>(std::min<int64_t>(left_ms, timeout_ms)));
+    }
+  };
+  std::vector<std::thread> askers;
+  for (size_t n = 1; n < std::min(paths.size(), kParallelAsks); ++n) askers.emplace_back(ask);
+  ask();
+  for (std::thread& asker : askers) asker.join();
+  return answers;
 }
 
 }  // namespace
@@ -122,27 +197,46 @@ std::vector<Controller> DiscoverUvnvme(const DiscoveryOptions& options, std::vec
     if (skipped) skipped->push_back(Skipped{dir, entries.error()});
     return controllers;
   }
-  size_t asked = 0;
+  std::vector<std::string> paths;
+  std::string first_unasked;
   for (const auto& name : *entries) {
     if (name.size() <= kSocketSuffix.size() ||
         name.compare(name.size() - kSocketSuffix.size(), kSocketSuffix.size(), kSocketSuffix) != 0) {
       continue;
     }
-    if (++asked > kMaxDriverSockets) {
-      if (skipped) {
-        skipped->push_back(Skipped{dir, MakeError(ErrorCode::kUnavailable,
-                                                  dir + ": more than " + std::to_string(kMaxDriverSockets) +
-                                                      " sockets; the rest (from " + name + " on) are not asked")});
-      }
+    if (paths.size() == kMaxDriverSockets) {
+      first_unasked = name;
       break;
     }
-    const std::string path = JoinPath(dir, name);
-    auto found = ReadProcess(path, options.socket_timeout_ms);
-    if (!found) {
-      if (skipped) skipped->push_back(Skipped{path, found.error()});
+    paths.push_back(JoinPath(dir, name));
+  }
+  std::vector<Result<DriverListing>> answers = AskAll(paths, options.socket_timeout_ms);
+  // One controller set per process, whatever number of sockets lead to it: the first socket's (in name order).
+  std::map<pid_t, std::string> answered;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (!answers[i]) {
+      if (skipped) skipped->push_back(Skipped{paths[i], answers[i].error()});
       continue;
     }
-    for (auto& c : *found) controllers.push_back(std::move(c));
+    DriverListing& listing = *answers[i];
+    const auto [first, fresh] = answered.try_emplace(listing.pid, paths[i]);
+    if (!fresh) {
+      if (skipped) {
+        skipped->push_back(Skipped{paths[i], MakeError(ErrorCode::kFailedPrecondition,
+                                                       paths[i] + ": ignored: pid " + std::to_string(listing.pid) +
+                                                           " answered on " + first->second + " already")});
+      }
+      continue;
+    }
+    if (!listing.note.empty() && skipped) {
+      skipped->push_back(Skipped{paths[i], MakeError(ErrorCode::kInvalidArgument, listing.note)});
+    }
+    for (auto& c : listing.controllers) controllers.push_back(std::move(c));
+  }
+  if (!first_unasked.empty() && skipped) {
+    skipped->push_back(Skipped{dir, MakeError(ErrorCode::kUnavailable,
+                                              dir + ": more than " + std::to_string(kMaxDriverSockets) +
+                                                  " sockets; the rest (from " + first_unasked + " on) are not asked")});
   }
   return controllers;
 }

@@ -148,7 +148,7 @@ TEST_F(AgentLoop, ShutdownPutsEveryChangedQueueBack) {
   EXPECT_EQ(levers_.values["uvnvme:7:0:q1"], "interrupt");
   EXPECT_EQ(levers_.values["uvnvme:7:0:q2"], "interrupt");
   StateStore store(state_dir_);
-  EXPECT_EQ(store.LoadJournal()->entries_size(), 0);
+  EXPECT_EQ(Journal::ReadFrom(store)->entries_size(), 0);
 }
 
 TEST_F(AgentLoop, AfterACrashTheJournalRestoresBeforeAnythingElse) {
@@ -172,7 +172,7 @@ TEST_F(AgentLoop, ADryRunLeverJournalsNothingSoAJournalHoldsRealChangesOnly) {
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
   StateStore store(state_dir_);
-  EXPECT_EQ(store.LoadJournal()->entries_size(), 0);
+  EXPECT_EQ(Journal::ReadFrom(store)->entries_size(), 0);
 }
 
 TEST_F(AgentLoop, StatusListsEveryLeverServingAQueueAndSaysWhenOneIsLacking) {
@@ -204,7 +204,7 @@ TEST_F(AgentLoop, JournalEntriesCarryTheBoot) {
   agent_ = std::make_unique<Agent>(options, deps);
   ASSERT_TRUE(agent_->Start());
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
-  auto journal = StateStore(state_dir_).LoadJournal();
+  auto journal = Journal::ReadFrom(StateStore(state_dir_));
   ASSERT_EQ(journal->entries_size(), 1);
   EXPECT_EQ(journal->entries(0).boot_id(), "this-boot");
 }

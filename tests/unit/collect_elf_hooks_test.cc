@@ -1,7 +1,12 @@
 // What ReadBinaryHooks finds in real ELF files built for the test (tests/unit/elf_hooks_fixture.cc), and
 // how it refuses what it cannot read.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <future>
 
 #include <fstream>
 
@@ -49,6 +54,38 @@ TEST(ElfHooks, AFileThatIsNotElfOffersNothing) {
   ASSERT_TRUE(hooks) << hooks.error().message;
   EXPECT_FALSE(hooks->uvnvme_usdt);
   EXPECT_FALSE(hooks->spdk_symbol);
+}
+
+// Issue #37: a FIFO where a driver's executable was froze the agent in open(2). Refused at once now, as is
+// any file that is not a regular one and a link.
+TEST(ElfHooks, AFifoALinkAndADirectoryAreRefusedWithoutWaiting) {
+  char dir[] = "/tmp/elf_hooks_fifo.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/driver (deleted)", link = std::string(dir) + "/link";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(symlink(ELF_FIXTURE_UVNVME, link.c_str()), 0);
+  for (const std::string& path : {fifo, link, std::string(dir)}) {
+    auto read = std::async(std::launch::async, [&] { return ReadBinaryHooks(path); });
+    if (read.wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
+      const int writer = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // lets a reader blocked in open go
+      ADD_FAILURE() << path << ": still reading after 2 s";
+      read.wait();
+      if (writer >= 0) close(writer);
+      continue;
+    }
+    auto hooks = read.get();
+    ASSERT_FALSE(hooks) << path;
+    EXPECT_NE(hooks.error().message.find(path), std::string::npos) << hooks.error().message;
+  }
+  EXPECT_NE(ReadBinaryHooks(fifo).error().message.find("not a regular file"), std::string::npos);
+  unlink(fifo.c_str());
+  unlink(link.c_str());
+  rmdir(dir);
+}
+
+TEST(ElfHooks, TheKernelsLinkToARunningImageIsFollowed) {
+  auto hooks = ReadBinaryHooks("/proc/" + std::to_string(getpid()) + "/exe");
+  EXPECT_TRUE(hooks) << hooks.error().message;
 }
 
 }  // namespace

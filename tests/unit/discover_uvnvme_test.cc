@@ -1,5 +1,8 @@
 // uvnvme discovery over real Unix sockets against FakeUvnvmeServer (docs/uvnvme-control.md).
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
 #include <unistd.h>
 
 #include <filesystem>
@@ -129,6 +132,55 @@ TEST_F(UvnvmeDiscovery, ProcessExitShowsAsRemoval) {
   EXPECT_EQ(diff.controllers_removed, std::vector<std::string>{"uvnvme:" + kPidText + ":0"});
   ASSERT_EQ(diff.queues_removed.size(), 1u);
   EXPECT_EQ(diff.queues_removed[0].queue.mode, ReapMode::kPoll);
+}
+
+// Issue #37: a driver listing one queue many times, behind several sockets, is one controller of one queue.
+TEST_F(UvnvmeDiscovery, AQueueListedTwiceIsOneAndAProcessBehindSeveralSocketsIsOne) {
+  std::vector<FakeUvnvmeServer::QueueState> listing(50, {0, 1, "interrupt"});
+  listing.push_back({0, 2, "interrupt"});
+  FakeUvnvmeServer first(Socket(kPidText + ".sock"), kPid, listing);
+  FakeUvnvmeServer second(Socket("z-same-process.sock"), kPid, listing);
+  const Snapshot snapshot = Discover(options_);
+  ASSERT_EQ(snapshot.controllers.size(), 1u);
+  ASSERT_EQ(snapshot.controllers[0].queues.size(), 2u);
+  EXPECT_EQ(snapshot.controllers[0].socket_path, Socket(kPidText + ".sock"));
+  const Skipped* duplicates = SkippedFor(snapshot, Socket(kPidText + ".sock"));
+  ASSERT_NE(duplicates, nullptr);
+  EXPECT_NE(duplicates->error.message.find("49 queue entries listed again ignored"), std::string::npos)
+      << duplicates->error.message;
+  const Skipped* again = SkippedFor(snapshot, Socket("z-same-process.sock"));
+  ASSERT_NE(again, nullptr);
+  EXPECT_NE(again->error.message.find("answered on " + Socket(kPidText + ".sock") + " already"), std::string::npos)
+      << again->error.message;
+}
+
+TEST_F(UvnvmeDiscovery, ADriversControllersAndQueuesAreCapped) {
+  std::vector<FakeUvnvmeServer::QueueState> listing;
+  for (uint32_t ctrl = 0; ctrl < 20; ++ctrl) listing.push_back({ctrl, 1, "interrupt"});
+  for (uint32_t qid = 2; qid < 400; ++qid) listing.push_back({0, qid, "interrupt"});
+  FakeUvnvmeServer server(Socket(kPidText + ".sock"), kPid, listing);
+  const Snapshot snapshot = Discover(options_);
+  ASSERT_EQ(snapshot.controllers.size(), 16u);
+  EXPECT_EQ(snapshot.controllers[0].queues.size(), 256u);
+  const Skipped* note = SkippedFor(snapshot, Socket(kPidText + ".sock"));
+  ASSERT_NE(note, nullptr);
+  EXPECT_NE(note->error.message.find("over the limits of 16 controllers and 256 queues"), std::string::npos)
+      << note->error.message;
+}
+
+// Silent sockets are asked at once, not one after the other: eight of them cost one timeout, not eight.
+TEST_F(UvnvmeDiscovery, SilentSocketsAreAskedInParallel) {
+  std::vector<std::unique_ptr<FakeUvnvmeServer>> silent;
+  for (int i = 0; i < 8; ++i) {
+    silent.push_back(std::make_unique<FakeUvnvmeServer>(Socket("silent" + std::to_string(i) + ".sock"), kPid,
+                                                        std::vector<FakeUvnvmeServer::QueueState>{}));
+    silent.back()->SetBehavior(FakeUvnvmeServer::Behavior::kSilent);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const Snapshot snapshot = Discover(options_);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(snapshot.skipped.size(), 8u);
+  EXPECT_LT(took, std::chrono::milliseconds(3 * options_.socket_timeout_ms)) << "asked one after the other";
 }
 
 TEST(ControlClient, RefusalCarriesTheDriversMessage) {

@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <future>
+#include <memory>
+#include <mutex>
 
 #include "agent/daemon/device_identity.h"
 #include "agent/daemon/journal.h"
@@ -47,10 +50,10 @@ TEST_F(JournalTest, TheFirstSafeValueIsKeptAndALaterChangeWritesNothing) {
   Journal journal(store_);
   ASSERT_TRUE(journal.WillChange(Entry("q1", "interrupt", "poll")));
   struct stat before{}, after{};
-  ASSERT_EQ(stat(store_.JournalPath().c_str(), &before), 0);
+  ASSERT_EQ(stat(store_.JournalLogPath().c_str(), &before), 0);
   ASSERT_TRUE(journal.WillChange(Entry("q1", "poll", "interrupt")));
-  ASSERT_EQ(stat(store_.JournalPath().c_str(), &after), 0);
-  EXPECT_EQ(before.st_ino, after.st_ino) << "the journal was rewritten for a target it already holds";
+  ASSERT_EQ(stat(store_.JournalLogPath().c_str(), &after), 0);
+  EXPECT_EQ(before.st_size, after.st_size) << "a record was written for a target the journal already holds";
   ASSERT_EQ(journal.entries().entries_size(), 1);
   EXPECT_EQ(journal.entries().entries(0).safe_value(), "interrupt");
   EXPECT_EQ(journal.entries().entries(0).applied_value(), "interrupt");
@@ -73,7 +76,7 @@ TEST_F(JournalTest, RestoreAllDropsWhatWasRestoredOrIsGoneAndKeepsFailures) {
   });
   ASSERT_FALSE(status);
   EXPECT_EQ(status.error().code, ErrorCode::kRefused);
-  EXPECT_EQ(order, (std::vector<std::string>{"refusing", "vanished", "restorable"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"restorable", "vanished", "refusing"})) << "oldest first";
   ASSERT_EQ(journal.entries().entries_size(), 1);
   EXPECT_EQ(journal.entries().entries(0).target(), "refusing");
   Journal reloaded(store_);
@@ -104,7 +107,7 @@ TEST_F(JournalTest, AnEntryOfAnotherBootOrAnotherDeviceIsReportedAndDroppedNotRe
         return OkStatus();
       },
       rules, &report));
-  EXPECT_EQ(replayed, (std::vector<std::string>{"legacy", "same"}));
+  EXPECT_EQ(replayed, (std::vector<std::string>{"same", "legacy"}));
   EXPECT_EQ(report.restored, 2);
   EXPECT_EQ(report.dropped, 2);
   EXPECT_TRUE(journal.empty());
@@ -137,9 +140,11 @@ TEST_F(JournalTest, AnEntryWhoseDeviceIsGoneIsDroppedAndAFailureIsKept) {
 
 TEST_F(JournalTest, ACorruptJournalIsSetAsideAndItsPreviousCopyUsed) {
   {
-    Journal journal(store_);
-    ASSERT_TRUE(journal.WillChange(Entry("q1", "interrupt", "poll")));
-    ASSERT_TRUE(journal.WillChange(Entry("q2", "interrupt", "poll")));  // the save that keeps {q1} as previous
+    v1::Journal saved;
+    *saved.add_entries() = Entry("q1", "interrupt", "poll");
+    ASSERT_TRUE(store_.SaveJournal(saved));
+    *saved.add_entries() = Entry("q2", "interrupt", "poll");
+    ASSERT_TRUE(store_.SaveJournal(saved));  // the compaction that keeps {q1} as previous
   }
   {
     std::FILE* f = std::fopen(store_.JournalPath().c_str(), "w");
@@ -159,6 +164,104 @@ TEST_F(JournalTest, ACorruptJournalIsSetAsideAndItsPreviousCopyUsed) {
   ASSERT_TRUE(reloaded.Load());
   EXPECT_TRUE(reloaded.load_warning().empty()) << "the previous copy was not made the journal again";
   EXPECT_EQ(reloaded.entries().entries_size(), 1);
+}
+
+TEST_F(JournalTest, AChangeAppendsARecordAndTheLogIsFoldedBackBeforeItOutgrowsTheEntries) {
+  Journal journal(store_);
+  ASSERT_TRUE(journal.Load());
+  ASSERT_TRUE(journal.WillChange(Entry("kept", "interrupt", "poll")));
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(journal.WillChange(Entry("q" + std::to_string(i), "interrupt", "poll")));
+    ASSERT_TRUE(journal.Restored("uvnvme_socket", "q" + std::to_string(i)));
+  }
+  struct stat log{};
+  ASSERT_EQ(stat(store_.JournalLogPath().c_str(), &log), 0);
+  EXPECT_LT(log.st_size, 200 * 130) << "2000 records and the log was never folded into journal.json";
+  Journal reloaded(store_);
+  ASSERT_TRUE(reloaded.Load());
+  ASSERT_EQ(reloaded.entries().entries_size(), 1);
+  EXPECT_EQ(reloaded.entries().entries(0).target(), "kept");
+}
+
+TEST_F(JournalTest, ATornLastRecordIsLeftOutAndSaid) {
+  {
+    Journal journal(store_);
+    ASSERT_TRUE(journal.WillChange(Entry("q1", "interrupt", "poll")));
+  }
+  std::FILE* f = std::fopen(store_.JournalLogPath().c_str(), "a");
+  ASSERT_NE(f, nullptr);
+  std::fputs("A {\"controller\": \"uvn", f);  // the crash came in the middle of the append
+  std::fclose(f);
+  Journal journal(store_);
+  ASSERT_TRUE(journal.Load());
+  EXPECT_EQ(journal.entries().entries_size(), 1);
+  EXPECT_NE(journal.load_warning().find("journal.log:2: a torn last record"), std::string::npos)
+      << journal.load_warning();
+}
+
+TEST_F(JournalTest, KernelEntriesAreRestoredFirstOldestFirstAndAStuckRestoreIsTimeBoxed) {
+  Journal journal(store_);
+  v1::JournalEntry kernel_old = Entry("k1", "1", "0"), kernel_new = Entry("k2", "1", "0");
+  for (v1::JournalEntry* e : {&kernel_old, &kernel_new}) {
+    e->set_controller("nvme0");
+    e->set_lever("sysfs_io_poll");
+  }
+  ASSERT_TRUE(journal.WillChange(Entry("stuck", "interrupt", "poll")));
+  ASSERT_TRUE(journal.WillChange(kernel_old));
+  ASSERT_TRUE(journal.WillChange(Entry("driver", "interrupt", "poll")));
+  ASSERT_TRUE(journal.WillChange(kernel_new));
+  struct Order {
+    std::mutex mutex;
+    std::vector<std::string> targets;
+  };
+  auto order = std::make_shared<Order>();
+  auto release = std::make_shared<std::promise<void>>();
+  std::shared_future<void> released = release->get_future().share();
+  RestoreRules rules;
+  rules.entry_time_box = std::chrono::milliseconds(200);
+  RestoreReport report;
+  Status status = journal.RestoreAll(
+      [order, released](const v1::JournalEntry& e) -> Status {
+        {
+          std::lock_guard lock(order->mutex);
+          order->targets.push_back(e.target());
+        }
+        if (e.target() == "stuck") released.wait();  // a driver that never answers
+        return OkStatus();
+      },
+      rules, &report);
+  release->set_value();
+  ASSERT_FALSE(status);
+  {
+    std::lock_guard lock(order->mutex);
+    EXPECT_EQ(order->targets, (std::vector<std::string>{"k1", "k2", "stuck", "driver"}));
+  }
+  EXPECT_EQ(report.restored, 3);
+  EXPECT_EQ(report.kept, 1);
+  ASSERT_EQ(journal.entries().entries_size(), 1);
+  EXPECT_EQ(journal.entries().entries(0).target(), "stuck");
+}
+
+TEST_F(JournalTest, WhileRunningTheEntriesOfProcessesThatAreGoneAreDroppedAndDevicesKept) {
+  Journal journal(store_);
+  v1::JournalEntry dead = Entry("dead", "interrupt", "poll"), alive = Entry("alive", "interrupt", "poll");
+  v1::JournalEntry device = Entry("device", "1", "0");
+  dead.set_device_identity("pid=9 start=1");
+  alive.set_device_identity("pid=10 start=1");
+  device.set_controller("nvme0");
+  device.set_device_identity("pci=0000:00:04.0 serial=S");
+  for (const auto& e : {dead, alive, device}) ASSERT_TRUE(journal.WillChange(e));
+  RestoreRules rules;
+  rules.identity_now = [](const v1::JournalEntry& e) { return e.target() == "alive" ? e.device_identity() : ""; };
+  const std::vector<std::string> lines = journal.DropGone(rules);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("dropped uvnvme:1:0 q1 (uvnvme_socket dead): the device it changed"), std::string::npos)
+      << lines[0];
+  Journal reloaded(store_);
+  ASSERT_TRUE(reloaded.Load());
+  ASSERT_EQ(reloaded.entries().entries_size(), 2);
+  EXPECT_EQ(reloaded.entries().entries(0).target(), "alive");
+  EXPECT_EQ(reloaded.entries().entries(1).target(), "device") << "a controller may be back after its reset";
 }
 
 TEST(DeviceIdentity, AProcessIsItsPidAndStartTimeAndAControllerItsAddressAndSerial) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,47 @@ TEST_F(Roster, TheFirstScanTakesEveryQueueInItsOrderAndAttachesEachProcessOnce) 
   EXPECT_EQ(controllers, (std::set<std::string>{"uvnvme:7:0", "uvnvme:7:1"}));
   EXPECT_EQ(Reconcile({UvnvmeQueue(2), UvnvmeQueue(1), UvnvmeQueue(1, "uvnvme:7:1")}), Calls{});
   EXPECT_EQ(collector.attached, std::vector<pid_t>{7});
+}
+
+// Issue #37: a scan naming one queue 1,700 times took it 1,700 times at every scan.
+TEST_F(Roster, AQueueListedManyTimesIsTakenOnce) {
+  std::vector<DiscoveredQueue> scan(1700, UvnvmeQueue(1));
+  scan.push_back(UvnvmeQueue(2));
+  EXPECT_EQ(Reconcile(scan), (Calls{"take uvnvme:7:0:q1", "take uvnvme:7:0:q2"}));
+  EXPECT_EQ(Reconcile(scan), Calls{});
+  EXPECT_EQ(queues.size(), 2u);
+}
+
+// Issue #37: reading a driver's binary may never end (a FIFO, a FUSE file). Once the loop runs, attaches go
+// to their own thread: the scan that starts one returns at once, and the next ones say it is late.
+class HangingAttach : public FakeCollector {
+ public:
+  Status AttachProcess(pid_t pid, const std::string& binary) override {
+    released.wait();
+    return FakeCollector::AttachProcess(pid, binary);
+  }
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+};
+
+TEST(RosterAttach, AnAttachThatNeverEndsHoldsNeitherTheScanNorTheRoster) {
+  ManagedQueues queues;
+  HangingAttach collector;
+  QueueRoster roster(queues, collector,
+                     QueueRoster::Hands{[&](const DiscoveredQueue& found, engine::Nanos) {
+                                          ManagedQueue q;
+                                          q.desc = found;
+                                          q.name = QueueName(found.controller, found.qid);
+                                          queues.Insert(std::move(q));
+                                        },
+                                        [&](ManagedQueue& q, const char*) { queues.Erase(q.name); }, nullptr});
+  roster.StartAttaching();
+  const auto start = std::chrono::steady_clock::now();
+  roster.Reconcile({UvnvmeQueue(1)}, 0);
+  roster.Reconcile({UvnvmeQueue(1)}, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500)) << "a scan waited";
+  EXPECT_EQ(queues.size(), 1u) << "the queue is taken while its process is not attached yet";
+  collector.release.set_value();
 }
 
 TEST_F(Roster, ANewVectorKeyOrEligibilityRetakesTheQueueWhileNewCpusOrModeDoNot) {

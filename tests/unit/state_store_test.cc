@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include "agent/daemon/state_store.h"
+#include "agent/daemon/state_store_lock.h"
 #include "common/files.h"
 
 namespace nvmeadapt::daemon {
@@ -68,6 +71,25 @@ TEST_F(StateStoreTest, ACorruptOrInvalidPolicyFileIsReportedWithItsPath) {
   auto journal = store.LoadJournal();
   ASSERT_FALSE(journal);
   EXPECT_NE(journal.error().message.find(store.JournalPath()), std::string::npos);
+}
+
+// One daemon per state dir (issue #37): the second taker is refused with the holder's pid; the lock goes
+// with its holder.
+TEST_F(StateStoreTest, TheStateDirLockRefusesASecondHolderWithThePidOfTheFirst) {
+  std::optional<StateDirLock> first;
+  {
+    auto taken = StateDirLock::Acquire(dir_);
+    ASSERT_TRUE(taken) << taken.error().message;
+    first.emplace(std::move(*taken));
+  }
+  auto second = StateDirLock::Acquire(dir_);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(second.error().message.find("(pid " + std::to_string(getpid()) + ")"), std::string::npos)
+      << second.error().message;
+  EXPECT_NE(second.error().message.find(StateDirLockPath(dir_)), std::string::npos) << second.error().message;
+  first.reset();
+  EXPECT_TRUE(StateDirLock::Acquire(dir_)) << "the lock outlived its holder";
 }
 
 }  // namespace

@@ -190,7 +190,7 @@ def _events(checks, a, summary):
 
 
 def _restart(checks, results, a, b, summary):
-    journal = json.loads((a / "journal.json").read_text()).get("entries", [])
+    journal = facts.journal_entries(a / "journal.json")
     log = (b / "daemon.log").read_text()
     irq_qids, poll_qids, split, _ = _kernel_layout(b)
     queues = facts.agent_queues(b / "queues.json")
@@ -230,7 +230,7 @@ def _coalescing(checks, b, irq_qids, summary):
     after = facts.agent_queues(b / "queues-after-error.json")
     last = json.loads((b / "status-before-stop.json").read_text())
     exit_status = int((b / "exit-status").read_text())
-    journal = json.loads((b / "journal.json").read_text()).get("entries", []) if (b / "journal.json").exists() else []
+    journal = facts.journal_entries(b / "journal.json")
     log = (b / "daemon.log").read_text()
     summary["coalescing"] = {"override_status": override_status, "lever_errors": coalescing.get("errors"),
                              "metric_lever_errors_total": metric, "lever_error_events": len(events),

@@ -128,6 +128,26 @@ def agent_completions(path, controller="nvme0"):
     return {qid: int(q.get("completions", "0")) for qid, q in agent_queues(path, controller).items()}
 
 
+def journal_entries(path):
+    """The live entries of a journal copied as PATH.json, with PATH.log beside it when the guest copied one:
+    journal.json is the last compaction, journal.log the records since ("A" adds a target not held, "D"
+    drops one; a torn last line is left out), agent/daemon/state_store.h."""
+    path = Path(path)
+    entries = json.loads(path.read_text() or "{}").get("entries", []) if path.exists() else []
+    log = path.with_suffix(".log")
+    for line in (log.read_text().splitlines() if log.exists() else []):
+        try:
+            op, entry = line[0], json.loads(line[2:])
+        except (IndexError, ValueError):
+            break
+        key = (entry.get("lever"), entry.get("target"))
+        if op == "A" and not any((e.get("lever"), e.get("target")) == key for e in entries):
+            entries.append(entry)
+        elif op == "D":
+            entries = [e for e in entries if (e.get("lever"), e.get("target")) != key]
+    return entries
+
+
 def json_lines(path):
     """The objects of a JSON-lines file (`nvme-adaptctl --json watch`), stopping at a line cut short."""
     events = []

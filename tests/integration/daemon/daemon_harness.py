@@ -169,6 +169,34 @@ class Load:
             self.process.wait(30)
 
 
+def journal_entries(state_dir):
+    """The journal's live entries: journal.json (its last compaction) with journal.log's records over it
+    (agent/daemon/state_store.h): "A" adds a target it does not hold, "D" drops one. A torn last line is
+    left out, as the daemon does."""
+    try:
+        with open(os.path.join(state_dir, "journal.json")) as f:
+            entries = json.load(f).get("entries", [])
+    except FileNotFoundError:
+        entries = []
+    try:
+        with open(os.path.join(state_dir, "journal.log")) as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        lines = []
+    for line in lines:
+        try:
+            op, entry = line[0], json.loads(line[2:])
+        except (IndexError, ValueError):
+            break
+        key = (entry.get("lever"), entry.get("target"))
+        held = [e for e in entries if (e.get("lever"), e.get("target")) == key]
+        if op == "A" and not held:
+            entries.append(entry)
+        elif op == "D":
+            entries = [e for e in entries if (e.get("lever"), e.get("target")) != key]
+    return entries
+
+
 def read_lines(path):
     with open(path) as f:
         return [line.rstrip("\n") for line in f]

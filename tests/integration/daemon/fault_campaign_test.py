@@ -24,7 +24,7 @@ import threading
 import time
 import unittest
 
-from daemon_harness import NVME_ADAPTCTL, NVME_ADAPTD, Daemon, Load, Workspace, require_root
+from daemon_harness import NVME_ADAPTCTL, NVME_ADAPTD, Daemon, Load, Workspace, journal_entries, require_root
 
 KINDS = ["normal", "dry_run", "bad_config", "metrics_taken"]
 FAILPOINTS = ["after_journal", "after_publish", "after_lever"]
@@ -71,11 +71,7 @@ class FaultCampaign(unittest.TestCase):
         return daemon.wait_for(ready, 20, "2 uvnvme queues")[0]["id"]["controller"]
 
     def journal(self):
-        try:
-            with open(os.path.join(self.ws.state_dir, "journal.json")) as f:
-                return json.load(f).get("entries", [])
-        except FileNotFoundError:
-            return []
+        return journal_entries(self.ws.state_dir)
 
     def run_daemon(self, *flags, config=None):
         args = [NVME_ADAPTD, "--config", config or self.ws.write_config({}), "--state-dir", self.ws.state_dir,

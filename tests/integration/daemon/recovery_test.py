@@ -13,7 +13,7 @@ import subprocess
 import sys
 import unittest
 
-from daemon_harness import NVME_ADAPTD, Daemon, Load, Workspace, require_root
+from daemon_harness import NVME_ADAPTD, Daemon, Load, Workspace, journal_entries, require_root
 
 
 def uvnvme_controller(daemon, count):
@@ -50,8 +50,7 @@ class Recovery(unittest.TestCase):
         first.ctl("policy", "set", "--controller", controller, "--mode", "poll")
         first.wait_for(lambda: self.load.queue_modes() == {1: "poll", 2: "poll"}, 10, "both queues polling")
         first.ctl("policy", "set", "--pace-slack", "123us")
-        with open(os.path.join(self.ws.state_dir, "journal.json")) as f:
-            self.assertEqual(len(json.load(f)["entries"]), 2)
+        self.assertEqual(len(journal_entries(self.ws.state_dir)), 2)
         first.stop(signal.SIGKILL)
         self.assertEqual(self.load.queue_modes(), {1: "poll", 2: "poll"}, "kill -9 cannot restore anything")
         self.assertEqual(self.switches(), {1: 1, 2: 1})
@@ -72,8 +71,7 @@ class Recovery(unittest.TestCase):
 
         self.assertEqual(second.stop(signal.SIGTERM), 0)
         self.assertEqual(self.load.queue_modes(), {1: "interrupt", 2: "interrupt"})
-        with open(os.path.join(self.ws.state_dir, "journal.json")) as f:
-            self.assertEqual(json.load(f).get("entries", []), [])
+        self.assertEqual(journal_entries(self.ws.state_dir), [])
 
     def crash_with_both_queues_polling(self):
         first = self.daemon(log="crashed.log")
@@ -87,8 +85,7 @@ class Recovery(unittest.TestCase):
         return controller
 
     def journal_entries(self):
-        with open(os.path.join(self.ws.state_dir, "journal.json")) as f:
-            return len(json.load(f).get("entries", []))
+        return len(journal_entries(self.ws.state_dir))
 
     def run_daemon(self, *flags, config=None):
         args = [NVME_ADAPTD, "--config", config or self.ws.write_config({}), "--state-dir", self.ws.state_dir,
@@ -138,8 +135,9 @@ class Recovery(unittest.TestCase):
     def test_entries_are_stamped_and_judged_by_boot_and_device(self):
         self.crash_with_both_queues_polling()
         path = os.path.join(self.ws.state_dir, "journal.json")
-        with open(path) as f:
-            journal = json.load(f)
+        journal = {"entries": journal_entries(self.ws.state_dir)}
+        if os.path.exists(os.path.join(self.ws.state_dir, "journal.log")):
+            os.remove(os.path.join(self.ws.state_dir, "journal.log"))  # the edited entries alone, in journal.json
         with open("/proc/sys/kernel/random/boot_id") as f:
             boot = f.read().strip()
         for entry in journal["entries"]:

@@ -96,12 +96,14 @@ fabrics_settled_queues "$a/poll/queues-before.json"
 fabrics_io lever agent-hipri --bs=4k --rw=randread --ioengine=io_uring --hipri=1
 fabrics_settled_queues "$a/poll/queues-after.json"
 cp "$AGENT_DIR/state/journal.json" "$a/poll/journal.json" 2> /dev/null || echo '{}' > "$a/poll/journal.json"
+cp "$AGENT_DIR/state/journal.log" "$a/poll/journal.log" 2> /dev/null || true
 step agent-stop-restores
 agent_stop "$a" TERM
 wait_until 60 "the host reconnected without poll queues" _host_polls 0
 fabrics_refresh
 fabrics_host_state "$a/host-after-stop.txt"
 cp "$AGENT_DIR/state/journal.json" "$a/journal-after-stop.json" 2> /dev/null || echo '{}' > "$a/journal-after-stop.json"
+cp "$AGENT_DIR/state/journal.log" "$a/journal-after-stop.log" 2> /dev/null || true
 
 # A crash after the switch: the next agent restores the host from the journal at its start. Then the host
 # disconnects under it: its queues are dropped with events, and the agent goes on.
@@ -112,6 +114,7 @@ agent_start fabrics "$b"
 fabrics_switch poll "$b/poll"
 agent_stop "$b" KILL
 cp "$AGENT_DIR/state/journal.json" "$b/journal-after-kill.json" 2> /dev/null || echo '{}' > "$b/journal-after-kill.json"
+cp "$AGENT_DIR/state/journal.log" "$b/journal-after-kill.log" 2> /dev/null || true
 fabrics_host_state "$b/host-after-kill.txt"
 rm -f "$AGENT_DIR/state/policy.json"
 agent_start fabrics "$b/next"
@@ -130,6 +133,7 @@ wait_until 30 "the agent to drop $host_ctrl" _agent_lists_no "$host_ctrl" "$b/ne
 ctl --json status > "$b/next/status-after-disconnect.json"
 agent_stop "$b/next" TERM
 cp "$AGENT_DIR/state/journal.json" "$b/next/journal-after-stop.json" 2> /dev/null || echo '{}' > "$b/next/journal-after-stop.json"
+cp "$AGENT_DIR/state/journal.log" "$b/next/journal-after-stop.log" 2> /dev/null || true
 
 # The target goes instead: a host that gives up in seconds (--ctrl-loss-tmo) is switched (journaled, the
 # reconnect keeps its timeouts), then with fio on it the subsystem is removed from the target. nvmet drops the
@@ -147,6 +151,7 @@ fabrics_switch poll "$t/poll"
 agent_watch "$t/watch.json"
 cat "/sys/class/nvme/$fabrics_ctrl/ctrl_loss_tmo" "/sys/class/nvme/$fabrics_ctrl/reconnect_delay" > "$t/poll/host-timeouts.txt"
 cp "$AGENT_DIR/state/journal.json" "$t/journal-before.json" 2> /dev/null || echo '{}' > "$t/journal-before.json"
+cp "$AGENT_DIR/state/journal.log" "$t/journal-before.log" 2> /dev/null || true
 host_ctrl=$fabrics_ctrl
 wait_until 30 "the agent to list nvme0 as backing" _agent_layer_is nvme0 backing "$t/queues-before.json"
 wait_until 30 "the agent to list the target's queues" _agent_lists_layer target "$t/queues-before.json"
@@ -172,6 +177,7 @@ echo "$fio_status" > "$t/fio.status"
 say "target gone: $(tr '\n' ';' < "$t/removal.txt") fio status $fio_status"
 agent_stop "$t" TERM
 cp "$AGENT_DIR/state/journal.json" "$t/journal-after-stop.json" 2> /dev/null || echo '{}' > "$t/journal-after-stop.json"
+cp "$AGENT_DIR/state/journal.log" "$t/journal-after-stop.log" 2> /dev/null || true
 
 step finish
 fabrics_target_teardown

@@ -83,7 +83,9 @@ switch_controller poll "$a/switch-3-poll"
 step agent-crash
 switch_controller interrupt "$a/switch-4-interrupt"
 agent_stop "$a" KILL
-cp "$AGENT_DIR/state/journal.json" "$AGENT_DIR/state/policy.json" "$a/"
+cp "$AGENT_DIR/state/policy.json" "$a/"
+cp "$AGENT_DIR/state/journal.json" "$a/" 2> /dev/null || echo '{}' > "$a/journal.json"
+cp "$AGENT_DIR/state/journal.log" "$a/" 2> /dev/null || true
 
 # Run B: the kernel's default lever (coalescing on a stock kernel), the same state dir: the journal left by
 # the crash puts poll_queues back first, the policy persisted over gRPC (nvme0 interrupt) stays in force.
@@ -110,6 +112,7 @@ ctl --json queues > "$b/queues-after-error.json"
 ctl --json status > "$b/status-before-stop.json"
 agent_stop "$b" TERM
 cp "$AGENT_DIR/state/journal.json" "$b/" 2>/dev/null || true
+cp "$AGENT_DIR/state/journal.log" "$b/" 2>/dev/null || true
 
 step set-features
 d=$(results_subdir set-features)

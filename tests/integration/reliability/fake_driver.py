@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""A userspace driver as hostile as the issue's reproducers (#37), speaking docs/uvnvme-control.md.
+
+    fake_driver.py RUNTIME_DIR [--sockets N] [--controllers C] [--queues Q] [--repeat R] [--fifo-exe]
+
+Listens on RUNTIME_DIR/uvnvme/PID.sock, and on N-1 more sockets named PID-K.sock that lead to the same
+process. `list` answers C controllers of Q queues, every entry repeated R times; `set_mode` is taken and
+remembered. --fifo-exe: the process runs from a copy of its interpreter, deletes that copy and puts a FIFO
+where /proc/PID/exe says the executable was ("PATH (deleted)"). Prints "ready" once every socket listens.
+"""
+import argparse
+import json
+import os
+import socket
+import sys
+import threading
+
+
+def serve(listener, answer):
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=talk, args=(conn, answer), daemon=True).start()
+
+
+def talk(conn, answer):
+    with conn:
+        pending = b""
+        while True:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                conn.sendall((json.dumps(answer(json.loads(line)), separators=(",", ":")) + "\n").encode())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("runtime_dir")
+    parser.add_argument("--sockets", type=int, default=1)
+    parser.add_argument("--controllers", type=int, default=1)
+    parser.add_argument("--queues", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--fifo-exe", action="store_true")
+    args = parser.parse_args()
+    modes = {(c, q): "interrupt" for c in range(args.controllers) for q in range(1, args.queues + 1)}
+    lock = threading.Lock()
+
+    def answer(request):
+        with lock:
+            if request.get("op") == "list":
+                # The fields discovery reads, no more: 1,700 entries fit the agent's 64 KiB reply bound.
+                queues = [{"ctrl": c, "qid": q, "mode": m} for (c, q), m in sorted(modes.items())] * args.repeat
+                return {"ok": True, "pid": os.getpid(), "queues": queues}
+            if request.get("op") == "set_mode" and (request.get("ctrl"), request.get("qid")) in modes:
+                modes[(request["ctrl"], request["qid"])] = request["mode"]
+                return {"ok": True, "mode": request["mode"]}
+            return {"ok": False, "error": "unknown request"}
+
+    if args.fifo_exe:
+        exe = os.readlink("/proc/self/exe")
+        os.unlink(exe)
+        os.mkfifo(exe + " (deleted)")
+        assert os.readlink("/proc/self/exe") == exe + " (deleted)"
+    directory = os.path.join(args.runtime_dir, "uvnvme")
+    os.makedirs(directory, mode=0o750, exist_ok=True)
+    for k in range(args.sockets):
+        name = f"{os.getpid()}.sock" if k == 0 else f"{os.getpid()}-{k}.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(os.path.join(directory, name))
+        listener.listen(64)
+        threading.Thread(target=serve, args=(listener, answer), daemon=True).start()
+    print("ready", flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""What the reliability cases share: the fake driver as a process, the daemon's memory, timed commands."""
+import os
+import subprocess
+import sys
+import time
+
+from daemon_harness import NVME_ADAPTCTL
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class FakeDriver:
+    """fake_driver.py as a process, started with `python` (a copy of the interpreter, for --fifo-exe)."""
+
+    def __init__(self, workspace, *args, python=sys.executable):
+        self.process = subprocess.Popen([python, os.path.join(HERE, "fake_driver.py"), workspace.runtime_dir, *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        if line.strip() != "ready":
+            self.process.kill()
+            raise AssertionError(f"fake driver did not start: {line}{self.process.stderr.read()}")
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError(f"/proc/{pid}/status has no VmRSS")
+
+
+def timed_status(api_socket, timeout=10):
+    """(exit status, seconds, output) of `nvme-adaptctl status`."""
+    start = time.monotonic()
+    result = subprocess.run([NVME_ADAPTCTL, "--addr", api_socket, "status"], capture_output=True, text=True,
+                            timeout=timeout)
+    return result.returncode, time.monotonic() - start, result.stdout + result.stderr
