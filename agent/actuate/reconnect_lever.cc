@@ -233,7 +233,7 @@ Result<CommandOutcome> ReconnectLever::RunCli(const std::vector<std::string>& ar
   if (!outcome && outcome.error().code == ErrorCode::kNotFound) {
     return Fail(ErrorCode::kUnsupported, CommandLine(argv),
                 "nvme-cli is missing: the tcp_reconnect lever runs '" + options_.nvme_cli +
-                    "' and cannot (" + outcome.error().message + "); install nvme-cli");
+                    "' and cannot (" + outcome.error().message + "); install the nvme-cli package");
   }
   if (!outcome) return Fail(CommandLine(argv), outcome.error());
   return outcome;

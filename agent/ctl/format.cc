@@ -45,9 +45,8 @@ std::string Field(bool has, Getter get) {
   return has ? get() : "-";
 }
 
-// A level that starts from a profile says so after its name: "global [patch]".
 std::vector<std::string> PolicyRow(const std::string& level, const v1::Policy& p) {
-  std::vector<std::string> row = {level + (p.has_profile() ? " [" + p.profile() + "]" : ""),
+  std::vector<std::string> row = {level,
                                   Field(p.has_mode(), [&] { return ShortName(p.mode()); })};
   for (const PolicyFlag& flag : PolicyFlags()) row.push_back(PolicyFlagText(flag, p));
   return row;

@@ -112,7 +112,7 @@ TEST_F(Reconnect, AMissingNvmeCliIsSaidClearly) {
   ASSERT_FALSE(on);
   EXPECT_EQ(on.error().code, ErrorCode::kUnsupported);
   EXPECT_NE(on.error().message.find("nvme-cli is missing"), std::string::npos) << on.error().message;
-  EXPECT_NE(on.error().message.find("install nvme-cli"), std::string::npos) << on.error().message;
+  EXPECT_NE(on.error().message.find("install the nvme-cli package"), std::string::npos) << on.error().message;
   EXPECT_EQ(cli_->calls.size(), 1u);
 }
 

@@ -4,6 +4,7 @@
 // in place; kept when the lever says it could not connect it back (kIo), so the next restore connects it.
 #include <gtest/gtest.h>
 
+#include "agent/daemon/journal.h"
 #include "agent/daemon/state_store.h"
 #include "tests/unit/agent_loop_fixture.h"
 
@@ -20,7 +21,7 @@ class AgentInFlight : public AgentLoop {
     levers_.on_apply = [this](const LeverPlan&) { during_ = Entries(); };
   }
   std::vector<v1::JournalEntry> Entries() const {
-    auto journal = StateStore(state_dir_).LoadJournal();
+    auto journal = Journal::ReadFrom(StateStore(state_dir_));
     if (!journal) return {};
     return {journal->entries().begin(), journal->entries().end()};
   }

@@ -127,8 +127,8 @@ TEST(PolicyBook, policy_profile_fields_under_the_entrys_own) {
   c->mutable_policy()->set_profile("fastest");
   auto unknown = PolicyBook::Create(set);
   ASSERT_FALSE(unknown);
-  EXPECT_NE(unknown.error().message.find("controllers[nvme0].policy.profile: unknown profile 'fastest' (observe, "
-                                         "patch, throughput, latency)"),
+  EXPECT_NE(unknown.error().message.find("controllers[nvme0].policy.profile: unknown profile 'fastest' (default, "
+                                         "patch, observe, throughput, latency)"),
             std::string::npos)
       << unknown.error().message;
 }

@@ -102,7 +102,7 @@ TEST(PatchPresetConfig, AProfileLaysThePatchsRulesUnderTheLevelsOwnFields) {
 TEST(PatchPresetConfig, AnUnknownProfileIsRefusedWithTheNames) {
   auto config = ParseConfigJson(R"({"queues": [{"controller": "nvme0", "queue": 2, "policy": {"profile": "fast"}}]})");
   ASSERT_FALSE(config);
-  EXPECT_NE(config.error().message.find("queues[0].policy.profile: unknown profile 'fast' (default, patch)"),
+  EXPECT_NE(config.error().message.find("queues[0].policy.profile: unknown profile 'fast' (default, patch, observe, throughput, latency)"),
             std::string::npos)
       << config.error().message;
 }

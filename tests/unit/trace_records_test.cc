@@ -102,7 +102,7 @@ TEST(TraceWords, APatchPresetProfileWordSetsThePatchsRulesUnderTheWordsAfterIt) 
   expected.mode = ControllerMode::kShadow;
   EXPECT_EQ(policy, expected);
   const std::vector<std::string_view> bad = {"profile=fast"};
-  EXPECT_EQ(ApplyPolicyWords(bad, policy).error().message, "unknown profile 'fast' (default, patch)");
+  EXPECT_EQ(ApplyPolicyWords(bad, policy).error().message, "unknown profile 'fast' (default, patch, observe, throughput, latency)");
 }
 
 }  // namespace
