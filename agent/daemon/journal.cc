@@ -184,7 +184,9 @@ Status Journal::RestoreAll(const RestoreFn& restore, const RestoreRules& rules, 
       Status status = TimeBoxed(restore, entry, rules.entry_time_box);
       if (status) {
         ++out.restored;
-        out.lines.push_back("restored " + name + " = " + entry.safe_value());
+        // A reconnect's safe value is the connection's arguments, DH-HMAC-CHAP secrets among them: never logged.
+        const bool secret = entry.lever() == LeverKindName(LeverKind::kTcpReconnect);
+        out.lines.push_back("restored " + name + " = " + (secret ? "(its connection arguments)" : entry.safe_value()));
       } else if (status.error().code == ErrorCode::kNotFound) {
         drop_reason = "its target is gone: " + status.error().message;
       } else {
