@@ -20,13 +20,14 @@
 
 #include "agent/collect/collector.h"
 #include "bare_counter.skel.h"
+#include "bench/bpf_stats_sysctl.h"
 
 using namespace nvmeadapt;
 using namespace nvmeadapt::collect;
+using namespace nvmeadapt::bench;
 
 namespace {
 
-constexpr const char* kStatsSysctl = "/proc/sys/kernel/bpf_stats_enabled";
 
 struct RunStats {
   uint64_t count = 0;
@@ -54,19 +55,6 @@ RunStats CompletionRunStats(const Collector& collector) {
   return {};
 }
 
-std::string ReadSysctl() {
-  std::ifstream in(kStatsSysctl);
-  std::string value;
-  in >> value;
-  return value;
-}
-
-bool WriteSysctl(const std::string& value) {
-  std::ofstream out(kStatsSysctl);
-  out << value << "\n";
-  out.flush();
-  return static_cast<bool>(out);
-}
 
 // kernel.bpf_stats_enabled=1 while it lives, the previous value back after (bench/bpf_cost restores it
 // too, should this process be killed).

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "agent/collect/collector.h"
+#include "bench/bpf_stats_sysctl.h"
 #include "common/clock.h"
 #if !defined(PROBE_FIRE_SPDK)
 #include "uvnvme/probes.h"
@@ -34,6 +35,7 @@
 
 using namespace nvmeadapt;
 using namespace nvmeadapt::collect;
+using namespace nvmeadapt::bench;
 
 #if defined(PROBE_FIRE_SPDK)
 struct spdk_nvme_qpair {
@@ -51,7 +53,6 @@ extern "C" __attribute__((noinline, used)) int32_t spdk_nvme_qpair_process_compl
 
 namespace {
 
-constexpr const char* kStatsSysctl = "/proc/sys/kernel/bpf_stats_enabled";
 constexpr const char* kSpdkProbe = "spdk_nvme_qpair_process_completions";
 
 #if defined(PROBE_FIRE_SPDK)
@@ -203,19 +204,6 @@ bool ParseOptions(int argc, char** argv, Options& options) {
   return options.fires > 0 && options.rounds > 0;
 }
 
-std::string ReadSysctl() {
-  std::ifstream in(kStatsSysctl);
-  std::string value;
-  in >> value;
-  return value;
-}
-
-bool WriteSysctl(const std::string& value) {
-  std::ofstream out(kStatsSysctl);
-  out << value << "\n";
-  out.flush();
-  return static_cast<bool>(out);
-}
 
 }  // namespace
 

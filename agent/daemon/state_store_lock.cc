@@ -12,11 +12,12 @@
 namespace nvmeadapt::daemon {
 namespace {
 
+std::string PidPath(const std::string& state_dir) { return state_dir + "/nvme-adaptd.pid"; }
+
 // The pid the holder wrote, or "unknown" (it may hold the lock and not have written it yet).
-std::string HolderPid(int fd) {
-  char text[32] = {};
-  const ssize_t n = pread(fd, text, sizeof text - 1, 0);
-  std::string pid = n > 0 ? std::string(text, static_cast<size_t>(n)) : "";
+std::string HolderPid(const std::string& state_dir) {
+  auto text = ReadWholeFile(PidPath(state_dir), 32);
+  std::string pid = text ? *text : "";
   while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
   if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) return "unknown";
   return pid;
@@ -29,19 +30,20 @@ std::string StateDirLockPath(const std::string& state_dir) { return state_dir + 
 Result<StateDirLock> StateDirLock::Acquire(const std::string& state_dir) {
   if (Status made = MakeDirectories(state_dir, 0750); !made) return made.error();
   const std::string path = StateDirLockPath(state_dir);
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+  // Held open read-only: a file open for writing would keep the state dir's file system from being remounted
+  // read-only, which an operator (and the fault campaign) may do while the daemon runs. The pid goes to a
+  // file of its own.
+  const int fd = open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
   if (fd < 0) return SysError("open", path, errno);
   StateDirLock lock(fd);
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     if (err != EWOULDBLOCK) return SysError("flock", path, err);
-    return MakeError(ErrorCode::kFailedPrecondition, "another nvme-adaptd (pid " + HolderPid(fd) +
+    return MakeError(ErrorCode::kFailedPrecondition, "another nvme-adaptd (pid " + HolderPid(state_dir) +
                                                          ") holds " + path + ": one daemon per state dir");
   }
-  const std::string pid = std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) != 0) return SysError("truncate", path, errno);
-  if (pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    return SysError("write pid to", path, errno);
+  if (Status written = WriteFileAtomically(PidPath(state_dir), std::to_string(getpid()) + "\n"); !written) {
+    return written.error();
   }
   return lock;
 }

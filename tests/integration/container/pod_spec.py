@@ -16,7 +16,8 @@ from engine import fail
 from kubelet_volume import KubeletVolume
 
 # Fields that are not container runtime settings.
-POD_FIELDS_ELSEWHERE = {"nodeSelector", "tolerations", "priorityClassName", "terminationGracePeriodSeconds"}
+POD_FIELDS_ELSEWHERE = {"nodeSelector", "tolerations", "priorityClassName", "terminationGracePeriodSeconds",
+                        "serviceAccountName"}
 CONTAINER_FIELDS_ELSEWHERE = {"name", "image", "imagePullPolicy", "ports", "startupProbe", "livenessProbe",
                               "readinessProbe"}
 
@@ -123,7 +124,12 @@ def podman_run_options(objects, host_root):
     daemonset = next(o for o in objects if o["kind"] == "DaemonSet")
     config_maps = {o["metadata"]["name"]: o.get("data", {}) for o in objects if o["kind"] == "ConfigMap"}
     pod = daemonset["spec"]["template"]["spec"]
-    unhandled("pod spec", pod, POD_FIELDS_ELSEWHERE | {"hostPID", "securityContext", "containers", "volumes"})
+    unhandled("pod spec", pod, POD_FIELDS_ELSEWHERE | {"hostPID", "securityContext", "containers", "volumes",
+                                                       "automountServiceAccountToken"})
+    # podman mounts no service account token, which is what the manifest asks for only when it turns it off.
+    if pod.get("automountServiceAccountToken", True) is not False:
+        fail("pod spec: automountServiceAccountToken is not false: the agent never uses a token, and the test "
+             "mounts none")
     if len(pod["containers"]) != 1:
         fail(f"the pod has {len(pod['containers'])} containers; the test runs one")
     container = pod["containers"][0]

@@ -28,11 +28,21 @@ class LoadProcess:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.socket_path = os.path.join(self.runtime_dir, "uvnvme", f"{self.proc.pid}.sock")
         deadline = time.monotonic() + 10
-        while not os.path.exists(self.socket_path):
+        # The file appears at bind, owner-only; the server widens it to 0660 and then listens: a socket that
+        # takes a connection is the one the driver serves.
+        while not self._listening():
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.kill()
                 raise AssertionError(f"no control socket at {self.socket_path}: {self.proc.stderr.read()}")
             time.sleep(0.01)
+
+    def _listening(self):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(self.socket_path)
+            except OSError:
+                return False
+        return True
 
     def stop(self):
         """SIGTERM, then the JSON report (the run ends early, drains and reports)."""
