@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "agent/config/profiles.h"
+
 namespace nvmeadapt::config {
 
 Result<engine::ControllerMode> FromProto(v1::ControllerMode mode, std::string_view field_path) {
@@ -56,13 +58,9 @@ void SetProtoPolicyValue(v1::Policy* policy, const engine::PolicyField& field, i
 Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& layer, std::string_view field_path) {
   engine::Policy p = base;
   if (layer.has_profile()) {
-    const engine::PolicyProfile* profile = engine::FindPolicyProfile(layer.profile());
-    if (profile == nullptr) {
-      return MakeError(ErrorCode::kInvalidArgument, std::string(field_path) + ".profile: unknown profile '" +
-                                                        layer.profile() + "' (" + engine::PolicyProfileNames() +
-                                                        ")");
-    }
-    engine::ApplyPolicyProfile(*profile, p);
+    auto profile = FindProfile(layer.profile(), std::string(field_path) + ".profile");
+    if (!profile) return profile.error();
+    engine::ApplyPolicyProfile(**profile, p);
   }
   for (const engine::PolicyField& field : engine::PolicyFields()) {
     auto value = ProtoPolicyValue(layer, field, field_path);

@@ -9,31 +9,23 @@ once, and its RSS stays within 10 MiB of where it started.
 """
 import os
 import re
-import signal
 import sys
 import time
 import unittest
 
 from daemon_harness import Daemon, Workspace, require_root
-from reliability_harness import FakeDriver, rss_kib
+from reliability_harness import DaemonBesideFakeDriver, FakeDriver, rss_kib
 
 DURATION = float(os.environ.get("RELIABILITY_DURATION", "75"))
 SOCKETS, REPEAT = 64, 1700
 SLACK_KIB = 10 * 1024
 
 
-class DuplicateListing(unittest.TestCase):
+class DuplicateListing(DaemonBesideFakeDriver):
     def setUp(self):
         require_root(self)
         self.ws = Workspace("duplicate-listing")
         self.driver = FakeDriver(self.ws, "--sockets", str(SOCKETS), "--repeat", str(REPEAT))
-        self.daemon = None
-
-    def tearDown(self):
-        if self.daemon:
-            self.daemon.stop(signal.SIGKILL)
-        self.driver.stop()
-        self.ws.cleanup()
 
     def test_rss_stays_flat_and_the_queue_is_one(self):
         self.daemon = Daemon(self.ws, flags=["--sources", "uvnvme"]).start()

@@ -16,10 +16,10 @@ import time
 import unittest
 
 from daemon_harness import Daemon, Workspace, require_root
-from reliability_harness import FakeDriver, timed_status
+from reliability_harness import DaemonBesideFakeDriver, FakeDriver, timed_status
 
 
-class FifoExecutable(unittest.TestCase):
+class FifoExecutable(DaemonBesideFakeDriver):
     def setUp(self):
         require_root(self)
         self.ws = Workspace("fifo-exe")
@@ -27,13 +27,6 @@ class FifoExecutable(unittest.TestCase):
         shutil.copy(os.path.realpath(sys.executable), python)
         self.driver = FakeDriver(self.ws, "--fifo-exe", python=python)
         self.fifo = python + " (deleted)"
-        self.daemon = None
-
-    def tearDown(self):
-        if self.daemon:
-            self.daemon.stop(signal.SIGKILL)
-        self.driver.stop()
-        self.ws.cleanup()
 
     def test_status_answers_and_sigterm_stops_with_a_fifo_for_an_executable(self):
         self.assertTrue(stat.S_ISFIFO(os.stat(self.fifo).st_mode), "the FIFO is not in place")

@@ -1,12 +1,26 @@
 """What the reliability cases share: the fake driver as a process, the daemon's memory, timed commands."""
 import os
+import signal
 import subprocess
 import sys
 import time
+import unittest
 
 from daemon_harness import NVME_ADAPTCTL
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class DaemonBesideFakeDriver(unittest.TestCase):
+    """A case whose setUp makes self.ws and self.driver, and whose test may start self.daemon: all three go."""
+
+    daemon = None
+
+    def tearDown(self):
+        if self.daemon:
+            self.daemon.stop(signal.SIGKILL)
+        self.driver.stop()
+        self.ws.cleanup()
 
 
 class FakeDriver:
