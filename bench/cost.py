@@ -18,7 +18,7 @@ How each figure is made (nothing here is measured by this script; every input na
 - uvnvme (the per-reap `complete` probe, CollectorOptions::userspace_per_reap): it fires once per reaped
   batch, so a batch costs one fire: probe_cost.json's ns_per_fire.complete (the argument moves, the uprobe
   entry and the BPF program, measured in a loop that fires it), spread over the batch's completions.
-- uvnvme_tally (the default `tally` probe): one fire per tally of up to 64 completions or 200 us (2 ms in interrupt mode), whatever
+- uvnvme_tally (the default `tally` probe): one fire per tally of up to 64 completions or 200 us (256 or 2 ms in interrupt mode), whatever
   the batches; the figure is the one measured at QD32, probe_cost.json's qd32_default_probes_added_us_per_io
   (the fires and the driver's bookkeeping), the same for every batch size.
 Usage: bench/cost.py BUILD_DIR

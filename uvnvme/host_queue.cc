@@ -111,8 +111,9 @@ void HostQueue::AddToTally(uint32_t reaped, int64_t now) {
   ++tally_.reaps;
   tally_.last_reap = reaped;
   tally_.last_ns = now;
-  const int64_t bound = tally_.mode == ReapMode::kPoll ? kTallyNanos : kInterruptTallyNanos;
-  tally_.due = tally_.completions >= kTallyCompletions || now - tally_.first_ns >= bound;
+  const bool polling = tally_.mode == ReapMode::kPoll;
+  tally_.due = tally_.completions >= (polling ? kTallyCompletions : kInterruptTallyCompletions) ||
+               now - tally_.first_ns >= (polling ? kTallyNanos : kInterruptTallyNanos);
 }
 
 void HostQueue::CheckTallyAge() {

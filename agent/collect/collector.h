@@ -134,8 +134,8 @@ struct CollectorOptions {
   // (bench/probe_cost.py).
   bool userspace_wakeups = false;
   // uvnvme drivers: count every reap through the `complete` probe (one uprobe trap per reap) instead of
-  // the `tally` probe (one per tally of up to 64 completions or 200 us polling, 2 ms in interrupt mode,
-  // docs/probes.md). Off by default: the per-reap trap costs the driver ~+50 % CPU per I/O at QD32
+  // the `tally` probe (one per tally of up to 64 completions or 200 us polling, 256 or 2 ms in interrupt
+  // mode, docs/probes.md). Off by default: the per-reap trap costs the driver ~+50 % CPU per I/O at QD32
   // (bench/probe_cost.py). A driver without the tally probe is observed through `complete` either way.
   bool userspace_per_reap = false;
   bool force_procfs = false;       // skip BPF altogether

@@ -102,10 +102,14 @@ class UsdtFiring(unittest.TestCase):
     """The probes fire as docs/probes.md says, read through kernel uprobes with the semaphores."""
     NAMES = {"complete": ["ctrl", "qid", "n", "mode"], "irq": ["ctrl", "qid"], "mode": ["ctrl", "qid", "mode"],
              "tally": ["ctrl", "qid", "n", "reaps", "mode", "last_reap", "first_ns", "last_ns"]}
-    INTERRUPT_TALLY_NS = 2_000_000  # docs/probes.md, "Tallies": an interrupt-mode tally's age bound
+    # docs/probes.md, "Tallies": a tally closes at the reap that brings it to COUNT completions or finds its
+    # first reap AGE ns old, by the mode it was reaped in (0 interrupt, 1 poll): mode -> (COUNT, AGE).
+    TALLY_BOUNDS = {0: (256, 2_000_000), 1: (64, 200_000)}
+    DEFAULT_PROBES = ("tally", "mode")  # what the agent attaches (docs/probes.md)
 
-    def trace_load(self, *load_args):
-        """Runs uvnvme-load with a tracefs uprobe event on every probe site; returns its result and the trace."""
+    def trace_load(self, *load_args, probes=None):
+        """Runs uvnvme-load with a tracefs uprobe event on every site of `probes` (all four by default), so
+        with their semaphores raised and the others' not; returns its result and the trace."""
         tracing = "/sys/kernel/tracing"
         if os.geteuid() != 0 or not os.path.exists(f"{tracing}/uprobe_events"):
             self.fail(f"needs root and tracefs at {tracing} (mount -t tracefs nodev {tracing})")
@@ -114,6 +118,8 @@ class UsdtFiring(unittest.TestCase):
         defined = []
         try:
             for index, note in enumerate(stapsdt_notes(LOAD)):  # one uprobe event per probe site
+                if probes is not None and note["name"] not in probes:
+                    continue
                 args = " ".join(f"{a}={fetcharg(spec)}" for a, spec in zip(self.NAMES[note["name"]], note["arguments"]))
                 event_name = f"{note['name']}_{index}"
                 event = (f"p:{group}/{event_name} {LOAD}:{file_offset(LOAD, note['location']):#x}"
@@ -141,9 +147,9 @@ class UsdtFiring(unittest.TestCase):
             fired[event].append(dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", fields)))
         return json.loads(result.stdout), fired
 
-    def test_qd1_interrupt_tallies_close_at_64_completions_or_2_ms_not_every_few_reaps(self):
+    def test_qd1_interrupt_tallies_close_at_256_completions_or_2_ms_not_every_few_reaps(self):
         # At QD1 every completion is a reap; 20 us apart, the poll-mode bound (200 us) would close a tally
-        # every ~10. An interrupt-mode tally closes at 64 completions or 2 ms, or at the reaper's stop.
+        # every ~10. An interrupt-mode tally closes at 256 completions or 2 ms, or at the reaper's stop.
         report, fired = self.trace_load("--json", "--no-socket", "--queues", "1", "--latency-us", "20",
                                         "--mode", "interrupt", "--phases", "300ms:qd1")
         tallies = fired["tally"]
@@ -151,7 +157,7 @@ class UsdtFiring(unittest.TestCase):
         self.assertGreater(len(tallies), 2, "too few tallies to judge")
         for e in tallies[:-1]:  # the last one the stop closed
             self.assertEqual(e["mode"], 0, e)
-            self.assertTrue(e["n"] >= 64 or e["last_ns"] - e["first_ns"] >= self.INTERRUPT_TALLY_NS, e)
+            self.assertTrue(e["n"] >= 256 or e["last_ns"] - e["first_ns"] >= self.TALLY_BOUNDS[0][1], e)
 
     def test_probe_counts_match_the_report(self):
         report, fired = self.trace_load("--json", "--no-socket", "--queues", "2", "--latency-us", "200",
@@ -164,18 +170,49 @@ class UsdtFiring(unittest.TestCase):
             self.assertEqual(len(mine["irq"]), q["wakeups"], key)
             self.assertEqual([e["mode"] for e in mine["mode"]], [1, 0], key)
             self.assertTrue(any(e["mode"] == 1 for e in mine["complete"]), "no batch reaped in poll mode")
-            # Tallies: the same completions and reaps, in order, never across a switch, closed at 64.
+            # Tallies: the same completions and reaps, in order, never across a switch, closed at the count.
             tallies = mine["tally"]
             self.assertEqual(sum(e["n"] for e in tallies), q["completed"], key)
             self.assertEqual(sum(e["reaps"] for e in tallies), q["reaps"], key)
             self.assertEqual(len(mine["complete"]), q["reaps"], key)
             self.assertLess(len(tallies), len(mine["complete"]), key)
             for e in tallies:
-                self.assertTrue(0 < e["last_reap"] <= e["n"] < 64 + e["last_reap"], e)
-                self.assertTrue(0 < e["first_ns"] <= e["last_ns"], e)
                 self.assertIn(e["mode"], (0, 1), e)
+                self.assertTrue(0 < e["last_reap"] <= e["n"] < self.TALLY_BOUNDS[e["mode"]][0] + e["last_reap"], e)
+                self.assertTrue(0 < e["first_ns"] <= e["last_ns"], e)
             self.assertTrue(all(a["last_ns"] <= b["first_ns"] for a, b in zip(tallies, tallies[1:])), key)
             self.assertIn(1, [e["mode"] for e in tallies], "no tally reaped in poll mode")
+
+    def test_default_probes_fire_once_per_tally_bound_at_qd1_qd8_qd32(self):
+        # The agent's default probes (tally, mode) alone, as it attaches them, one queue per run. Each tally
+        # but the stop's closes at its mode's count or age and no later (a reap that brought it to the
+        # count closed it), so tallies <= completions / COUNT + span / AGE + 2: fires per I/O fall with the
+        # depth until the count bound rules (docs/probes.md, "Fires per completion" prints the same table).
+        print("\nmode      qd  completions   reaps  wakeups | tally+mode fires per 1000 completions (bound)  "
+              "| complete, irq (if attached)", file=sys.stderr)
+        for mode_name, mode in (("interrupt", 0), ("poll", 1)):
+            count, age = self.TALLY_BOUNDS[mode]
+            for qd in (1, 8, 32):
+                report, fired = self.trace_load("--json", "--no-socket", "--queues", "1", "--mode", mode_name,
+                                                "--phases", f"400ms:qd{qd}", probes=self.DEFAULT_PROBES)
+                queue, tallies = report["queues"][0], fired["tally"]
+                completed = queue["completed"]
+                self.assertEqual(sum(e["n"] for e in tallies), completed, (mode_name, qd))
+                self.assertEqual(sum(e["reaps"] for e in tallies), queue["reaps"], (mode_name, qd))
+                self.assertEqual(fired["mode"], [], "no switch, no mode probe")
+                span = tallies[-1]["last_ns"] - tallies[0]["first_ns"]
+                per_1000 = 1000 * (len(tallies) + len(fired["mode"])) / completed
+                bound = 1000 * (completed / count + span / age + 2) / completed
+                print(f"{mode_name:9} {qd:3} {completed:12} {queue['reaps']:7} {queue['wakeups']:8} | "
+                      f"{per_1000:8.2f} ({bound:.2f}) | {1000 * queue['reaps'] / completed:.1f}, "
+                      f"{1000 * queue['wakeups'] / completed:.1f}", file=sys.stderr, flush=True)
+                for e in tallies:
+                    self.assertEqual(e["mode"], mode, e)
+                    self.assertLess(e["n"] - e["last_reap"], count, e)  # not later than the count
+                for e in tallies[:-1]:  # the last one the stop closed
+                    if mode == 0:  # an interrupt-mode tally's age is judged at its last reap
+                        self.assertTrue(e["n"] >= count or e["last_ns"] - e["first_ns"] >= age, e)
+                self.assertLessEqual(per_1000, bound, (mode_name, qd))
 
 
 if __name__ == "__main__":
