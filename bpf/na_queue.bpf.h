@@ -250,6 +250,10 @@ static __noinline bool na_window_restart(struct na_queue_slot *slot, __u32 seen,
 
 	if (__sync_val_compare_and_swap(&slot->counters.restart_gen, seen, generation) != seen)
 		return false;
+	/* A try under the first-completion clock: no start until its first completion writes one (0 holds pace
+	 * checks off meanwhile; the agent's timer judges a try without completions from the switch). */
+	if (mode == NA_MODE_POLL && (NA_READ(slot->control.flags) & NA_CONTROL_TRY_CLOCK_FIRST))
+		start = 0;
 	/* Moving window_seq makes every close claimed on the abandoned window fail. */
 	__sync_fetch_and_add(&slot->counters.window_seq, 1);
 	word = na_window_reset(slot, start);
@@ -287,7 +291,7 @@ static __noinline void na_check_pace(struct na_queue_slot *slot, __u64 now, __u3
 	__u32 seq, reported, flags = NA_READ(slot->control.flags);
 	struct na_emit_args rec = {};
 
-	if (now <= start)
+	if (!start || now <= start) /* 0: a try whose clock waits for its first completion */
 		return;
 	if (!na_behind_pace(now - start, na_pace_index(k, n, flags & NA_CONTROL_BATCH_ALLOWANCE),
 			    NA_READ(slot->control.baseline_span_ns), NA_READ(slot->control.baseline_completions),
@@ -384,7 +388,11 @@ static __always_inline void na_account_reaps(struct na_queue_slot *slot, __u64 n
 	if (old == 0) {
 		if (!now)
 			now = bpf_ktime_get_ns();
-		NA_WRITE(slot->counters.window_first_ns, first && first <= now ? first : now);
+		first = first && first <= now ? first : now;
+		NA_WRITE(slot->counters.window_first_ns, first);
+		/* Only a try under the first-completion clock has no start (na_window_restart): its clock starts here. */
+		if (!NA_READ(slot->counters.window_start_ns))
+			__sync_val_compare_and_swap(&slot->counters.window_start_ns, 0, first);
 	}
 	if (!settled)
 		return;
@@ -401,8 +409,8 @@ static __always_inline void na_account_reaps(struct na_queue_slot *slot, __u64 n
 		if (!now)
 			now = bpf_ktime_get_ns();
 		rec.end = now;
-		rec.start = NA_READ(slot->counters.window_start_ns);
 		rec.first = NA_READ(slot->counters.window_first_ns);
+		rec.start = NA_READ(slot->counters.window_start_ns) ?: rec.first;
 		word = na_window_reset(slot, now);
 		rec.completions = NA_WINDOW_COUNT(word);
 		rec.bytes = NA_WINDOW_BYTES(word);

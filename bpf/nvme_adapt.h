@@ -54,6 +54,9 @@ struct na_queue_key {
 
 /* na_queue_control.flags */
 #define NA_CONTROL_BATCH_ALLOWANCE 1U /* pace: a reap of n completions is held to k + n - 1 (DESIGN.md 3) */
+/* A try's first window (a new generation in poll mode) starts at its first completion, not at the switch:
+ * window_start_ns stays 0 until that completion writes it (engine::Policy::try_clock_first_completion). */
+#define NA_CONTROL_TRY_CLOCK_FIRST 2U
 
 /*
  * Written by the agent (one entry per managed queue), read by BPF at every completion. A switch is

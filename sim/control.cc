@@ -97,7 +97,9 @@ void EngineController::Restart(Collector& c, ReapMode mode, Nanos now) {
   c.last = 0;
   c.count = 0;
   c.miss_sent = false;
-  c.awaiting_first = latency_ && latency_->try_clock_first_completion;
+  // The agent's BPF side under the policy's first-completion clock (bpf/na_queue.bpf.h); the in-driver
+  // rule keeps the patch's clock.
+  c.awaiting_first = latency_ && policy_.try_clock_first_completion && mode == ReapMode::kPoll;
 }
 
 void EngineController::Send(const engine::WindowRecord& record, Nanos now) {

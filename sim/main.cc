@@ -27,8 +27,8 @@ constexpr const char* kUsage =
     "  agent keeps, the latency curve and the sweep; reduced unless --full; writes JSON to --out.\n"
     "  LIST: comma-separated of calibration,validation,keeps,curve,sweep (default: all).\n"
     "  --sweep-sample N: run every N-th sweep case only and estimate the whole sweep's run time from them.\n"
-    "--try-clock switch|first_completion: where the agent's try starts its clock (the BPF side's window\n"
-    "  start; a model experiment, default switch).\n"
+    "--try-clock switch|first_completion: where the agent's try starts its clock, the policy field\n"
+    "  try_clock_first_completion (default switch, the patch's rule; the in-driver arm always keeps it).\n"
     "NAME (--mechanism): what slows interrupt mode at 15 devices, interrupt_ceiling (default) or\n"
     "  per_entry_penalty (the older fit).\n"
     "point: one case under one policy (default all five), for exploring; NAME=VALUE sets a model parameter\n"
@@ -90,6 +90,7 @@ int Point(const std::vector<std::string>& args) {
   std::string only;
   std::vector<std::string> sets;
   AgentLatency agent = MeasuredAgentLatency();
+  engine::Policy policy = PatchPolicy();
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (i + 1 >= args.size()) Fail(flag + " needs a value");
@@ -105,7 +106,7 @@ int Point(const std::vector<std::string>& args) {
       agent.to_poll_blocking = agent.to_interrupt_blocking = agent.to_poll_effect;
     }
     else if (flag == "--set") sets.push_back(value);
-    else if (flag == "--try-clock") agent.try_clock_first_completion = TryClockFirstCompletion(value);
+    else if (flag == "--try-clock") policy.try_clock_first_completion = TryClockFirstCompletion(value);
     else if (flag == "--mechanism") {
       if (!ParseMechanism(value, mechanism)) Fail("--mechanism: no mechanism named '" + value + "'");
       c.costs = SeedHostCosts(mechanism);
@@ -129,7 +130,7 @@ int Point(const std::vector<std::string>& args) {
   for (PolicyKind k : {PolicyKind::kInterrupt, PolicyKind::kPoll, PolicyKind::kInDriver, PolicyKind::kAgent,
                        PolicyKind::kGsim}) {
     if (!only.empty() && PolicyName(k) != only) continue;
-    const CaseResult r = RunCase(c, k, PatchPolicy(), agent, RunLength{5'000'000, ms * 1'000'000});
+    const CaseResult r = RunCase(c, k, policy, agent, RunLength{5'000'000, ms * 1'000'000});
     std::printf("%-9s %12.0f IOPS (model)  mean latency %8.1f us  polled %5.1f%%  interrupts %lu  poll runs %lu  "
                 "gsim masks %lu  switches %lu  tries %lu (behind pace %lu, %lu of them at k = 1; not faster %lu, stalled %lu)\n",
                 PolicyName(k).c_str(), r.stats.Iops(), r.stats.MeanLatencyUs(), 100 * r.stats.PollShare(),
@@ -163,7 +164,7 @@ int Report(const std::vector<std::string>& args) {
     const std::string& value = args[++i];
     if (flag == "--out") out = value;
     else if (flag == "--sections") sections = value;
-    else if (flag == "--try-clock") options.agent.try_clock_first_completion = TryClockFirstCompletion(value);
+    else if (flag == "--try-clock") options.policy.try_clock_first_completion = TryClockFirstCompletion(value);
     else if (flag == "--mechanism") {
       if (!ParseMechanism(value, options.mechanism)) Fail("--mechanism: no mechanism named '" + value + "'");
     } else if (flag == "--sweep-sample") {

@@ -67,9 +67,6 @@ struct AgentLatency {
   Nanos to_interrupt_effect = 0;  // decision to the driver back in interrupt mode
   Nanos to_poll_blocking = 0;     // the agent's loop waits this long for the lever's acknowledgement
   Nanos to_interrupt_blocking = 0;
-  // A try's window starts at its first completion in the new mode (the BPF side reporting that time),
-  // instead of when the switch took effect. A model experiment: the engine has no such policy yet.
-  bool try_clock_first_completion = false;
 };
 
 struct NamedValue {

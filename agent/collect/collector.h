@@ -48,6 +48,7 @@ struct QueueControl {
   uint32_t window_completions = 8192;
   engine::Nanos pace_slack = 20'000;
   bool batch_pace_allowance = true;  // engine::Policy::batch_pace_allowance
+  bool try_clock_first_completion = false;  // engine::Policy::try_clock_first_completion
 };
 
 struct QueueCounters {

@@ -92,7 +92,8 @@ na_queue_control ToBpfControl(const QueueControl& control) {
   out.baseline_completions = control.baseline_completions;
   out.window_completions = control.window_completions;
   out.pace_slack_ns = static_cast<__u64>(control.pace_slack);
-  out.flags = control.batch_pace_allowance ? NA_CONTROL_BATCH_ALLOWANCE : 0;
+  out.flags = (control.batch_pace_allowance ? NA_CONTROL_BATCH_ALLOWANCE : 0) |
+              (control.try_clock_first_completion ? NA_CONTROL_TRY_CLOCK_FIRST : 0);
   return out;
 }
 

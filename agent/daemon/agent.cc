@@ -211,6 +211,9 @@ void Agent::RunTimers(engine::Nanos now) {
       if (counters->generation == q->generation) {
         progress = counters->progress;
         progress.last = counters->last_completion;
+        // A try under the first-completion clock has no start before its first completion: until then the
+        // timer judges it from the switch.
+        if (progress.start == 0) progress.start = q->mode_since;
         if (q->open_switch && q->open_switch->first_completion == 0)
           q->open_switch->first_completion = counters->window_first;
       }

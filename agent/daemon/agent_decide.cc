@@ -141,6 +141,7 @@ collect::QueueControl Agent::ControlFor(const ManagedQueue& queue, ReapMode mode
   // one early record per window.
   control.pace_slack = view.policy.pace_slack + view.pace_credit;
   control.batch_pace_allowance = view.policy.batch_pace_allowance;
+  control.try_clock_first_completion = view.policy.try_clock_first_completion;
   return control;
 }
 

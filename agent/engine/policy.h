@@ -69,6 +69,14 @@ struct Policy {
   // rate). A stall before the try's first completion (the switch slow to take effect in the reaper), in a
   // kept run, or in a run resumed after a re-measure is one failure. false: the patch's rule.
   bool stall_backoff = true;
+  // Where a try's clock starts: false (the patch's rule), when the switch to polling took effect; true, at
+  // the try's first completion in poll mode (the BPF side starts the try's first window there, so neither
+  // its pace check nor its rate counts the device round trip between the switch and that completion). The
+  // scale model (docs/scale.md, "try clock") shows it matters only where interrupt-mode throughput is lost to
+  // CPU work per interrupt entry (the per-entry penalty), not under the platform's interrupt ceiling that
+  // fits the published points: off by default. The timer still judges a try with no completion at all from
+  // the switch.
+  bool try_clock_first_completion = false;
   ControllerMode mode = ControllerMode::kOff;
 
   bool operator==(const Policy&) const = default;

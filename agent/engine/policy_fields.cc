@@ -53,6 +53,9 @@ constexpr PolicyField kFields[] = {
     {.name = "stall_backoff", .trace_key = "stall_backoff", .option = "stall-backoff", .column = "STALL-BACKOFF",
      .kind = K::kFlag, .min = 0, .max = 1, .patch = 0, .absent_in_trace_is_patch = true,
      NA_POLICY_MEMBER(stall_backoff)},
+    {.name = "try_clock_first_completion", .trace_key = "try_clock_first", .option = "try-clock-first-completion",
+     .column = "TRY-CLOCK-FIRST", .kind = K::kFlag, .min = 0, .max = 1, .patch = 0, .absent_in_trace_is_patch = true,
+     NA_POLICY_MEMBER(try_clock_first_completion)},
     {.name = "mode", .trace_key = "mode", .option = "", .column = "MODE", .kind = K::kMode,
      .patch = static_cast<int64_t>(ControllerMode::kOff), NA_POLICY_MEMBER(mode)},
 };

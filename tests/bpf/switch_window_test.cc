@@ -60,6 +60,44 @@ TEST_F(SwitchWindowTest, APendingSwitchStartsAtTheDriversModeProbeAndCountsEvery
   EXPECT_EQ(Counters(key_).completions, 24u);
 }
 
+// engine::Policy::try_clock_first_completion: the try's first completion comes a device round trip (30 us)
+// after the switch, then the queue polls at the baseline's pace. With the clock at the switch, k = 1 is
+// 29 us behind a 1 us pace and the BPF side sends a pace miss; with the clock at the first completion the
+// try's window starts there (0 meanwhile: no start yet, no pace check), and nothing is behind.
+TEST_F(SwitchWindowTest, TryClockAtTheFirstCompletionStartsTheTrysWindowThere) {
+  Manage();
+  uint32_t generation = 1;
+  engine::Nanos t = 0;
+  for (bool first_clock : {false, true}) {
+    SCOPED_TRACE(first_clock ? "clock at the first completion" : "clock at the switch");
+    PublishPendingPoll();
+    control_.generation = ++generation;
+    control_.try_clock_first_completion = first_clock;
+    Publish();
+    t += 100'000;
+    DriverSwitched(key_, t, ReapMode::kPoll);
+    EXPECT_EQ(Counters(key_).progress.start, first_clock ? 0 : t);
+    for (uint32_t i = 0; i < 16; ++i) Complete(key_, t + 30'000 + i * 1'000, 1, 0, NA_MODE_POLL);
+    const auto events = Drain();
+    ASSERT_FALSE(events.empty());
+    const auto& window = events.back();
+    EXPECT_FALSE(window.pace_miss.has_value());
+    EXPECT_EQ(window.completions, 16u);
+    EXPECT_EQ(window.start, first_clock ? t + 30'000 : t);
+    EXPECT_EQ(window.first, t + 30'000);
+    if (first_clock) {
+      EXPECT_EQ(events.size(), 1u) << "no pace miss: the clock started at the first completion";
+    } else {
+      ASSERT_EQ(events.size(), 2u);
+      ASSERT_TRUE(events[0].pace_miss.has_value()) << "k = 1 a round trip after the switch is behind pace";
+      EXPECT_EQ(events[0].pace_miss->completion_index, 1u);
+    }
+    // The next window of the run starts where this one ended, whichever the clock.
+    EXPECT_EQ(Counters(key_).progress.start, t + 45'000);
+    t += 100'000;
+  }
+}
+
 TEST_F(SwitchWindowTest, WithoutAProbeTheWindowStartsWhereTheAgentSaysTheLeverReturned) {
   Manage();
   Complete(key_, 2'000, 1, 0, NA_MODE_UNKNOWN);

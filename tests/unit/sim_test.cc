@@ -241,9 +241,9 @@ TEST(SimTryClock, StartingATryAtItsFirstCompletionRemovesTheFailuresAtTheFirstIn
   fast.to_poll_effect = fast.to_interrupt_effect = fast.to_poll_blocking = fast.to_interrupt_blocking = 10'000;
   const RunLength length{5'000'000, 100'000'000};
   const CaseResult at_switch = RunCase(c, PolicyKind::kAgent, PatchPolicy(), fast, length);
-  AgentLatency first = fast;
+  engine::Policy first = PatchPolicy();
   first.try_clock_first_completion = true;
-  const CaseResult at_first = RunCase(c, PolicyKind::kAgent, PatchPolicy(), first, length);
+  const CaseResult at_first = RunCase(c, PolicyKind::kAgent, first, fast, length);
   EXPECT_GT(at_switch.counts.behind_pace_first, 5u) << "the case shows the k = 1 failures";
   EXPECT_EQ(at_first.counts.behind_pace_first, 0u);
   EXPECT_GT(at_first.stats.PollShare(), at_switch.stats.PollShare());
