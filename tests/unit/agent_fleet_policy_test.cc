@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "agent/config/config_file.h"
+#include "agent/daemon/config_watch.h"
 #include "tests/unit/agent_loop_fixture.h"
 
 namespace nvmeadapt::daemon::testing {
@@ -137,6 +139,28 @@ TEST_F(FleetPolicy, selector_in_the_config_file_reaches_queues_on_reload) {
   ASSERT_TRUE(outcome) << outcome.error().message;
   EXPECT_EQ(QueueOf("nvme0", 2).controller_mode(), v1::CONTROLLER_MODE_SHADOW);
   EXPECT_EQ(QueueOf("uvnvme:7:0", 2).controller_mode(), v1::CONTROLLER_MODE_ADAPTIVE);
+}
+
+// A config file whose selectors cannot stand is refused at reload with the entries named, the running policy
+// kept whole.
+TEST_F(FleetPolicy, selector_refused_at_reload_keeps_the_running_policy) {
+  auto* entry = policies_.add_selectors();
+  entry->set_name("pm1743");
+  entry->mutable_match()->set_serial("S6CRNA0T100001");
+  entry->mutable_policy()->set_mode(v1::CONTROLLER_MODE_SHADOW);
+  Start();
+  const std::string before = agent_->GetPolicy().policy().SerializeAsString();
+  ConfigReloader reloader("config.json", [] {
+    return config::ParseConfigJson(R"({"selectors": [
+        {"name": "by-model", "match": {"model": "SAMSUNG*"}, "policy": {"mode": "CONTROLLER_MODE_POLL"}},
+        {"name": "by-serial", "match": {"serial": "S6CRNA0T100001"}, "policy": {"mode": "CONTROLLER_MODE_OFF"}}]})");
+  }, *agent_, &metrics_);
+  auto refused = reloader.Reload("test");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("'by-model'"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("'by-serial'"), std::string::npos) << refused.error().message;
+  EXPECT_EQ(agent_->GetPolicy().policy().SerializeAsString(), before);
+  EXPECT_EQ(QueueOf("nvme0", 1).controller_mode(), v1::CONTROLLER_MODE_SHADOW);
 }
 
 TEST_F(FleetPolicy, policy_explain_gives_each_field_its_entry_and_source) {
