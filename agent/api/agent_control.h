@@ -29,6 +29,9 @@ class AgentControl {
   virtual Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request) = 0;
   // kNotFound for an unknown queue, kFailedPrecondition for a queue that is not eligible.
   virtual Result<v1::SetQueueModeResponse> SetQueueMode(const v1::SetQueueModeRequest& request) = 0;
+  // The queue's effective policy field by field, with the entry and source of each. kNotFound for an unknown
+  // queue.
+  virtual Result<v1::ExplainPolicyResponse> ExplainPolicy(const v1::ExplainPolicyRequest& request) = 0;
   // A subscription to the agent's events; `capacity` bounds its queue (oldest dropped first).
   virtual std::shared_ptr<Subscription> WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) = 0;
 };

@@ -155,6 +155,17 @@ grpc::Status AgentServiceImpl::GetPolicy(grpc::ServerContext* context, const v1:
   });
 }
 
+grpc::Status AgentServiceImpl::ExplainPolicy(grpc::ServerContext* context, const v1::ExplainPolicyRequest* request,
+                                             v1::ExplainPolicyResponse* response) {
+  return Serve("ExplainPolicy", context, Access::kRead, request, [&](const std::string&) {
+    if (Status valid = ValidateExplainPolicyRequest(*request); !valid) return ToGrpcStatus(valid.error());
+    auto result = core_.agent().ExplainPolicy(*request);
+    if (!result) return ToGrpcStatus(result.error());
+    *response = std::move(result).value();
+    return grpc::Status::OK;
+  });
+}
+
 grpc::Status AgentServiceImpl::SetPolicy(grpc::ServerContext* context, const v1::SetPolicyRequest* request,
                                          v1::SetPolicyResponse* response) {
   return Serve("SetPolicy", context, Access::kMutate, request, [&](const std::string& identity) {

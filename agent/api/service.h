@@ -75,6 +75,8 @@ class AgentServiceImpl final : public v1::AgentService::Service {
                             v1::SetQueueModeResponse* response) override;
   grpc::Status WatchEvents(grpc::ServerContext* context, const v1::WatchEventsRequest* request,
                            grpc::ServerWriter<v1::Event>* writer) override;
+  grpc::Status ExplainPolicy(grpc::ServerContext* context, const v1::ExplainPolicyRequest* request,
+                             v1::ExplainPolicyResponse* response) override;
 
  private:
   // Times the call, authorizes it, runs `body(identity)` (exceptions become INTERNAL), reports to the

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "agent/config/policy_convert.h"
+#include "agent/config/policy_layers.h"
 
 namespace nvmeadapt::api {
 namespace {
@@ -24,6 +25,24 @@ Status ValidateSource(v1::Source source, std::string_view field_path) {
 }
 
 }  // namespace
+
+// A selector entry's name is shown in logs and tables: the controller name's characters, 64 at most.
+static Status ValidateSelectorFields(const v1::SetPolicyRequest& request) {
+  if (request.selector().empty()) return Invalid("selector", "must name the entry that match and remove apply to");
+  if (Status status = ValidateControllerName(request.selector(), "selector", true); !status) return status;
+  if (!request.controller().empty()) return Invalid("controller", "must not be set with selector");
+  if (request.remove() && (request.has_match() || request.policy().ByteSizeLong() != 0 || request.replace())) {
+    return Invalid("remove", "takes no match, policy or replace (it drops the selector entry)");
+  }
+  if (request.has_match()) {
+    auto selector = config::SelectorOf(request.match(), "match");
+    if (!selector) return selector.error();
+    if (selector->criteria.empty() && !selector->QueueScoped()) {
+      return Invalid("match", "sets no criterion (" + engine::SelectorFieldNames() + ")");
+    }
+  }
+  return OkStatus();
+}
 
 std::string Quoted(std::string_view text) {
   constexpr size_t kMaxShown = 80;
@@ -77,10 +96,16 @@ Status ValidateSetPolicyRequest(const v1::SetPolicyRequest& request) {
   }
   const v1::Policy& policy = request.policy();
   if (request.reset()) {
-    if (!request.controller().empty() || request.replace() || policy.ByteSizeLong() != 0) {
-      return Invalid("reset", "takes no controller, queue, policy or replace (it drops the whole API-set policy)");
+    if (!request.controller().empty() || request.replace() || policy.ByteSizeLong() != 0 ||
+        !request.selector().empty() || request.has_match() || request.remove()) {
+      return Invalid("reset", "takes no controller, queue, selector, policy or replace (it drops the whole "
+                              "API-set policy)");
     }
     return OkStatus();
+  }
+  if (!request.selector().empty() || request.has_match() || request.remove()) {
+    if (Status status = ValidateSelectorFields(request); !status) return status;
+    if (request.remove()) return OkStatus();
   }
   if (!request.replace() && policy.ByteSizeLong() == 0) {
     return Invalid("policy", "sets no field (set at least one, or use replace to clear the level)");
@@ -108,6 +133,15 @@ Status ValidateSetQueueModeRequest(const v1::SetQueueModeRequest& request) {
   if (request.mode() == v1::REAP_MODE_UNSPECIFIED && request.duration_ns() != 0) {
     return Invalid("duration_ns", "must be 0 when clearing an override (mode REAP_MODE_UNSPECIFIED)");
   }
+  return OkStatus();
+}
+
+Status ValidateExplainPolicyRequest(const v1::ExplainPolicyRequest& request) {
+  if (!request.has_queue()) return Invalid("queue", "must be set");
+  if (Status status = ValidateControllerName(request.queue().controller(), "queue.controller", true); !status) {
+    return status;
+  }
+  if (request.queue().queue() == 0) return Invalid("queue.queue", "must be an I/O queue id (>= 1)");
   return OkStatus();
 }
 

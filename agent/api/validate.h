@@ -27,6 +27,7 @@ Status ValidateControllerName(std::string_view name, std::string_view field_path
 Status ValidateListQueuesRequest(const v1::ListQueuesRequest& request);
 Status ValidateSetPolicyRequest(const v1::SetPolicyRequest& request);
 Status ValidateSetQueueModeRequest(const v1::SetQueueModeRequest& request);
+Status ValidateExplainPolicyRequest(const v1::ExplainPolicyRequest& request);
 Status ValidateWatchEventsRequest(const v1::WatchEventsRequest& request);
 
 }  // namespace nvmeadapt::api

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "agent/config/policy_layers.h"
 #include "agent/config/profiles.h"
 
 namespace nvmeadapt::config {
@@ -83,25 +84,12 @@ v1::PolicySet PoliciesOf(const v1::Config& config) {
   *set.mutable_policy() = config.policy();
   *set.mutable_controllers() = config.controllers();
   *set.mutable_queues() = config.queues();
+  *set.mutable_selectors() = config.selectors();
   return set;
 }
 
 Result<engine::Policy> EffectivePolicy(const v1::PolicySet& set, std::string_view controller, uint32_t queue) {
-  auto policy = Overlay(engine::Policy{}, set.policy(), "policy");
-  if (!policy) return policy;
-  for (int i = 0; i < set.controllers_size(); ++i) {
-    const auto& c = set.controllers(i);
-    if (c.controller() != controller) continue;
-    policy = Overlay(*policy, c.policy(), "controllers[" + std::to_string(i) + "].policy");
-    if (!policy) return policy;
-  }
-  for (int i = 0; i < set.queues_size(); ++i) {
-    const auto& q = set.queues(i);
-    if (q.controller() != controller || q.queue() != queue) continue;
-    policy = Overlay(*policy, q.policy(), "queues[" + std::to_string(i) + "].policy");
-    if (!policy) return policy;
-  }
-  return policy;
+  return EffectivePolicy(set, NamedDevice(controller), queue);
 }
 
 Result<engine::Policy> EffectivePolicy(const v1::Config& config, std::string_view controller, uint32_t queue) {
@@ -117,6 +105,11 @@ Status ValidatePolicies(const v1::PolicySet& set) {
       return MakeError(ErrorCode::kInvalidArgument, path + ".controller: must name a controller");
     }
     auto merged = Overlay(*global, set.controllers(i).policy(), path + ".policy");
+    if (!merged) return merged.error();
+  }
+  if (Status selectors = ValidateSelectors(set); !selectors) return selectors;
+  for (int i = 0; i < set.selectors_size(); ++i) {
+    auto merged = Overlay(*global, set.selectors(i).policy(), "selectors[" + std::to_string(i) + "].policy");
     if (!merged) return merged.error();
   }
   for (int i = 0; i < set.queues_size(); ++i) {

@@ -40,7 +40,8 @@ Result<engine::ControllerMode> FromProto(v1::ControllerMode mode, std::string_vi
 // The policy levels of a config.
 v1::PolicySet PoliciesOf(const v1::Config& config);
 
-// The effective policy of a queue: built-in defaults <- global <- its controller's <- its own.
+// The effective policy of a queue known by its name only: built-in defaults <- global <- selectors and entries
+// in their precedence (policy_layers.h).
 Result<engine::Policy> EffectivePolicy(const v1::PolicySet& policies, std::string_view controller, uint32_t queue);
 Result<engine::Policy> EffectivePolicy(const v1::Config& config, std::string_view controller, uint32_t queue);
 

@@ -41,6 +41,12 @@ std::vector<OptionSpec> PolicySetOptions() {
       {"controller", "C", "the controller's level (default: the global one)"},
       {"queue", "N|C:qN", "a queue's level: N with --controller, or CONTROLLER:qN"},
       {"replace", "", "the level becomes exactly what is given (fields not given inherit)"},
+      {"selector", "NAME", "a selector entry's level instead (created with --match, which it then keeps)"},
+      {"match", "KEY=VALUE",
+       "a selector criterion: controller (glob), id, model (glob), serial, firmware (glob), subsysnqn, transport, "
+       "layer, pci_address, queues (1,3,5-8)",
+       true},
+      {"remove", "", "with --selector: drop that entry"},
       {"file", "JSON", "a Policy as JSON (\"-\" for stdin), e.g. {\"mode\": \"CONTROLLER_MODE_ADAPTIVE\"}"},
   };
   for (const PolicyFlag& flag : PolicyFlags()) {
@@ -58,7 +64,7 @@ std::vector<CommandSpec> MakeCommands() {
        "every queue the agent sees",
        {{"source", "S", kSourceHelp}, {"controller", "C", "only the queues of controller C"}},
        {},
-       "-o wide adds the lever, CPUs, vector, windows and failures.",
+       "-o wide adds the controller's stable ID, the lever, CPUs, vector, windows and failures.",
        &RunQueues},
       {{"policy", "get"}, "the policy levels as set, and the effective global policy", {}, {}, "", &RunPolicy},
       {{"policy", "set"},
@@ -66,7 +72,11 @@ std::vector<CommandSpec> MakeCommands() {
        PolicySetOptions(),
        {},
        "Fields not given are left as they are; with --replace the level becomes exactly what is given.\n"
-       "Flags override the fields of --file.",
+       "Flags override the fields of --file. --controller takes a name (nvme0) or a stable ID; a name is kept as\n"
+       "the controller's stable ID, so the level stays with the device when it is renumbered.\n"
+       "Precedence: global < controller selectors < controller < queue selectors (--match queues=...) < queue;\n"
+       "among selectors the one with more criteria wins. Example:\n"
+       "  nvme-adaptctl policy set --selector pm1743 --match 'model=SAMSUNG MZWLO*' --match transport=pcie --mode adaptive",
        &RunPolicy},
       {{"policy", "profiles"},
        "the named sets of policy fields a level can start from (--profile)",
@@ -75,6 +85,14 @@ std::vector<CommandSpec> MakeCommands() {
        "",
        nullptr,
        &RunProfiles},
+      {{"policy", "explain"},
+       "a queue's effective policy, each field with the entry that set it and its source",
+       {},
+       {"QUEUE"},
+       "QUEUE like nvme0:q1. ENTRY is default, global, selector NAME, controller C or queue C:qN (with the\n"
+       "profile when the entry's profile set the field, or the lever when it limits the mode); SOURCE is default,\n"
+       "config file or api.",
+       &RunPolicy},
       {{"policy", "reset"},
        "drop the policy set over the API: the config file's policy is in force again",
        {},

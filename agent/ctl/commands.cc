@@ -7,6 +7,7 @@
 
 #include "agent/api/status_map.h"
 #include "agent/api/validate.h"
+#include "agent/config/policy_layers.h"
 #include "agent/config/profiles.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/output.h"
@@ -99,6 +100,20 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
   request.set_controller(controller);
   request.set_queue(queue);
   request.set_replace(args.flag("replace"));
+  if (const std::string* selector = args.value("selector")) {
+    if (!controller.empty()) return Usage("--selector: not with --controller or --queue (it names an entry of its own)");
+    request.set_selector(*selector);
+  }
+  for (const std::string& criterion : args.all("match")) {
+    if (Status set = config::SetSelectorCriterion(*request.mutable_match(), criterion); !set) {
+      return Usage("--match: " + set.error().message);
+    }
+  }
+  request.set_remove(args.flag("remove"));
+  if ((request.has_match() || request.remove()) && request.selector().empty()) {
+    return Usage("--match and --remove need --selector NAME");
+  }
+  if (request.remove() || (request.has_match() && policy->ByteSizeLong() == 0)) return request;
   if (!request.replace() && policy->ByteSizeLong() == 0) {
     return Usage("policy set: give at least one field (e.g. --mode adaptive), --file, or --replace");
   }
@@ -178,8 +193,21 @@ int RunQueues(const Args& args, const AgentClient& client, std::ostream& out) {
 }
 
 int RunPolicy(const Args& args, const AgentClient& client, std::ostream& out) {
-  if (args.positional.size() != 2) return UsageError("policy: expected 'policy get', 'policy set' or 'policy reset'");
   auto stub = v1::AgentService::NewStub(client.channel());
+  if (args.positional.size() == 3 && args.positional[1] == "explain") {
+    v1::ExplainPolicyRequest request;
+    auto id = ParseQueueName(args.positional[2]);
+    if (!id) return UsageError(id.error().message);
+    *request.mutable_queue() = *id;
+    v1::ExplainPolicyResponse response;
+    const grpc::Status status = stub->ExplainPolicy(client.NewContext().get(), request, &response);
+    if (!status.ok()) return ServerError(status);
+    if (!PrintedAsData(args, response, out)) PrintPolicyExplain(response, out);
+    return 0;
+  }
+  if (args.positional.size() != 2) {
+    return UsageError("policy: expected 'policy get', 'policy set', 'policy reset' or 'policy explain QUEUE'");
+  }
   if (args.positional[1] == "get") {
     v1::GetPolicyResponse response;
     const grpc::Status status = stub->GetPolicy(client.NewContext().get(), {}, &response);

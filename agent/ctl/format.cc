@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "agent/config/policy_layers.h"
 #include "agent/ctl/payoff_text.h"
 #include "agent/ctl/policy_flags.h"
 #include "agent/ctl/values.h"
@@ -121,7 +122,7 @@ void PrintStatus(const v1::GetStatusResponse& s, std::ostream& out) {
 void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out, bool wide) {
   std::vector<std::string> headings = {"QUEUE", "SOURCE", "TRANSPORT", "LAYER", "MODE", "STATE", "POLICY",
                                        "OVERRIDE", "SWITCHES", "COMPLETIONS", "PAYOFF"};
-  if (wide) headings.insert(headings.end(), {"LEVER", "CPUS", "IRQ", "WINDOWS", "FAILURES"});
+  if (wide) headings.insert(headings.end(), {"ID", "LEVER", "CPUS", "IRQ", "WINDOWS", "FAILURES"});
   headings.emplace_back("NOTE");
   Table t(headings);
   for (const auto& q : response.queues()) {
@@ -133,7 +134,7 @@ void PrintQueues(const v1::ListQueuesResponse& response, std::ostream& out, bool
     if (wide) {
       std::string cpus;
       for (uint32_t cpu : q.cpus()) cpus += (cpus.empty() ? "" : ",") + std::to_string(cpu);
-      row.insert(row.end(), {OrDash(q.lever()), OrDash(cpus), q.irq() < 0 ? "-" : std::to_string(q.irq()),
+      row.insert(row.end(), {OrDash(q.controller_id()), OrDash(q.lever()), OrDash(cpus), q.irq() < 0 ? "-" : std::to_string(q.irq()),
                              std::to_string(q.windows()), std::to_string(q.failures())});
     }
     row.push_back(NoteText(q));
@@ -154,6 +155,28 @@ void PrintPolicySet(const v1::PolicySet& policy, const v1::Policy* effective_glo
     id.set_controller(q.controller());
     id.set_queue(q.queue());
     t.Add(PolicyRow("queue " + QueueName(id), q.policy()));
+  }
+  for (const auto& s : policy.selectors()) t.Add(PolicyRow("selector " + s.name(), s.policy()));
+  t.Print(out);
+  if (policy.selectors_size() == 0) return;
+  out << "\n";
+  Table selectors({"SELECTOR", "MATCH"});
+  for (const auto& s : policy.selectors()) selectors.Add({s.name(), config::SelectorText(s.match())});
+  selectors.Print(out);
+}
+
+void PrintPolicyExplain(const v1::ExplainPolicyResponse& explained, std::ostream& out) {
+  out << "queue " << QueueName(explained.queue()) << " (controller ID " << explained.controller_id() << ")\n";
+  Table t({"FIELD", "VALUE", "ENTRY", "SOURCE"});
+  for (const v1::PolicyFieldOrigin& f : explained.fields()) {
+    std::string value = f.value().has_mode() ? ShortName(f.value().mode()) : "-";
+    for (const PolicyFlag& flag : PolicyFlags()) {
+      if (flag.field != nullptr && flag.field->name == f.field()) value = PolicyFlagText(flag, f.value());
+    }
+    const std::string source = f.source() == v1::POLICY_SOURCE_API           ? "api"
+                               : f.source() == v1::POLICY_SOURCE_CONFIG_FILE ? "config file"
+                                                                             : "default";
+    t.Add({f.field(), value, f.entry(), source});
   }
   t.Print(out);
 }

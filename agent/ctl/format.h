@@ -26,6 +26,8 @@ std::string ToJsonLine(const google::protobuf::Message& message);
 
 // Where the policy in force comes from, in one line: "set over the API by ... at ..., overriding ...".
 std::string PolicyOriginText(const v1::PolicyOrigin& origin);
+// `policy explain`: each field's value, the entry that set it and where that entry came from.
+void PrintPolicyExplain(const v1::ExplainPolicyResponse& explained, std::ostream& out);
 void PrintStatus(const v1::GetStatusResponse& status, std::ostream& out);
 // `wide` adds the lever, the queue's CPUs and vector, its windows and failures.
 void PrintQueues(const v1::ListQueuesResponse& queues, std::ostream& out, bool wide = false);

@@ -113,6 +113,7 @@ class Agent : public api::AgentControl {
   Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request) override;
   Result<v1::SetQueueModeResponse> SetQueueMode(const v1::SetQueueModeRequest& request) override;
   std::shared_ptr<api::Subscription> WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) override;
+  Result<v1::ExplainPolicyResponse> ExplainPolicy(const v1::ExplainPolicyRequest& request) override;
 
  private:
   // Runs `fn` on the loop thread (inline when no loop runs) and returns its result.
@@ -180,6 +181,10 @@ class Agent : public api::AgentControl {
   // The metric of the policy in force (its source and hash), after every change of it.
   void NotePolicyOrigin();
   v1::QueueInfo Describe(ManagedQueue& queue) const;
+  // A queue of the controller named `controller` by its name or stable ID; nullptr when none is managed.
+  ManagedQueue* AnyQueueOf(const std::string& controller);
+  // agent_explain.cc: where each field of the queue's policy comes from.
+  v1::ExplainPolicyResponse Explain(ManagedQueue& queue);
   // Registers `waiter` with every queue whose switch is in flight (on the loop); false when there is none.
   bool WaitForSwitches(const std::shared_ptr<SwitchesSettled>& waiter);
 

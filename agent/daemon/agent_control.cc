@@ -16,6 +16,17 @@ namespace {
 
 Error NotFound(std::string message) { return MakeError(ErrorCode::kNotFound, std::move(message)); }
 
+// The set has an entry of the request's level under the very name the request gives.
+bool HasEntryNamed(const v1::PolicySet& set, const v1::SetPolicyRequest& request) {
+  if (request.queue() == 0) {
+    return std::any_of(set.controllers().begin(), set.controllers().end(),
+                       [&](const v1::ControllerPolicy& c) { return c.controller() == request.controller(); });
+  }
+  return std::any_of(set.queues().begin(), set.queues().end(), [&](const v1::QueuePolicy& q) {
+    return q.controller() == request.controller() && q.queue() == request.queue();
+  });
+}
+
 // The node's kernel release and whether it has BTF (what the BPF collector's programs need), for reports.
 void DescribeKernel(v1::GetStatusResponse& status) {
   utsname name{};
@@ -33,6 +44,7 @@ v1::QueueInfo Agent::Describe(ManagedQueue& q) const {
   v1::QueueInfo info;
   info.mutable_id()->set_controller(q.desc.controller);
   info.mutable_id()->set_queue(q.desc.qid);
+  info.set_controller_id(q.desc.ControllerId());
   info.set_source(q.desc.source);
   info.set_mode(config::ToProto(q.mode));
   info.set_state(config::ToProto(view.state));
@@ -150,6 +162,13 @@ v1::GetPolicyResponse Agent::GetPolicy() {
   }, [](const Error&) { return v1::GetPolicyResponse(); });
 }
 
+ManagedQueue* Agent::AnyQueueOf(const std::string& controller) {
+  for (ManagedQueue* q : queues_.All()) {
+    if (q->desc.controller == controller || q->desc.ControllerId() == controller) return q;
+  }
+  return nullptr;
+}
+
 bool Agent::WaitForSwitches(const std::shared_ptr<SwitchesSettled>& waiter) {
   bool any = false;
   for (ManagedQueue* q : queues_.All()) {
@@ -167,26 +186,34 @@ Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& reque
   auto waiter = std::make_shared<SwitchesSettled>();
   bool switching = false;
   auto answer = OnLoop([&]() -> Result<v1::SetPolicyResponse> {
-    if (!request.controller().empty() && !queues_.HasController(request.controller())) {
-      return NotFound("controller " + request.controller() + ": no such controller");
-    }
-    if (request.queue() != 0 && queues_.ByName(QueueName(request.controller(), request.queue())) == nullptr) {
-      return NotFound("queue " + QueueName(request.controller(), request.queue()) + ": no such queue");
+    // A controller named by its kernel name is kept by its stable ID: its policy stays with the device when
+    // a reboot renumbers it (the request may name either). An entry the file already keys by that name is
+    // changed where it is, so that `replace` leaves nothing of it behind.
+    v1::SetPolicyRequest keyed = request;
+    if (!request.controller().empty()) {
+      const ManagedQueue* any = AnyQueueOf(request.controller());
+      if (any == nullptr) return NotFound("controller " + request.controller() + ": no such controller");
+      if (request.queue() != 0 && queues_.ByName(QueueName(any->desc.controller, request.queue())) == nullptr) {
+        return NotFound("queue " + QueueName(request.controller(), request.queue()) + ": no such queue");
+      }
+      if (!HasEntryNamed(policy_.book().policies(), request)) keyed.set_controller(any->desc.ControllerId());
     }
     std::vector<std::string> cleared;
     Result<PolicyBook> next = request.reset() ? policy_source_.Reset(options_.config_policies)
-                                              : policy_.book().With(request, &cleared);
+                                              : policy_.book().With(keyed, &cleared);
     if (!next) return next.error();
     if (!request.reset()) {
       if (Status saved = policy_source_.SetOverApi(*next, request.caller(), deps_.wall()); !saved) return saved.error();
     }
     policy_.Apply(std::move(*next), queues_, deps_.monotonic());
     NotePolicyOrigin();
-    const std::string scope = request.controller().empty() ? "global"
-                              : request.queue() == 0       ? request.controller()
-                                                           : QueueName(request.controller(), request.queue());
-    const std::string what = request.reset() ? "policy reset: the config file's policy is in force again"
-                                             : "policy " + scope + ": " + request.policy().ShortDebugString();
+    const std::string scope = !request.selector().empty()  ? "selector " + request.selector()
+                              : request.controller().empty() ? "global"
+                              : request.queue() == 0         ? keyed.controller()
+                                                             : QueueName(keyed.controller(), request.queue());
+    const std::string what = request.reset()  ? "policy reset: the config file's policy is in force again"
+                             : request.remove() ? "policy " + scope + ": removed"
+                                                : "policy " + scope + ": " + request.policy().ShortDebugString();
     NA_INFO(what << (request.caller().empty() ? "" : " (by " + request.caller() + ")"));
     for (const std::string& level : cleared) NA_INFO("policy: " << level << ": its own mode cleared (global off)");
     listeners_.Tell(&AgentListener::PolicySet, what);

@@ -1,5 +1,7 @@
 #include "agent/daemon/agent_listeners.h"
 
+#include <algorithm>
+
 #include "agent/engine/trace.h"
 
 namespace nvmeadapt::daemon {
@@ -10,8 +12,8 @@ const metrics::QueueId* MetricsListener::IdOf(const ManagedQueue& q) const {
 }
 
 metrics::QueueId MetricsListener::Describe(const ManagedQueue& q) {
-  return metrics_.AddQueue(metrics::QueueLabels{std::string(SourceName(q.desc.key.source)), q.desc.controller,
-                                                q.desc.qid, q.desc.transport, q.desc.layer},
+  return metrics_.AddQueue(metrics::QueueLabels{std::string(SourceName(q.desc.key.source)), q.desc.ControllerId(),
+                                                q.desc.qid, q.desc.transport, q.desc.layer, q.desc.controller},
                            q.desc.eligible);
 }
 
@@ -27,7 +29,13 @@ void MetricsListener::QueueRelayered(const ManagedQueue& q) {
 }
 
 void MetricsListener::QueueRemoved(const ManagedQueue& q, std::string_view) {
-  if (const metrics::QueueId* id = IdOf(q)) metrics_.RemoveQueue(*id);
+  const metrics::QueueId* id = IdOf(q);
+  // A renumbered controller's queue is taken under its new name before the old one goes: both have the same
+  // series (the controller label is the stable ID), which stay for the one that remains.
+  const bool shared = id != nullptr && std::any_of(ids_.begin(), ids_.end(), [&](const auto& other) {
+    return other.first != q.serial && other.second == *id;
+  });
+  if (id != nullptr && !shared) metrics_.RemoveQueue(*id);
   ids_.erase(q.serial);
 }
 

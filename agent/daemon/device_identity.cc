@@ -40,6 +40,23 @@ std::string KernelControllerIdentity(const std::string& transport, const std::st
   return transport + "=" + connection + " subsysnqn=" + subsysnqn + " serial=" + serial;
 }
 
+std::string StableControllerId(const std::string& transport, const std::string& address,
+                               const std::string& subsysnqn, const std::string& serial) {
+  if (serial.empty() && subsysnqn.empty()) return "";
+  const std::string identity = transport.empty() || transport == "pcie"
+                                   ? "serial=" + serial + " subsysnqn=" + subsysnqn
+                                   : KernelControllerIdentity(transport, address, subsysnqn, serial);
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits: short, label-safe, the same on every node
+  for (unsigned char byte : identity) {
+    hash ^= byte;
+    hash *= 1099511628211ull;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = "nvme-";
+  for (int shift = 60; shift >= 0; shift -= 4) id += kHex[(hash >> shift) & 15];
+  return id;
+}
+
 std::string ProcessIdentity(const std::string& procfs_root, pid_t pid) {
   if (pid <= 0) return "";
   auto stat = ReadWholeFile(procfs_root + "/" + std::to_string(pid) + "/stat", 4096);

@@ -24,6 +24,13 @@ std::string ReadBootId(const std::string& procfs_root = "/proc");
 // connects again under another name.
 std::string KernelControllerIdentity(const std::string& transport, const std::string& address,
                                      const std::string& subsysnqn, const std::string& serial);
+// The stable ID of a kernel controller, which policy entries, the API's controller_id and the metrics' controller
+// label use: "nvme-" and 16 hex digits of a hash of its serial and subsystem NQN (PCIe: the drive keeps it in
+// another slot) or of its connection (a fabrics host, as KernelControllerIdentity), so it survives a
+// reboot that renumbers. "" when the controller says neither serial nor NQN: its name is then its ID.
+std::string StableControllerId(const std::string& transport, const std::string& address,
+                               const std::string& subsysnqn, const std::string& serial);
+
 // "pid=1234 start=5678" (start: field 22 of /proc/PID/stat); "" when the process is gone.
 std::string ProcessIdentity(const std::string& procfs_root, pid_t pid);
 

@@ -8,8 +8,20 @@ PolicyApplier::PolicyApplier(engine::Engine& engine, const Levers& levers, const
                              Effects effects)
     : engine_(engine), levers_(levers), listeners_(listeners), effects_(std::move(effects)) {}
 
+engine::DeviceFacts FactsOf(const DiscoveredQueue& queue) {
+  return {.controller = queue.controller,
+          .id = queue.ControllerId(),
+          .model = queue.model,
+          .serial = queue.serial,
+          .firmware = queue.firmware,
+          .subsysnqn = queue.subsysnqn,
+          .transport = queue.transport,
+          .layer = queue.layer,
+          .pci_address = queue.pci_address};
+}
+
 engine::Policy PolicyApplier::For(const DiscoveredQueue& queue) const {
-  engine::Policy policy = book_->Effective(queue.controller, queue.qid);
+  engine::Policy policy = book_->Effective(FactsOf(queue), queue.qid);
   policy.mode = levers_.ModeFor(queue, policy.mode);
   return policy;
 }

@@ -15,6 +15,9 @@
 
 namespace nvmeadapt::daemon {
 
+// What the policy selectors see of a queue's controller.
+engine::DeviceFacts FactsOf(const DiscoveredQueue& queue);
+
 class PolicyApplier {
  public:
   // What a queue whose policy changed sets off beyond the engine and the listeners.

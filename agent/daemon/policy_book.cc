@@ -3,9 +3,11 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "agent/config/policy_convert.h"
+#include "agent/config/policy_layers.h"
 #include "agent/config/profiles.h"
 
 namespace nvmeadapt::daemon {
@@ -50,6 +52,11 @@ static Result<v1::PolicySet> Expanded(v1::PolicySet set) {
     if (!level) return level.error();
     *q.mutable_policy() = *level;
   }
+  for (auto& s : *set.mutable_selectors()) {
+    auto level = config::ExpandProfile(s.policy(), "selectors[" + s.name() + "].policy.profile");
+    if (!level) return level.error();
+    *s.mutable_policy() = *level;
+  }
   return set;
 }
 
@@ -62,6 +69,10 @@ Result<PolicyBook> PolicyBook::Create(v1::PolicySet policies) {
     if (Status floor = AboveFloors(controller.policy(), "controllers[" + controller.controller() + "].policy."); !floor)
       return floor.error();
   }
+  for (const auto& selector : expanded->selectors()) {
+    if (Status floor = AboveFloors(selector.policy(), "selectors[" + selector.name() + "].policy."); !floor)
+      return floor.error();
+  }
   for (const auto& queue : expanded->queues()) {
     if (Status floor = AboveFloors(queue.policy(), "queues[" + QueueName(queue.controller(), queue.queue()) +
                                                        "].policy.");
@@ -71,9 +82,13 @@ Result<PolicyBook> PolicyBook::Create(v1::PolicySet policies) {
   return PolicyBook(std::move(policies), std::move(*expanded));
 }
 
-engine::Policy PolicyBook::Effective(std::string_view controller, uint32_t queue) const {
-  auto policy = config::EffectivePolicy(expanded_, controller, queue);
+engine::Policy PolicyBook::Effective(const engine::DeviceFacts& device, uint32_t queue) const {
+  auto policy = config::EffectivePolicy(expanded_, device, queue);
   return policy ? *policy : engine::Policy{};
+}
+
+engine::Policy PolicyBook::Effective(std::string_view controller, uint32_t queue) const {
+  return Effective(config::NamedDevice(controller), queue);
 }
 
 std::string PolicyBook::Hash() const {
@@ -103,6 +118,11 @@ static void ClearModesBelowGlobal(v1::PolicySet& set, std::vector<std::string>* 
     c.mutable_policy()->clear_mode();
     if (cleared != nullptr) cleared->push_back(c.controller());
   }
+  for (auto& s : *set.mutable_selectors()) {
+    if (!s.policy().has_mode()) continue;
+    s.mutable_policy()->clear_mode();
+    if (cleared != nullptr) cleared->push_back("selector " + s.name());
+  }
   for (auto& q : *set.mutable_queues()) {
     if (!q.policy().has_mode()) continue;
     q.mutable_policy()->clear_mode();
@@ -110,7 +130,42 @@ static void ClearModesBelowGlobal(v1::PolicySet& set, std::vector<std::string>* 
   }
 }
 
+// The selector entry `request.selector()` changed, added or removed; checked as a whole by Create.
+static Result<v1::PolicySet> WithSelector(v1::PolicySet next, const v1::SetPolicyRequest& request) {
+  auto& entries = *next.mutable_selectors();
+  auto it = std::find_if(entries.begin(), entries.end(),
+                         [&](const v1::SelectorPolicy& s) { return s.name() == request.selector(); });
+  if (request.remove()) {
+    if (it == entries.end()) {
+      return MakeError(ErrorCode::kNotFound, "selector " + request.selector() + ": no such selector entry");
+    }
+    entries.erase(it);
+    return next;
+  }
+  if (it == entries.end()) {
+    if (!request.has_match()) {
+      return Invalid("match: a new selector entry (" + request.selector() + ") needs its criteria");
+    }
+    auto* added = next.add_selectors();
+    added->set_name(request.selector());
+    it = entries.end() - 1;
+  }
+  if (request.has_match()) *it->mutable_match() = request.match();
+  Apply(*it->mutable_policy(), request.policy(), request.replace());
+  return next;
+}
+
 Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request, std::vector<std::string>* cleared) const {
+  if (!request.selector().empty()) {
+    if (!request.controller().empty() || request.queue() != 0) {
+      return Invalid("selector: names an entry of its own; controller and queue must not be set with it");
+    }
+    auto next = WithSelector(policies_, request);
+    if (!next) return next.error();
+    if (auto checked = config::Overlay(EffectiveGlobal(), request.policy(), "policy"); !checked) return checked.error();
+    return Create(std::move(*next));
+  }
+  if (request.remove()) return Invalid("remove: only a selector entry can be removed (set selector)");
   if (request.queue() != 0 && request.controller().empty()) {
     return Invalid("controller: must be set when queue is set");
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "agent/engine/policy.h"
+#include "agent/engine/policy_selectors.h"
 #include "common/result.h"
 #include "nvmeadapt/v1/agent.pb.h"
 #include "nvmeadapt/v1/config.pb.h"
@@ -21,7 +22,10 @@ class PolicyBook {
   static Result<PolicyBook> Create(v1::PolicySet policies);
 
   const v1::PolicySet& policies() const { return policies_; }  // as set (profiles by name)
-  // The effective policy of a queue. Never fails: the book only ever holds validated levels.
+  // The effective policy of a queue (config/policy_layers.h: the entries by precedence). Never fails: the book
+  // only ever holds validated levels.
+  engine::Policy Effective(const engine::DeviceFacts& device, uint32_t queue) const;
+  // A controller known by name only: no selector on another fact matches it.
   engine::Policy Effective(std::string_view controller, uint32_t queue) const;
   engine::Policy EffectiveGlobal() const { return Effective("", 0); }
   // 16 hex digits identifying the policy in force: equal on nodes whose levels are equal once the global
@@ -30,6 +34,7 @@ class PolicyBook {
 
   // The book as it would be after `request` (merge of the fields set, or replace). The book itself is
   // unchanged. Errors name the request's field ("policy.pace_slack_ns: must be ...", "queue: ...").
+  // With `selector`, the selector entry of that name is changed, added (with `match`) or removed (`remove`).
   // A global `off` is the node's off switch: it also clears every controller's and queue's own mode, so
   // that every queue goes back to its safe mode; `cleared`, when given, names the levels that lost theirs.
   Result<PolicyBook> With(const v1::SetPolicyRequest& request, std::vector<std::string>* cleared = nullptr) const;

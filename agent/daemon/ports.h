@@ -31,9 +31,16 @@ struct DiscoveredQueue {
   int irq = -1;
   std::string transport;   // "pcie", "tcp", "loop", ..., "uvnvme" (QueueInfo.transport)
   std::string layer;       // "local", "host", "target", "backing" (QueueInfo.layer, docs/fabrics.md)
+  // The controller's stable ID (StableControllerId, device_identity.h); empty: its name is its ID.
+  std::string controller_id;
+  // What policy selectors match besides the above (engine/policy_selectors.h); empty where unknown.
+  std::string model, serial, firmware, subsysnqn, pci_address;
   pid_t pid = 0;           // userspace driver process, for USDT attachment
   std::string binary;      // its executable
   actuate::LeverTarget lever_target;  // what its lever needs to act for it (vector, IRQ, control socket)
+
+  // The controller's stable ID, its name where it has none.
+  const std::string& ControllerId() const { return controller_id.empty() ? controller : controller_id; }
 };
 
 class Discovery {

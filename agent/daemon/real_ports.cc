@@ -105,6 +105,14 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
       found.irq = q.vector && q.vector->kind != discover::VectorKind::kEventfd ? static_cast<int>(q.vector->irq) : -1;
       found.transport = c.transport.empty() ? "pcie" : c.transport;
       found.layer = c.layer;
+      if (c.source == Source::kKernelNvme) {
+        found.controller_id = StableControllerId(c.transport, c.address, c.subsysnqn, c.serial);
+      }
+      found.model = c.model;
+      found.serial = c.serial;
+      found.firmware = c.firmware;
+      found.subsysnqn = c.subsysnqn;
+      if (found.transport == "pcie") found.pci_address = c.address;
       found.pid = c.pid;
       found.binary = binary;
       found.lever_target = actuate::TargetFor(c, q);

@@ -114,6 +114,7 @@ QueueId AgentMetrics::AddQueue(const QueueLabels& labels, bool eligible) {
     known.eligible = eligible;
     known.transport = SanitizeLabelValue(labels.transport);
     known.layer = SanitizeLabelValue(labels.layer);
+    known.kernel_name = SanitizeLabelValue(labels.kernel_name.empty() ? labels.controller : labels.kernel_name);
     return QueueId{it->second};
   }
   const uint64_t id = state_->next_id++;
@@ -123,6 +124,7 @@ QueueId AgentMetrics::AddQueue(const QueueLabels& labels, bool eligible) {
   series.queue = std::move(queue);
   series.transport = SanitizeLabelValue(labels.transport);
   series.layer = SanitizeLabelValue(labels.layer);
+  series.kernel_name = SanitizeLabelValue(labels.kernel_name.empty() ? labels.controller : labels.kernel_name);
   series.eligible = eligible;
   series.tracked = state_->agent.tracked < state_->agent.max_tracked;
   ++(series.tracked ? state_->agent.tracked : state_->agent.untracked);

@@ -35,10 +35,13 @@ enum class QueueId : uint64_t {};
 
 struct QueueLabels {
   std::string source;      // SourceName(): "kernel", "block", "uvnvme", "spdk", "nvmet"
-  std::string controller;  // "nvme0", "uvnvme:1234:c0", ...
+  // The controller's stable ID ("nvme-5f0c...", QueueInfo.controller_id): the same series after a reboot that
+  // renumbers; uvnvme's and nvmet's names ("uvnvme:1234:0", "nvmet:c1"), which are their IDs.
+  std::string controller;
   uint32_t queue = 0;      // the NVMe queue id
   std::string transport;   // "pcie", "tcp", "loop", ... (nvme_adapt_queue_info only)
   std::string layer;       // "local", "host", "target", "backing" (nvme_adapt_queue_info only)
+  std::string kernel_name; // the name now, "nvme0" (nvme_adapt_queue_info only)
 };
 
 class MetricsState;

@@ -28,6 +28,7 @@ struct QueueSeries {
   std::string queue;
   std::string transport;
   std::string layer;
+  std::string kernel_name;
   bool tracked = false;
   bool eligible = false;
   std::optional<ReapMode> mode;  // unknown until the first UpdateQueue

@@ -169,6 +169,29 @@ TEST(CommandLine, policy_profile_listed_and_selectable) {
   EXPECT_NE(unknown.error().message.find("--profile: expected default, patch, observe, throughput, latency, got 'fastest'"), std::string::npos);
 }
 
+TEST(CommandLine, selector_policy_set_builds_the_request_and_explain_parses) {
+  auto request = BuildSetPolicyRequest(*Parse({"policy", "set", "--selector", "pm1743", "--match",
+                                               "model=SAMSUNG MZWLO*", "--match", "queues=1-4", "--mode", "poll"}));
+  ASSERT_TRUE(request) << request.error().message;
+  EXPECT_EQ(request->selector(), "pm1743");
+  EXPECT_EQ(request->match().model(), "SAMSUNG MZWLO*");
+  EXPECT_EQ(request->match().queues(), "1-4");
+  EXPECT_EQ(request->policy().mode(), v1::CONTROLLER_MODE_POLL);
+  auto remove = BuildSetPolicyRequest(*Parse({"policy", "set", "--selector", "pm1743", "--remove"}));
+  ASSERT_TRUE(remove) << remove.error().message;
+  EXPECT_TRUE(remove->remove());
+  auto unknown = BuildSetPolicyRequest(*Parse({"policy", "set", "--selector", "x", "--match", "vendor=y"}));
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("--match: 'vendor': not a selector criterion"), std::string::npos)
+      << unknown.error().message;
+  auto lone = BuildSetPolicyRequest(*Parse({"policy", "set", "--match", "serial=S1", "--mode", "poll"}));
+  ASSERT_FALSE(lone);
+  EXPECT_EQ(lone.error().message, "--match and --remove need --selector NAME");
+  auto both = BuildSetPolicyRequest(*Parse({"policy", "set", "--selector", "x", "--controller", "nvme0", "--mode", "poll"}));
+  ASSERT_FALSE(both);
+  EXPECT_TRUE(Parse({"policy", "explain", "nvme0:q1"}));
+}
+
 TEST(CommandLine, PolicySetBuildsTheRequest) {
   auto request = BuildSetPolicyRequest(*Parse({"policy", "set", "--controller", "nvme0", "--queue", "2", "--mode",
                                                "poll", "--poll-threshold", "12us", "--window-completions", "4096"}));

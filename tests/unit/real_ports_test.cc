@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "agent/daemon/device_identity.h"
 #include "agent/daemon/real_ports.h"
 #include "tests/unit/fake_admin_device.h"
 #include "tests/unit/fake_uvnvme.h"
@@ -65,6 +66,32 @@ TEST_F(RealPorts, DiscoveryReportsEveryQueueWithItsEligibility) {
   EXPECT_GE(Find(*queues, 1).irq, 0);
   EXPECT_FALSE(Find(*queues, 3).eligible);
   EXPECT_EQ(Find(*queues, 3).irq, -1);
+}
+
+// The stable ID is the drive's serial and subsystem NQN (PCIe: another slot keeps it) or a fabrics host's
+// connection; discovery gives it with the facts selectors match.
+TEST_F(RealPorts, stable_identity_is_serial_and_nqn_for_pcie_and_the_connection_for_fabrics) {
+  const std::string pcie = StableControllerId("pcie", "0000:00:05.0", "nqn.2019-08.org.qemu:deadbeef", "deadbeef");
+  EXPECT_EQ(pcie.size(), 21u);
+  EXPECT_EQ(pcie.rfind("nvme-", 0), 0u);
+  EXPECT_EQ(StableControllerId("pcie", "0000:3b:00.0", "nqn.2019-08.org.qemu:deadbeef", "deadbeef"), pcie);
+  EXPECT_NE(StableControllerId("pcie", "0000:00:05.0", "nqn.2019-08.org.qemu:deadbeef", "cafe"), pcie);
+  const std::string tcp = "traddr=10.0.0.2,trsvcid=4420";
+  EXPECT_EQ(StableControllerId("tcp", tcp + ",src_addr=10.0.0.9", "nqn.x", "S1"), StableControllerId("tcp", tcp, "nqn.x", "S1"));
+  EXPECT_NE(StableControllerId("tcp", "traddr=10.0.0.3,trsvcid=4420", "nqn.x", "S1"), StableControllerId("tcp", tcp, "nqn.x", "S1"));
+  EXPECT_EQ(StableControllerId("pcie", "0000:00:05.0", "", ""), "");
+
+  RealDiscovery discovery(Only(/*kernel=*/true));
+  auto queues = discovery.Scan();
+  ASSERT_TRUE(queues) << queues.error().message;
+  const DiscoveredQueue q1 = Find(*queues, 1);
+  EXPECT_EQ(q1.controller_id, pcie);
+  EXPECT_EQ(q1.ControllerId(), pcie);
+  EXPECT_EQ(q1.serial, "deadbeef");
+  EXPECT_EQ(q1.model, "QEMU NVMe Ctrl");
+  EXPECT_EQ(q1.subsysnqn, "nqn.2019-08.org.qemu:deadbeef");
+  EXPECT_EQ(q1.pci_address, "0000:00:05.0");
+  EXPECT_EQ(q1.firmware, "1.0");
 }
 
 TEST_F(RealPorts, TheTargetsQueuesAreListedFromTheCollectorsCountsAndLeaveOnceIdle) {

@@ -32,7 +32,7 @@ def check_agent(checks, results, info, summary):
     checks.check(f"agent: {host}'s I/O queues eligible, lever tcp_reconnect (interrupt-only connection)",
                  levers == [(True, "tcp_reconnect")], f"(eligible, lever) {levers}")
     info_value = facts.metric_value(a / "metrics.txt", "nvme_adapt_queue_info",
-                                    {"source": "kernel", "controller": host, "queue": "1", "transport": "tcp",
+                                    {"source": "kernel", "kernel_name": host, "queue": "1", "transport": "tcp",
                                      "layer": "host"})
     checks.check("metrics: nvme_adapt_queue_info has the host queue's transport and layer", info_value == 1,
                  f"nvme_adapt_queue_info{{controller={host},queue=1,transport=tcp,layer=host}} = {info_value}")

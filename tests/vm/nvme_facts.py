@@ -160,9 +160,12 @@ def json_lines(path):
 
 
 def metric_value(path, name, labels):
-    """The value of a Prometheus sample `name{labels}` in an exposition text file, or None."""
-    wanted = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    """The value of the Prometheus sample `name` that has `labels` (and maybe more) in an exposition text file,
+    or None."""
+    wanted = {f'{k}="{v}"' for k, v in labels.items()}
     for line in Path(path).read_text().splitlines():
-        if line.startswith(f"{name}{{{wanted}}} "):
-            return float(line.rsplit(" ", 1)[1])
+        if line.startswith(f"{name}{{") and "} " in line:
+            have = set(line[len(name) + 1:line.rindex("} ")].split(","))
+            if wanted <= have:
+                return float(line.rsplit(" ", 1)[1])
     return None

@@ -99,6 +99,12 @@ json_check "len(d['queues']) > 0 and all(q['id']['controller'] == '$controller' 
 run 0 queues --source kernel --json; json_check "all(q['source'] == 'SOURCE_KERNEL' for q in d['queues'])"
 run 1 queues --controller nvme9; expect_err "nvme-adaptctl: NOT_FOUND: controller nvme9: no such controller"
 
+echo "== policy explain"
+run 0 policy explain "$queue"; expect_out_has "ENTRY"; expect_out_has "pace_slack_ns"
+run 0 policy explain "$queue" -o json; json_check "len(d['fields']) > 10 and d['queue']['controller'] == '$controller'"
+run 1 policy explain nvme9:q1; expect_err "nvme-adaptctl: NOT_FOUND: queue nvme9:q1: no such queue"
+run 2 policy explain nvme0
+
 echo "== watch --json while policy set and override run"
 "$ctl" --addr "$addr" watch --json --kind policy --kind override --count 2 >"$work/watch" 2>"$work/watch.err" &
 watch_pid=$!

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "agent/config/policy_convert.h"
+#include "agent/config/policy_layers.h"
 #include "common/clock.h"
 #include "common/files.h"
 
@@ -182,6 +183,30 @@ Result<v1::SetPolicyResponse> FakeAgent::SetPolicy(const v1::SetPolicyRequest& r
   Publish(v1::EVENT_KIND_POLICY, nullptr, "policy of " + level_name + " changed");
   v1::SetPolicyResponse response;
   *response.mutable_policy() = policy_;
+  return response;
+}
+
+Result<v1::ExplainPolicyResponse> FakeAgent::ExplainPolicy(const v1::ExplainPolicyRequest& request) {
+  std::lock_guard lock(mutex_);
+  const std::string& controller = request.queue().controller();
+  if (!FindQueue(controller, request.queue().queue())) return NoSuchQueue(controller, request.queue().queue());
+  const engine::DeviceFacts facts = config::NamedDevice(controller);
+  auto origins = config::ExplainPolicy(policy_, facts, request.queue().queue());
+  if (!origins) return origins.error();
+  v1::ExplainPolicyResponse response;
+  *response.mutable_queue() = request.queue();
+  response.set_controller_id(controller);
+  for (const auto& layer : config::LayersFor(policy_, facts, request.queue().queue())) response.add_matched(layer.entry);
+  engine::Policy effective;
+  for (const config::FieldOrigin& origin : *origins) {
+    origin.field->set(effective, origin.value);
+    auto* field = response.add_fields();
+    field->set_field(std::string(origin.field->name));
+    config::SetProtoPolicyValue(field->mutable_value(), *origin.field, origin.value);
+    field->set_entry(origin.entry);
+    field->set_source(origin.layer.empty() ? v1::POLICY_SOURCE_DEFAULT : v1::POLICY_SOURCE_API);
+  }
+  *response.mutable_effective() = config::ToProto(effective);
   return response;
 }
 

@@ -24,6 +24,8 @@ class FakeAgent final : public api::AgentControl {
   Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request) override;
   Result<v1::SetQueueModeResponse> SetQueueMode(const v1::SetQueueModeRequest& request) override;
   std::shared_ptr<api::Subscription> WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) override;
+  // The policy's layers for the queue, its controller known by name only; every entry from the API.
+  Result<v1::ExplainPolicyResponse> ExplainPolicy(const v1::ExplainPolicyRequest& request) override;
 
   // A decision event for the n-th queue (round robin), as the engine loop would publish it.
   void PublishDecision(uint64_t n);
