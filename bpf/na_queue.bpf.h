@@ -232,6 +232,7 @@ static __always_inline __u64 na_window_reset(struct na_queue_slot *slot, __u64 s
 
 	NA_WRITE(slot->counters.window_start_ns, start);
 	NA_WRITE(slot->counters.window_first_ns, 0);
+	NA_WRITE(slot->counters.pace_miss_slack_ns, ~0ULL); /* before the word: a new window's claim sees it */
 	na_barrier();
 	word = __sync_lock_test_and_set(&slot->counters.window, 0);
 	__sync_fetch_and_add(&slot->counters.done_completions, NA_WINDOW_COUNT(word));
@@ -285,22 +286,41 @@ static __always_inline void na_driver_switched(struct na_queue_slot *slot, __u64
 	NA_WRITE(slot->counters.window_mode, mode);
 }
 
+/* Claims the window's early record under `slack`. One per window, and one more each time the window's limit
+ * loosened since (the agent pushes the engine's credit once it judged the previous window, which may be after
+ * this window's first record: the engine forgave that record, and the window would otherwise be watched by
+ * the timer alone until it ends). False: not this caller's to send. What it found stays in *reported and
+ * *sent_slack, to give the claim back if the ring buffer refuses the record. */
+static __always_inline bool na_claim_pace_miss(struct na_queue_slot *slot, __u32 seq, __u64 slack, __u32 *reported,
+					       __u64 *sent_slack)
+{
+	*reported = NA_READ(slot->counters.pace_miss_seq);
+	*sent_slack = NA_READ(slot->counters.pace_miss_slack_ns);
+	if (*reported != seq) {
+		if (__sync_val_compare_and_swap(&slot->counters.pace_miss_seq, *reported, seq) != *reported)
+			return false;
+		NA_WRITE(slot->counters.pace_miss_slack_ns, slack);
+		return true;
+	}
+	/* ~0 while the first claimant has not written its slack yet: that record is on its way. */
+	if (slack <= *sent_slack)
+		return false;
+	return __sync_val_compare_and_swap(&slot->counters.pace_miss_slack_ns, *sent_slack, slack) == *sent_slack;
+}
+
 static __noinline void na_check_pace(struct na_queue_slot *slot, __u64 now, __u32 k, __u32 n, __u32 generation)
 {
-	__u64 start = NA_READ(slot->counters.window_start_ns);
+	__u64 start = NA_READ(slot->counters.window_start_ns), slack = NA_READ(slot->control.pace_slack_ns), sent_slack;
 	__u32 seq, reported, flags = NA_READ(slot->control.flags);
 	struct na_emit_args rec = {};
 
 	if (!start || now <= start) /* 0: a try whose clock waits for its first completion */
 		return;
 	if (!na_behind_pace(now - start, na_pace_index(k, n, flags & NA_CONTROL_BATCH_ALLOWANCE),
-			    NA_READ(slot->control.baseline_span_ns), NA_READ(slot->control.baseline_completions),
-			    NA_READ(slot->control.pace_slack_ns)))
+			    NA_READ(slot->control.baseline_span_ns), NA_READ(slot->control.baseline_completions), slack))
 		return;
-	/* At most one early record per window: the CPU that moves pace_miss_seq to this window sends it. */
 	seq = NA_READ(slot->counters.window_seq) + 1;
-	reported = NA_READ(slot->counters.pace_miss_seq);
-	if (reported == seq || __sync_val_compare_and_swap(&slot->counters.pace_miss_seq, reported, seq) != reported)
+	if (!na_claim_pace_miss(slot, seq, slack, &reported, &sent_slack))
 		return;
 	rec.kind = NA_RECORD_PACE_MISS;
 	rec.completions = k;
@@ -313,7 +333,10 @@ static __noinline void na_check_pace(struct na_queue_slot *slot, __u64 now, __u3
 	if (na_emit(slot, &rec))
 		return;
 	/* Lost on a full ring buffer: give the claim back, so the next completion still behind sends it. */
-	__sync_val_compare_and_swap(&slot->counters.pace_miss_seq, seq, reported);
+	if (reported == seq)
+		__sync_val_compare_and_swap(&slot->counters.pace_miss_slack_ns, slack, sent_slack);
+	else
+		__sync_val_compare_and_swap(&slot->counters.pace_miss_seq, seq, reported);
 	__sync_fetch_and_add(&slot->counters.pace_miss_retries, 1);
 }
 

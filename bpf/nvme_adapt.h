@@ -125,6 +125,7 @@ struct na_queue_counters {
 	__u64 wakeups;          /* uvnvme: irq() fires (interrupt-mode reaper wakeups) */
 	__u64 mode_switches;    /* uvnvme: mode() fires */
 	__u64 pace_miss_retries; /* pace misses the full ring buffer refused: the next completion sends again */
+	__u64 pace_miss_slack_ns; /* BPF-internal: the slack the window's last pace miss was sent under (~0: none) */
 	/* log2 buckets of inter-completion intervals; an interval that came out <= 0 across CPUs counts in
 	 * bucket 0, so the buckets add up to completions minus the queue's first batch */
 	__u64 hist[NA_HIST_BUCKETS] __attribute__((aligned(64)));

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "agent/actuate/lever_registry.h"
 #include "agent/discover/fs.h"
 
 namespace nvmeadapt::actuate {
@@ -159,5 +160,19 @@ Result<std::vector<PlannedLever::Step>> CoalescingLever::MakeRestore(const Resto
   }
   return steps;
 }
+
+// Registered with the levers (lever_registry.h).
+namespace {
+
+std::unique_ptr<PlannedLever> MakeCoalescing(bool dry_run, const config::LeverSettings& settings,
+                                             const LeverEnvironment& environment) {
+  return std::make_unique<CoalescingLever>(CoalescingOptions{environment.dev_root, settings.coalescing_threshold,
+                                                             settings.coalescing_time_us, settings.admin_timeout_ms,
+                                                             dry_run, environment.admin});
+}
+
+const LeverRegistrar kRegistered({{LeverKind::kCoalescing, LeverRisk::kNothingElse}, &MakeCoalescing});
+
+}  // namespace
 
 }  // namespace nvmeadapt::actuate

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "agent/actuate/lever_registry.h"
 #include "agent/discover/fs.h"
 
 namespace nvmeadapt::actuate {
@@ -139,5 +140,17 @@ Result<std::vector<PlannedLever::Step>> GsimLever::MakeRestore(const RestorePoin
   }
   return steps;
 }
+
+// Registered with the levers (lever_registry.h).
+namespace {
+
+std::unique_ptr<PlannedLever> MakeGsim(bool dry_run, const config::LeverSettings& settings,
+                                       const LeverEnvironment& environment) {
+  return std::make_unique<GsimLever>(GsimOptions{environment.procfs_root, settings.gsim_delay_us, dry_run});
+}
+
+const LeverRegistrar kRegistered({{LeverKind::kGsim, LeverRisk::kDriverSpecific}, &MakeGsim});
+
+}  // namespace
 
 }  // namespace nvmeadapt::actuate

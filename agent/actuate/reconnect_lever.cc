@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "agent/actuate/lever_registry.h"
 #include "agent/discover/fabrics_layer.h"
 #include "agent/discover/fs.h"
 
@@ -339,5 +340,21 @@ std::vector<std::string> ReconnectLever::ConnectArgv(const TcpConnection& connec
   if (poll_queues > 0) argv.push_back("--nr-poll-queues=" + std::to_string(poll_queues));
   return argv;
 }
+
+// Registered with the levers (lever_registry.h).
+namespace {
+
+std::unique_ptr<PlannedLever> MakeReconnect(bool dry_run, const config::LeverSettings& settings,
+                                            const LeverEnvironment& environment) {
+  return std::make_unique<ReconnectLever>(
+      ReconnectOptions{environment.sysfs_root, settings.poll_queues, "nvme", dry_run, environment.commands});
+}
+
+// A reconnect is never the engine's call: adaptive leaves the host alone.
+const LeverRegistrar kRegistered({{LeverKind::kTcpReconnect, LeverRisk::kReconnectsHost,
+                                   engine::ControllerMode::kOff, /*disruptive=*/true},
+                                  &MakeReconnect});
+
+}  // namespace
 
 }  // namespace nvmeadapt::actuate

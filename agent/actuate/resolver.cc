@@ -1,9 +1,6 @@
 #include "agent/actuate/resolver.h"
 
-#include "agent/actuate/coalescing_lever.h"
 #include "agent/actuate/gsim_lever.h"
-#include "agent/actuate/reconnect_lever.h"
-#include "agent/actuate/socket_lever.h"
 #include "agent/actuate/sysfs_levers.h"
 #include "agent/discover/fs.h"
 
@@ -73,35 +70,6 @@ LeverChoice ResolveLever(const config::LeverSettings& settings, const discover::
   return done({LeverKind::kDryRun, true, "no lever for " + controller.name + "'s source: shadow decisions only", true});
 }
 
-std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const config::LeverSettings& settings,
-                                        const LeverEnvironment& environment) {
-  switch (kind) {
-    case LeverKind::kAdaptivePollSysfs:
-      return std::make_unique<AdaptivePollLever>(AdaptivePollOptions{
-          environment.sysfs_root, settings.adaptive_poll_path_template, settings.adaptive_poll_on_value,
-          settings.adaptive_poll_off_value, dry_run});
-    case LeverKind::kGsim:
-      return std::make_unique<GsimLever>(GsimOptions{environment.procfs_root, settings.gsim_delay_us, dry_run});
-    case LeverKind::kCoalescing:
-      return std::make_unique<CoalescingLever>(CoalescingOptions{environment.dev_root, settings.coalescing_threshold,
-                                                                 settings.coalescing_time_us,
-                                                                 settings.admin_timeout_ms, dry_run,
-                                                                 environment.admin});
-    case LeverKind::kPollQueuesReset:
-      return std::make_unique<PollQueuesLever>(
-          PollQueuesOptions{environment.sysfs_root, settings.poll_queues, dry_run, environment.poll_queues_module});
-    case LeverKind::kTcpReconnect:
-      return std::make_unique<ReconnectLever>(
-          ReconnectOptions{environment.sysfs_root, settings.poll_queues, "nvme", dry_run, environment.commands});
-    case LeverKind::kUvnvmeSocket:
-      return std::make_unique<SocketLever>(SocketLeverOptions{static_cast<int>(settings.socket_timeout_ms), dry_run});
-    case LeverKind::kAuto:
-    case LeverKind::kDryRun:
-      break;
-  }
-  return std::make_unique<DryRunLever>();
-}
-
 Result<PlannedLever::StepPlan> DryRunLever::MakePlan(const LeverTarget& target, ReapMode mode) {
   StepPlan plan;
   plan.steps.push_back(Step{target.ToString(), std::string(ReapModeName(mode)), nullptr});
@@ -113,5 +81,15 @@ Result<std::vector<PlannedLever::Step>> DryRunLever::MakeRestore(const RestorePo
   for (const RestoreStep& step : point.steps) steps.push_back(Step{step.object, step.value, nullptr});
   return steps;
 }
+
+namespace {
+
+std::unique_ptr<PlannedLever> MakeDryRun(bool, const config::LeverSettings&, const LeverEnvironment&) {
+  return std::make_unique<DryRunLever>();
+}
+
+const LeverRegistrar kRegistered({{LeverKind::kDryRun, LeverRisk::kNothingElse}, &MakeDryRun});
+
+}  // namespace
 
 }  // namespace nvmeadapt::actuate

@@ -12,10 +12,8 @@
 #include <memory>
 #include <string>
 
-#include "agent/actuate/command_runner.h"
 #include "agent/actuate/lever.h"
-#include "agent/actuate/nvme_admin.h"
-#include "agent/actuate/sysfs_levers.h"
+#include "agent/actuate/lever_registry.h"
 #include "agent/config/levers_config.h"
 #include "agent/discover/types.h"
 
@@ -26,17 +24,6 @@ struct LeverFacts {
   bool adaptive_poll_attribute = false;  // the attribute of the kernel patch exists for this controller
   bool gsim = false;                     // the kernel has GSIM, in any layout (ProbeGsimLayout)
   bool nvmet_polling_task = false;       // nvmet has the polling-queue task's parameters (pqt_*)
-};
-
-struct LeverEnvironment {
-  std::string sysfs_root = "/sys";
-  std::string procfs_root = "/proc";
-  std::string dev_root = "/dev";
-  std::shared_ptr<AdminDeviceOpener> admin;  // SystemAdminDeviceOpener() when empty
-  std::shared_ptr<CommandRunner> commands;   // nvme-cli for the reconnect lever; SystemCommandRunner when empty
-  // The nvme module's poll_queues, one for the levers of every controller built with this environment (and
-  // its copies): one restore point for the module.
-  std::shared_ptr<PollQueuesModule> poll_queues_module = std::make_shared<PollQueuesModule>();
 };
 
 LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover::Controller& controller,
@@ -54,10 +41,6 @@ struct LeverChoice {
 // Pure.
 LeverChoice ResolveLever(const config::LeverSettings& settings, const discover::Controller& controller,
                          const LeverFacts& facts);
-
-// A lever of `kind` (not kAuto) configured from the settings, in dry run when `dry_run`.
-std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const config::LeverSettings& settings,
-                                        const LeverEnvironment& environment);
 
 // The explicit dry-run lever: records "<controller> q<qid>" -> "interrupt"/"poll" and knows nothing else (its
 // restore points are empty). Used where dry run was chosen as the lever itself rather than as a mode of one.

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "agent/actuate/lever_registry.h"
 #include "agent/discover/control_client.h"
 
 namespace nvmeadapt::actuate {
@@ -77,5 +78,17 @@ Result<std::vector<PlannedLever::Step>> SocketLever::MakeRestore(const RestorePo
   }
   return steps;
 }
+
+// Registered with the levers (lever_registry.h).
+namespace {
+
+std::unique_ptr<PlannedLever> MakeSocket(bool dry_run, const config::LeverSettings& settings,
+                                         const LeverEnvironment&) {
+  return std::make_unique<SocketLever>(SocketLeverOptions{static_cast<int>(settings.socket_timeout_ms), dry_run});
+}
+
+const LeverRegistrar kRegistered({{LeverKind::kUvnvmeSocket, LeverRisk::kNothingElse}, &MakeSocket});
+
+}  // namespace
 
 }  // namespace nvmeadapt::actuate

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "agent/actuate/lever_registry.h"
 #include "agent/discover/fs.h"
 
 namespace nvmeadapt::actuate {
@@ -93,35 +94,6 @@ Result<std::vector<PlannedLever::Step>> AdaptivePollLever::MakeRestore(const Res
 }
 
 // --- poll_queues + reset_controller ---------------------------------------------------------------------------
-
-std::string PollQueuesModule::SafeValue(const std::string& current) const {
-  std::lock_guard lock(mutex_);
-  return original_.value_or(current);
-}
-
-void PollQueuesModule::WillWrite(const std::string& current) {
-  std::lock_guard lock(mutex_);
-  if (!original_) original_ = current;
-}
-
-void PollQueuesModule::ResetWith(const std::string& controller, const std::string& value) {
-  std::lock_guard lock(mutex_);
-  holders_[controller] = value;
-}
-
-void PollQueuesModule::Forget(const std::string& controller) {
-  std::lock_guard lock(mutex_);
-  holders_.erase(controller);
-  if (holders_.empty()) original_.reset();  // the module is back to its own value: the next change records anew
-}
-
-std::optional<std::string> PollQueuesModule::HeldByOthers(const std::string& controller) const {
-  std::lock_guard lock(mutex_);
-  for (const auto& [holder, value] : holders_) {
-    if (holder != controller) return value;
-  }
-  return std::nullopt;
-}
 
 PollQueuesLever::PollQueuesLever(PollQueuesOptions options)
     : FileLever(LeverKind::kPollQueuesReset, LeverScope::kController, options.dry_run, options.sysfs_root),
@@ -258,5 +230,33 @@ Result<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const Resto
   if (!DryRun()) module_->Forget(controller);
   return steps;
 }
+
+// Registered with the levers (lever_registry.h).
+namespace {
+
+std::unique_ptr<PlannedLever> MakeAdaptivePoll(bool dry_run, const config::LeverSettings& settings,
+                                               const LeverEnvironment& environment) {
+  return std::make_unique<AdaptivePollLever>(AdaptivePollOptions{environment.sysfs_root,
+                                                                 settings.adaptive_poll_path_template,
+                                                                 settings.adaptive_poll_on_value,
+                                                                 settings.adaptive_poll_off_value, dry_run});
+}
+
+std::unique_ptr<PlannedLever> MakePollQueues(bool dry_run, const config::LeverSettings& settings,
+                                             const LeverEnvironment& environment) {
+  return std::make_unique<PollQueuesLever>(
+      PollQueuesOptions{environment.sysfs_root, settings.poll_queues, dry_run, environment.poll_queues_module});
+}
+
+// The attribute turns the kernel's own adaptive polling on: adaptive is the attribute's poll.
+const LeverRegistrar kAdaptivePoll({{LeverKind::kAdaptivePollSysfs, LeverRisk::kDriverSpecific,
+                                     engine::ControllerMode::kPoll},
+                                    &MakeAdaptivePoll});
+// A reset is never the engine's call: adaptive leaves it alone.
+const LeverRegistrar kPollQueues({{LeverKind::kPollQueuesReset, LeverRisk::kResetsController,
+                                   engine::ControllerMode::kOff, /*disruptive=*/true},
+                                  &MakePollQueues});
+
+}  // namespace
 
 }  // namespace nvmeadapt::actuate

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <type_traits>
+#include <utility>
 
 #include "agent/collect/nvme_disks.h"
 #include "agent/collect/records.h"
@@ -19,6 +21,12 @@
 
 namespace nvmeadapt::collect {
 namespace {
+
+// Every program the plan names is a member of the skeleton: a name it does not have fails the build here.
+#define NA_SKELETON_HAS_PROGRAM(name, hook) \
+  static_assert(std::is_same_v<decltype(std::declval<nvme_adapt_bpf&>().progs.name), bpf_program*>);
+NA_BPF_PROGRAMS(NA_SKELETON_HAS_PROGRAM)
+#undef NA_SKELETON_HAS_PROGRAM
 
 // libbpf's warnings (verifier rejections, attach failures) become log lines; its chatter stays at debug.
 int LibbpfLog(libbpf_print_level level, const char* format, va_list args) {
@@ -80,9 +88,8 @@ Status BpfCollector::Load(const CollectorOptions& options, const HookPlan& plan,
   }
   std::vector<std::string> programs = plan.Programs();
   if (extra.test_entry) {
-    programs.emplace_back("na_test_account");
-    programs.emplace_back("na_test_mode");
-    programs.emplace_back("na_test_tally");
+    for (BpfProgram test : {BpfProgram::na_test_account, BpfProgram::na_test_mode, BpfProgram::na_test_tally})
+      programs.emplace_back(ProgramName(test));
   }
   const std::set<std::string> wanted(programs.begin(), programs.end());
   bpf_program* program = nullptr;

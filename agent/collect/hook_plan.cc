@@ -1,6 +1,7 @@
 #include "agent/collect/hook_plan.h"
 
 #include <array>
+#include <optional>
 #include <utility>
 
 namespace nvmeadapt::collect {
@@ -11,48 +12,30 @@ struct ProgramHook {
   std::string_view hook;
 };
 
-// Every program of bpf/nvme_adapt.bpf.c and the hook it stands for.
 constexpr std::array kProgramHooks = {
-    ProgramHook{"na_block_rq_complete_btf", "tp_btf/block_rq_complete"},
-    ProgramHook{"na_block_rq_complete_raw", "raw_tp/block_rq_complete"},
-    ProgramHook{"na_nvme_sq_btf", "tp_btf/nvme_sq"},
-    ProgramHook{"na_nvme_sq_raw", "raw_tp/nvme_sq"},
-    ProgramHook{"na_nvme_sq_tp", "tracepoint/nvme/nvme_sq"},
-    ProgramHook{"na_nvme_irq_entry", "fentry/nvme_irq"},
-    ProgramHook{"na_nvme_irq_exit", "fexit/nvme_irq"},
-    ProgramHook{"na_nvme_poll_entry", "fentry/nvme_poll"},
-    ProgramHook{"na_nvme_poll_exit", "fexit/nvme_poll"},
-    ProgramHook{"na_nvme_irq_batch_entry", "fentry/nvme_irq"},
-    ProgramHook{"na_nvme_irq_batch_exit", "fexit/nvme_irq"},
-    ProgramHook{"na_nvme_poll_batch_entry", "fentry/nvme_poll"},
-    ProgramHook{"na_nvme_poll_batch_exit", "fexit/nvme_poll"},
-    ProgramHook{"na_irq_handler_entry_btf", "tp_btf/irq_handler_entry"},
-    ProgramHook{"na_irq_handler_exit_btf", "tp_btf/irq_handler_exit"},
-    ProgramHook{"na_irq_handler_entry_raw", "raw_tp/irq_handler_entry"},
-    ProgramHook{"na_irq_handler_exit_raw", "raw_tp/irq_handler_exit"},
-    ProgramHook{"na_uvnvme_complete", "usdt/uvnvme:complete"},
-    ProgramHook{"na_uvnvme_tally", "usdt/uvnvme:tally"},
-    ProgramHook{"na_uvnvme_irq", "usdt/uvnvme:irq"},
-    ProgramHook{"na_uvnvme_mode", "usdt/uvnvme:mode"},
-    ProgramHook{"na_spdk_process_completions", "uprobe/spdk_nvme_qpair_process_completions"},
-    ProgramHook{"na_spdk_process_completions_ret", "uretprobe/spdk_nvme_qpair_process_completions"},
-    ProgramHook{"na_fabrics_host_complete_btf", "tp_btf/nvme_complete_rq"},
-    ProgramHook{"na_fabrics_target_complete_btf", "tp_btf/nvmet_req_complete"},
-    ProgramHook{"na_test_account", "test/na_test_account"},
+#define NA_PROGRAM_HOOK(name, hook) ProgramHook{#name, hook},
+    NA_BPF_PROGRAMS(NA_PROGRAM_HOOK)
+#undef NA_PROGRAM_HOOK
 };
 
-constexpr std::array<std::string_view, 6> kUserspacePrograms = {
-    "na_uvnvme_complete", "na_uvnvme_tally", "na_uvnvme_irq", "na_uvnvme_mode", "na_spdk_process_completions",
-    "na_spdk_process_completions_ret"};
+// Always loaded: AttachProcess attaches them to drivers' processes later.
+constexpr std::array kUserspacePrograms = {BpfProgram::na_uvnvme_complete,
+                                           BpfProgram::na_uvnvme_tally,
+                                           BpfProgram::na_uvnvme_irq,
+                                           BpfProgram::na_uvnvme_mode,
+                                           BpfProgram::na_spdk_process_completions,
+                                           BpfProgram::na_spdk_process_completions_ret};
 
-std::string_view TwinProgram(Attach attach, std::string_view btf, std::string_view raw, std::string_view tp = {}) {
+// The twin of a hook that `attach` loads; nullopt for none (or a twin the hook does not have).
+std::optional<BpfProgram> TwinProgram(Attach attach, BpfProgram btf, BpfProgram raw,
+                                      std::optional<BpfProgram> tp = std::nullopt) {
   switch (attach) {
     case Attach::kTpBtf: return btf;
     case Attach::kRawTp: return raw;
     case Attach::kTracepoint: return tp;
     case Attach::kNone: break;
   }
-  return {};
+  return std::nullopt;
 }
 
 // tp_btf where a trial tp_btf program loads; else its raw_tp twin (no BTF pointer reads there).
@@ -147,15 +130,7 @@ void PlanFabrics(FeatureProbe& probe, HookPlan& plan) {
 
 }  // namespace
 
-std::string_view AttachName(Attach attach) {
-  switch (attach) {
-    case Attach::kTpBtf: return "tp_btf";
-    case Attach::kRawTp: return "raw_tp";
-    case Attach::kTracepoint: return "tracepoint";
-    case Attach::kNone: break;
-  }
-  return "none";
-}
+std::string_view ProgramName(BpfProgram program) { return kProgramHooks[static_cast<size_t>(program)].program; }
 
 std::string HookOfProgram(std::string_view program) {
   for (const ProgramHook& entry : kProgramHooks) {
@@ -165,27 +140,28 @@ std::string HookOfProgram(std::string_view program) {
 }
 
 std::vector<std::string> HookPlan::Programs() const {
+  using P = BpfProgram;
   std::vector<std::string> programs;
   if (!use_bpf) return programs;
-  auto add = [&](std::string_view name) {
-    if (!name.empty()) programs.emplace_back(name);
+  auto add = [&](std::optional<BpfProgram> program) {
+    if (program) programs.emplace_back(ProgramName(*program));
   };
-  add(TwinProgram(block, "na_block_rq_complete_btf", "na_block_rq_complete_raw"));
-  add(TwinProgram(nvme, "na_nvme_sq_btf", "na_nvme_sq_raw", "na_nvme_sq_tp"));
+  add(TwinProgram(block, P::na_block_rq_complete_btf, P::na_block_rq_complete_raw));
+  add(TwinProgram(nvme, P::na_nvme_sq_btf, P::na_nvme_sq_raw, P::na_nvme_sq_tp));
   if (nvme_per_batch) {
-    for (std::string_view name : {"na_nvme_irq_batch_entry", "na_nvme_irq_batch_exit", "na_nvme_poll_batch_entry",
-                                  "na_nvme_poll_batch_exit"})
-      add(name);
+    for (P program : {P::na_nvme_irq_batch_entry, P::na_nvme_irq_batch_exit, P::na_nvme_poll_batch_entry,
+                      P::na_nvme_poll_batch_exit})
+      add(program);
   }
   if (nvme_attribution) {
-    for (std::string_view name : {"na_nvme_irq_entry", "na_nvme_irq_exit", "na_nvme_poll_entry", "na_nvme_poll_exit"})
-      add(name);
+    for (P program : {P::na_nvme_irq_entry, P::na_nvme_irq_exit, P::na_nvme_poll_entry, P::na_nvme_poll_exit})
+      add(program);
   }
-  if (fabrics_host) add("na_fabrics_host_complete_btf");
-  if (fabrics_target) add("na_fabrics_target_complete_btf");
-  add(TwinProgram(irqs, "na_irq_handler_entry_btf", "na_irq_handler_entry_raw"));
-  add(TwinProgram(irqs, "na_irq_handler_exit_btf", "na_irq_handler_exit_raw"));
-  for (std::string_view name : kUserspacePrograms) add(name);
+  if (fabrics_host) add(P::na_fabrics_host_complete_btf);
+  if (fabrics_target) add(P::na_fabrics_target_complete_btf);
+  add(TwinProgram(irqs, P::na_irq_handler_entry_btf, P::na_irq_handler_entry_raw));
+  add(TwinProgram(irqs, P::na_irq_handler_exit_btf, P::na_irq_handler_exit_raw));
+  for (P program : kUserspacePrograms) add(program);
   return programs;
 }
 

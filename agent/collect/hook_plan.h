@@ -8,10 +8,58 @@
 
 #include "agent/collect/collector.h"
 #include "agent/collect/feature_probe.h"
+#include "common/enum_table.h"
 
 namespace nvmeadapt::collect {
 
 enum class Attach : uint8_t { kNone, kTpBtf, kRawTp, kTracepoint };
+inline constexpr EnumTable<Attach, 4> kAttaches({{Attach::kNone, "none"},
+                                                 {Attach::kTpBtf, "tp_btf"},
+                                                 {Attach::kRawTp, "raw_tp"},
+                                                 {Attach::kTracepoint, "tracepoint"}},
+                                                "none");
+constexpr std::string_view AttachName(Attach attach) { return kAttaches.Name(attach); }
+
+// Every program of bpf/nvme_adapt.bpf.c, named once: its skeleton member and the hook it stands for. The
+// plan names programs by these enumerators (as libbpf-tools' set_autoload(obj->progs.x)), and the collector
+// holds each name to the skeleton's members at compile time (bpf_collector.cc).
+#define NA_BPF_PROGRAMS(X)                                                             \
+  X(na_block_rq_complete_btf, "tp_btf/block_rq_complete")                              \
+  X(na_block_rq_complete_raw, "raw_tp/block_rq_complete")                              \
+  X(na_nvme_sq_btf, "tp_btf/nvme_sq")                                                  \
+  X(na_nvme_sq_raw, "raw_tp/nvme_sq")                                                  \
+  X(na_nvme_sq_tp, "tracepoint/nvme/nvme_sq")                                          \
+  X(na_nvme_irq_entry, "fentry/nvme_irq")                                              \
+  X(na_nvme_irq_exit, "fexit/nvme_irq")                                                \
+  X(na_nvme_poll_entry, "fentry/nvme_poll")                                            \
+  X(na_nvme_poll_exit, "fexit/nvme_poll")                                              \
+  X(na_nvme_irq_batch_entry, "fentry/nvme_irq")                                        \
+  X(na_nvme_irq_batch_exit, "fexit/nvme_irq")                                          \
+  X(na_nvme_poll_batch_entry, "fentry/nvme_poll")                                      \
+  X(na_nvme_poll_batch_exit, "fexit/nvme_poll")                                        \
+  X(na_irq_handler_entry_btf, "tp_btf/irq_handler_entry")                              \
+  X(na_irq_handler_exit_btf, "tp_btf/irq_handler_exit")                                \
+  X(na_irq_handler_entry_raw, "raw_tp/irq_handler_entry")                              \
+  X(na_irq_handler_exit_raw, "raw_tp/irq_handler_exit")                                \
+  X(na_uvnvme_complete, "usdt/uvnvme:complete")                                        \
+  X(na_uvnvme_tally, "usdt/uvnvme:tally")                                              \
+  X(na_uvnvme_irq, "usdt/uvnvme:irq")                                                  \
+  X(na_uvnvme_mode, "usdt/uvnvme:mode")                                                \
+  X(na_spdk_process_completions, "uprobe/spdk_nvme_qpair_process_completions")         \
+  X(na_spdk_process_completions_ret, "uretprobe/spdk_nvme_qpair_process_completions")  \
+  X(na_fabrics_host_complete_btf, "tp_btf/nvme_complete_rq")                           \
+  X(na_fabrics_target_complete_btf, "tp_btf/nvmet_req_complete")                       \
+  X(na_test_account, "test/na_test_account")                                           \
+  X(na_test_mode, "test/na_test_mode")                                                 \
+  X(na_test_tally, "test/na_test_tally")
+
+enum class BpfProgram : uint8_t {
+#define NA_PROGRAM_ENUMERATOR(name, hook) name,
+  NA_BPF_PROGRAMS(NA_PROGRAM_ENUMERATOR)
+#undef NA_PROGRAM_ENUMERATOR
+};
+
+std::string_view ProgramName(BpfProgram program);  // "na_block_rq_complete_btf"
 
 struct HookPlan {
   bool use_bpf = false;
@@ -35,8 +83,6 @@ struct HookPlan {
 };
 
 HookPlan PlanHooks(FeatureProbe& probe, const CollectorOptions& options);
-
-std::string_view AttachName(Attach attach);  // "tp_btf", "raw_tp", "tracepoint", "none"
 
 // The hook label of a BPF program name ("na_block_rq_complete_btf" -> "tp_btf/block_rq_complete").
 std::string HookOfProgram(std::string_view program);

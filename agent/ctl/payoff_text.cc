@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
+
+#include "agent/engine/payoff.h"
 
 namespace nvmeadapt::ctl {
 
@@ -36,9 +39,8 @@ std::string PayoffText(const v1::Payoff& p) {
 }
 
 std::string JudgedText(const v1::Decision& d) {
-  const std::string& reason = d.reason();
-  const bool judged = reason == "poll_window_faster" || reason == "max_poll_windows" || reason == "not_faster" ||
-                      reason == "behind_pace" || reason == "stalled";
+  const std::optional<engine::Reason> reason = engine::kReasons.Parse(d.reason());
+  const bool judged = reason && engine::JudgesPollingReason(*reason);
   if (!judged || d.measured_ns() <= 0 || d.limit_ns() <= 0 || d.shadow()) return "";
   return Ratio(static_cast<double>(d.limit_ns()) / static_cast<double>(d.measured_ns())) + " vs baseline";
 }

@@ -102,22 +102,6 @@ std::string SharePercent(double share) { return std::to_string(std::lround(share
 
 }  // namespace
 
-LeverRisk LeverRiskOf(std::string_view lever) {
-  const std::optional<LeverKind> kind = ParseLeverKind(lever);
-  if (!kind) return LeverRisk::kDriverSpecific;
-  switch (*kind) {
-    case LeverKind::kCoalescing:
-    case LeverKind::kUvnvmeSocket:
-    case LeverKind::kDryRun: return LeverRisk::kNothingElse;
-    case LeverKind::kPollQueuesReset: return LeverRisk::kResetsController;
-    case LeverKind::kTcpReconnect: return LeverRisk::kReconnectsHost;
-    case LeverKind::kAdaptivePollSysfs:
-    case LeverKind::kGsim:
-    case LeverKind::kAuto: return LeverRisk::kDriverSpecific;
-  }
-  return LeverRisk::kDriverSpecific;
-}
-
 std::string Verdict(const v1::ControllerReport& c, bool observe_only) {
   if (c.eligible_queues_size() == 0) {
     return "nothing to switch: no eligible queue" +

@@ -7,24 +7,17 @@
 #include <ostream>
 #include <string_view>
 
+#include "agent/actuate/lever_registry.h"
 #include "agent/ctl/args.h"
 #include "agent/ctl/client.h"
-#include "common/enum_table.h"
 #include "nvmeadapt/v1/agent.pb.h"
 
 namespace nvmeadapt::ctl {
 
-// What one switch of a lever disturbs besides the queue's reaping mode.
-enum class LeverRisk : uint8_t { kNoLever, kNothingElse, kResetsController, kReconnectsHost, kDriverSpecific };
-inline constexpr EnumTable<LeverRisk, 5> kLeverRisks({{LeverRisk::kNoLever, "no_lever"},
-                                                      {LeverRisk::kNothingElse, "changes_nothing_else"},
-                                                      {LeverRisk::kResetsController, "resets_controller"},
-                                                      {LeverRisk::kReconnectsHost, "reconnects_host"},
-                                                      {LeverRisk::kDriverSpecific, "driver_specific"}},
-                                                     "no_lever");
-
-// By the lever's name (LeverKindName): "poll_queues_reset" resets the controller, and so on.
-LeverRisk LeverRiskOf(std::string_view lever);
+// The risk class of a lever is the lever's to state (agent/actuate/lever_registry.h).
+using actuate::kLeverRisks;
+using actuate::LeverRisk;
+using actuate::LeverRiskOf;
 
 // The report from what the agent answered.
 v1::Report BuildReport(const v1::GetStatusResponse& status, const v1::ListQueuesResponse& queues);

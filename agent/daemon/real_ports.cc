@@ -4,6 +4,7 @@
 
 #include <climits>
 
+#include "agent/actuate/lever_registry.h"
 #include "agent/config/proto_enums.h"
 #include "agent/daemon/device_identity.h"
 #include "agent/discover/diff.h"
@@ -153,21 +154,16 @@ engine::ControllerMode RealLevers::ModeFor(const DiscoveredQueue& queue, engine:
   const auto lever = For(queue.controller);
   // Adaptive there would pretend to poll and judge interrupt windows as polling ones.
   if (lever && lever->choice.shadow_only && mode != engine::ControllerMode::kOff) return engine::ControllerMode::kShadow;
-  if (!lever || !lever->lever || lever->lever->Scope() != actuate::LeverScope::kController ||
-      mode != engine::ControllerMode::kAdaptive) {
-    return mode;
-  }
-  // A controller-wide lever: with the patch's attribute the kernel adapts each queue itself once it is on;
-  // a controller reset (poll_queues) is never made by the engine on its own.
-  return lever->choice.kind == LeverKind::kAdaptivePollSysfs ? engine::ControllerMode::kPoll
-                                                                       : engine::ControllerMode::kOff;
+  const actuate::LeverRegistration* registered = lever ? actuate::FindLever(lever->choice.kind) : nullptr;
+  if (registered == nullptr || mode != engine::ControllerMode::kAdaptive) return mode;
+  return registered->traits.adaptive_as;  // what adaptive means is the lever's to say
 }
 
 bool RealLevers::Disruptive(const DiscoveredQueue& queue) const {
   const auto lever = For(queue.controller);
-  return lever && lever->lever && !lever->lever->DryRun() &&
-         (lever->choice.kind == LeverKind::kPollQueuesReset ||
-          lever->choice.kind == LeverKind::kTcpReconnect);
+  if (!lever || !lever->lever || lever->lever->DryRun()) return false;
+  const actuate::LeverRegistration* registered = actuate::FindLever(lever->choice.kind);
+  return registered != nullptr && registered->traits.disruptive;
 }
 
 Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, ReapMode mode) {

@@ -3,18 +3,8 @@
 namespace nvmeadapt::engine {
 namespace {
 
-// The reasons that close a judged polling window: kept, or the try failed at (or after) it.
 bool JudgesPolling(const Decision& d) {
-  switch (d.reason) {
-    case Reason::kPollWindowFaster:
-    case Reason::kMaxPollWindows:
-    case Reason::kNotFaster:
-    case Reason::kBehindPace:
-    case Reason::kStalled:
-      return d.from == ReapMode::kPoll && !d.shadow && d.measured > 0 && d.limit > 0;
-    default:
-      return false;
-  }
+  return JudgesPollingReason(d.reason) && d.from == ReapMode::kPoll && !d.shadow && d.measured > 0 && d.limit > 0;
 }
 
 bool Kept(Reason reason) { return reason == Reason::kPollWindowFaster || reason == Reason::kMaxPollWindows; }

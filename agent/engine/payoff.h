@@ -49,6 +49,21 @@ struct QueuePayoff {
   std::optional<double> ShadowWouldPollShare() const;
 };
 
+// The reasons that close a judged polling window: kept, or the try failed at (or after) it. Inline: the CLI
+// reads it too (a decision's judged speedup) without the payoff library.
+constexpr bool JudgesPollingReason(Reason reason) {
+  switch (reason) {
+    case Reason::kPollWindowFaster:
+    case Reason::kMaxPollWindows:
+    case Reason::kNotFaster:
+    case Reason::kBehindPace:
+    case Reason::kStalled:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The index of a measuring window's verdict in kMeasureReasons, if it is one.
 std::optional<size_t> MeasureReasonIndex(Reason reason);
 

@@ -1,8 +1,8 @@
 // When a try's clock starts (DESIGN.md section 3), as the BPF side does it: a switch is published pending
 // before the lever acts; the driver's mode probe (or the agent's mode_since once the lever returned) starts
 // the new window; every completion after that counts in it and nothing before is charged to it. Records
-// carry their own window's generation; a pace miss a full ring buffer refused is sent again; a batch is
-// held to k + n - 1 when the policy allows it. Root only; nothing is attached.
+// carry their own window's generation; a pace miss a full ring buffer refused is sent again, and so is one
+// once the window's limit loosened; a batch is held to k + n - 1 when the policy allows it. Root only; nothing is attached.
 #include "tests/bpf/window_fixture.h"
 
 namespace nvmeadapt::collect {
@@ -175,6 +175,33 @@ TEST_F(SwitchWindowTest, ABatchIsHeldToKPlusNMinusOneWithTheAllowanceAndToKWitho
     EXPECT_EQ(events[0].pace_miss->batch, n);
     EXPECT_EQ(events[0].pace_miss->elapsed, limit + 1);
   }
+}
+
+// Issue 33, behaviour 2: the engine's credit reaches the BPF side only once the agent handled the kept
+// window before, so the window's first early record may be one the engine forgives. Once the agent has
+// pushed the looser limit, a completion behind it sends another record; one per limit, as before.
+TEST_F(SwitchWindowTest, ACreditTheBpfSideDidNotKnowYetDoesNotBlindTheRestOfTheWindow) {
+  Manage();
+  control_.window_completions = 64;
+  PublishPendingPoll();  // 1 us per completion, 2 us of slack
+  control_.mode_since = 100'000;
+  Publish();
+  Complete(key_, 100'000 + 4'000, 1, 0, NA_MODE_POLL);  // k = 1: behind the 3 us limit without the credit
+  control_.pace_slack = 2'000 + 50'000;                  // the kept window's credit arrives: same generation
+  Publish();
+  Complete(key_, 100'000 + 10'000, 1, 0, NA_MODE_POLL);   // k = 2: within 54 us
+  Complete(key_, 100'000 + 60'000, 1, 0, NA_MODE_POLL);   // k = 3: behind 55 us: the engine confirms this one
+  Complete(key_, 100'000 + 100'000, 1, 0, NA_MODE_POLL);  // further behind the same limit: no third record
+  const auto events = Drain();
+  ASSERT_EQ(events.size(), 2u);
+  ASSERT_TRUE(events[0].pace_miss.has_value());
+  EXPECT_EQ(events[0].pace_miss->completion_index, 1u);
+  ASSERT_TRUE(events[1].pace_miss.has_value());
+  EXPECT_EQ(events[1].pace_miss->completion_index, 3u);
+  EXPECT_EQ(events[1].pace_miss->elapsed, 60'000);
+  EXPECT_EQ(events[1].generation, 2u);
+  ASSERT_TRUE(engine::Engine::BehindPace(3, 60'000, control_.baseline_span, control_.baseline_completions,
+                                         control_.pace_slack));
 }
 
 TEST_F(SwitchWindowTest, APaceMissTheFullRingBufferRefusedIsSentByTheNextCompletionBehind) {

@@ -1,6 +1,8 @@
 // Which lever serves which controller, probing what the machine offers, building levers, restore points as JSON.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "agent/actuate/resolver.h"
 #include "tests/unit/lever_printers.h"
 #include "tests/unit/test_fs.h"
@@ -137,11 +139,21 @@ TEST(ProbeLeverFacts, FindsGsimInEveryLayout) {
   }
 }
 
-TEST(MakeLever, EveryKind) {
+// Every lever of the vocabulary registered itself once (the library is linked whole), and builds its kind.
+TEST(LeverRegistry, EveryLeverKindButAutoIsRegisteredAndBuildsItsKind) {
   const config::LeverSettings settings;
   const LeverEnvironment environment;
-  for (LeverKind kind : {LeverKind::kAdaptivePollSysfs, LeverKind::kGsim, LeverKind::kCoalescing,
-                         LeverKind::kPollQueuesReset, LeverKind::kUvnvmeSocket, LeverKind::kDryRun}) {
+  std::vector<LeverKind> expected;
+  for (const auto& row : kLeverKinds) {
+    if (row.value != LeverKind::kAuto) expected.push_back(row.value);
+  }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(RegisteredLevers(), expected);
+  EXPECT_EQ(FindLever(LeverKind::kAuto), nullptr);
+  for (LeverKind kind : expected) {
+    SCOPED_TRACE(LeverKindName(kind));
+    ASSERT_NE(FindLever(kind), nullptr);
+    EXPECT_EQ(FindLever(kind)->traits.kind, kind);
     for (bool dry_run : {false, true}) {
       auto lever = MakeLever(kind, dry_run, settings, environment);
       ASSERT_NE(lever, nullptr);
@@ -149,6 +161,33 @@ TEST(MakeLever, EveryKind) {
       EXPECT_EQ(lever->DryRun(), dry_run || kind == LeverKind::kDryRun);
     }
   }
+  EXPECT_EQ(MakeLever(LeverKind::kAuto, false, settings, environment)->Kind(), LeverKind::kDryRun);
+}
+
+// What each lever states of itself: what a switch disturbs, what adaptive means for it, whether it is spaced.
+TEST(LeverRegistry, EachLeverStatesItsRiskItsAdaptiveModeAndWhetherItDisrupts) {
+  struct Expected {
+    LeverKind kind;
+    LeverRisk risk;
+    engine::ControllerMode adaptive_as;
+    bool disruptive;
+  };
+  using M = engine::ControllerMode;
+  for (const Expected& e : {Expected{LeverKind::kAdaptivePollSysfs, LeverRisk::kDriverSpecific, M::kPoll, false},
+                            Expected{LeverKind::kGsim, LeverRisk::kDriverSpecific, M::kAdaptive, false},
+                            Expected{LeverKind::kCoalescing, LeverRisk::kNothingElse, M::kAdaptive, false},
+                            Expected{LeverKind::kPollQueuesReset, LeverRisk::kResetsController, M::kOff, true},
+                            Expected{LeverKind::kUvnvmeSocket, LeverRisk::kNothingElse, M::kAdaptive, false},
+                            Expected{LeverKind::kDryRun, LeverRisk::kNothingElse, M::kAdaptive, false},
+                            Expected{LeverKind::kTcpReconnect, LeverRisk::kReconnectsHost, M::kOff, true}}) {
+    SCOPED_TRACE(LeverKindName(e.kind));
+    const LeverTraits& traits = FindLever(e.kind)->traits;
+    EXPECT_EQ(traits.risk, e.risk);
+    EXPECT_EQ(traits.adaptive_as, e.adaptive_as);
+    EXPECT_EQ(traits.disruptive, e.disruptive);
+    EXPECT_EQ(LeverRiskOf(LeverKindName(e.kind)), e.risk);
+  }
+  EXPECT_EQ(LeverRiskOf("no_such_lever"), LeverRisk::kDriverSpecific);
 }
 
 TEST(DryRunLever, RecordsTheModeAndTouchesNothing) {

@@ -1,5 +1,6 @@
-// The four edge cases of issue 33: a try whose load ended, idle time, the bounded window counts and a
-// failed counter read (the BPF side's early record against the credit: tests/bpf, agent_decide).
+// The four edge cases of issue 33: a try whose load ended, the BPF side's early record against the credit
+// (its BPF half: tests/bpf/switch_window_test.cc), idle time, the bounded window counts and a failed
+// counter read.
 #include <gtest/gtest.h>
 
 #include "agent/engine/policy_fields.h"
@@ -53,6 +54,24 @@ TEST_F(EngineEdgeCases, ATryWithWorkInFlightOrUnknownStillStalls) {
   d = QuietFor2ms(unknown, std::nullopt);  // the collector cannot tell: work is assumed in flight
   ASSERT_TRUE(d);
   EXPECT_EQ(d->reason, Reason::kStalled);
+}
+
+// The window's first early record was sent before the kept window's credit reached the BPF side: the
+// engine forgives it. The BPF side sends another once the looser limit arrived, and the engine acts on it
+// within the window instead of waiting for its end.
+TEST_F(EngineEdgeCases, ACreditTheBpfSideDidNotKnowYetDoesNotBlindTheRestOfTheWindow) {
+  Policy p = Adaptive();
+  p.pace_credit = 100 * kUs;
+  const QueueHandle q = Add(p);
+  StartTry(q);
+  Poll(q, 3 * kUs * kWindow);
+  EXPECT_FALSE(Miss(q, 9, 105 * kUs)) << "within 45 + 20 + 100 us: forgiven";
+  auto second = Miss(q, 40, 400 * kUs);  // the same window, far behind 200 + 20 + 100 us
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->reason, Reason::kBehindPace);
+  EXPECT_EQ(second->pace_index, 40u);
+  EXPECT_EQ(second->limit, 320 * kUs);
+  EXPECT_EQ(engine_.View(q).rejected_pace_misses, 1u);
 }
 
 TEST_F(EngineEdgeCases, AFailedCounterReadDuringALongPollingRunIsNotAStall) {
