@@ -90,7 +90,7 @@ int Point(const std::vector<std::string>& args) {
   std::string only;
   std::vector<std::string> sets;
   AgentLatency agent = MeasuredAgentLatency();
-  engine::Policy policy = PatchPolicy();
+  nvmeadapt::engine::Policy policy = PatchPolicy();
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (i + 1 >= args.size()) Fail(flag + " needs a value");
