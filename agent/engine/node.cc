@@ -173,7 +173,7 @@ TryVerdict NodeLayer::Try(const TryRequest& request) {
     entry = Find(request.queue);
   }
   if (entry->polling) return verdict;  // already polling: nothing more to spend
-  if (settings_.enabled) {
+  if (settings_.enabled && entry->facts.decided) {
     verdict.deferred = CpuRules(*entry, request.at);
     if (!verdict.deferred) {
       const std::optional<std::vector<QueueHandle>> room = RoomFor(request.queue, Cost(*entry), Rank(entry->facts));

@@ -69,6 +69,11 @@ struct Policy {
   // rate). A stall before the try's first completion (the switch slow to take effect in the reaper), in a
   // kept run, or in a run resumed after a re-measure is one failure. false: the patch's rule.
   bool stall_backoff = true;
+  // The node layer (agent/engine/node.h) decides this queue's tries: each is admitted or deferred on the
+  // node's CPU budget, its reaping CPU's headroom, the node's CPU pressure and the tries of queues sharing
+  // that CPU, and a run the node can no longer afford is ended. false: the per-queue rules alone (the patch's
+  // behaviour). Off by default until the evaluation shows it never worse than per-queue deciding (issue 34).
+  bool node_layer = false;
   ControllerMode mode = ControllerMode::kOff;
 
   bool operator==(const Policy&) const = default;

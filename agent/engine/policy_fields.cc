@@ -53,6 +53,8 @@ constexpr PolicyField kFields[] = {
     {.name = "stall_backoff", .trace_key = "stall_backoff", .option = "stall-backoff", .column = "STALL-BACKOFF",
      .kind = K::kFlag, .min = 0, .max = 1, .patch = 0, .absent_in_trace_is_patch = true,
      NA_POLICY_MEMBER(stall_backoff)},
+    {.name = "node_layer", .trace_key = "node", .option = "node-layer", .column = "NODE", .kind = K::kFlag, .min = 0,
+     .max = 1, .patch = 0, .absent_in_trace_is_patch = true, NA_POLICY_MEMBER(node_layer)},
     {.name = "mode", .trace_key = "mode", .option = "", .column = "MODE", .kind = K::kMode,
      .patch = static_cast<int64_t>(ControllerMode::kOff), NA_POLICY_MEMBER(mode)},
 };
