@@ -127,6 +127,7 @@ void Agent::RetryLevers(engine::Nanos now) {
       if (!applied) return;
       const engine::Nanos now = deps_.monotonic();
       if (auto followed = engine_.OnLeverResult(retried.handle, wanted, now)) {  // the engine had followed the failure
+        node_.Follow(retried.handle, wanted, now);  // the node layer follows the real mode too
         listeners_.Tell(&AgentListener::LeverFollowed, retried, now, wanted, *followed);
       }
     });

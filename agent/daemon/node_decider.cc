@@ -48,6 +48,14 @@ engine::GateOutcome NodeDecider::OnDecision(const engine::Decision& decision) {
   return outcome;
 }
 
+void NodeDecider::Follow(engine::QueueHandle queue, ReapMode actual, engine::Nanos at) {
+  if (actual != ReapMode::kPoll) {
+    layer_.PollingEnded(queue, at);
+  } else if (!layer_.Polling(queue)) {
+    layer_.PollingStarted(queue);
+  }
+}
+
 std::vector<engine::NodeStop> NodeDecider::Tick(engine::Nanos now) {
   if (now < next_facts_) return {};
   next_facts_ = now + config_.facts_interval;

@@ -43,6 +43,9 @@ class NodeDecider {
 
   // Every decision of the engine before it is applied (NodeGate::OnDecision), counted.
   engine::GateOutcome OnDecision(const engine::Decision& decision);
+  // The engine followed a lever's result: the queue is really in `actual` (a refused try left it in interrupt
+  // mode; a lever that left it polling counts as polling the layer did not admit).
+  void Follow(engine::QueueHandle queue, ReapMode actual, engine::Nanos at);
   // Counts runs the caller ended for the layer (OnDecision's `ended`, or Tick's).
   void CountEnded(engine::NodeReason reason) { ++series_.ended[static_cast<size_t>(reason)]; }
 
