@@ -68,6 +68,7 @@ void EngineController::Attach(Host& host) {
     node_.SetQueue(queues_[q].handle, engine::NodeQueue{host.QueueCpu(q), std::nullopt, std::nullopt});
   }
   busy_before_.assign(host.Cpus(), 0);
+  reap_before_.assign(queues_.size(), 0);
   host_->Events().Schedule(node_model_->facts_interval, EventKind::kControl, kNodeFacts);
 }
 
@@ -80,6 +81,15 @@ void EngineController::ReadFacts(Nanos now) {
     const Nanos busy = host_->CpuBusy(cpu);
     if (interval > 0) facts.cpu_busy[cpu] = std::clamp(static_cast<double>(busy - busy_before_[cpu]) / interval, 0.0, 1.0);
     busy_before_[cpu] = busy;
+  }
+  // Each queue's own reaping is no other work for its own try (NodeQueue.own_busy), as the daemon reads its
+  // reaper thread's CPU time.
+  for (uint32_t q = 0; q < queues_.size(); ++q) {
+    const Nanos reap = host_->QueueReapBusy(q);
+    engine::NodeQueue described{host_->QueueCpu(q), std::nullopt, std::nullopt};
+    if (interval > 0) described.own_busy = std::min(1.0, static_cast<double>(reap - reap_before_[q]) / interval);
+    node_.SetQueue(queues_[q].handle, described);
+    reap_before_[q] = reap;
   }
   facts_before_ = now;
   EndRuns(node_.OnFacts(facts), now);

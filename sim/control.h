@@ -105,6 +105,7 @@ class EngineController : public Controller {
   std::optional<NodeModel> node_model_;
   engine::NodeLayer node_;         // decides only with node_model_ (off otherwise: the per-queue agent)
   std::vector<Nanos> busy_before_;  // each CPU's busy time at the last facts
+  std::vector<Nanos> reap_before_;  // each queue's reaping time at the last facts
   Nanos facts_before_ = 0;
 };
 

@@ -110,7 +110,10 @@ RunStats Host::Run(Nanos warmup, Nanos measure) {
 }
 
 void Host::Account(Cpu& cpu, Running kind, Nanos start, Nanos end) {
-  if (end > start) cpu.busy += end - start;
+  if (end > start) {
+    cpu.busy += end - start;
+    if (kind == Running::kIrq || kind == Running::kPoll) queues_[cpu.id].reap_busy += end - start;
+  }
   const Nanos from = std::max(start, measure_from_);
   if (end <= from) return;
   (kind == Running::kJob ? stats_.job_cpu : stats_.reap_cpu) += end - from;

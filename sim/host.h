@@ -65,6 +65,8 @@ class Host {
   uint32_t QueueCpu(uint32_t queue) const { return queues_[queue].cpu; }
   uint32_t Cpus() const { return static_cast<uint32_t>(cpus_.size()); }
   Nanos CpuBusy(uint32_t cpu) const;
+  // The time the queue's ended interrupt and poll passes took, from the run's start: its own reaping work.
+  Nanos QueueReapBusy(uint32_t queue) const { return queues_[queue].reap_busy; }
   // The queue switches to `mode` at `at`; a later request replaces one not yet in effect.
   void RequestMode(uint32_t queue, ReapMode mode, Nanos at);
   // GSIM moderates this host's interrupts (before Run).
@@ -91,6 +93,7 @@ class Host {
     bool poll_queued = false;
     uint64_t poll_gen = 0, mode_gen = 0;
     Nanos last_fire = 0;
+    Nanos reap_busy = 0;             // ended interrupt and poll passes of this queue, from the run's start
   };
   enum class Running : uint8_t { kIdle, kIrq, kPoll, kJob };
   struct Cpu {

@@ -35,9 +35,15 @@ void Agent::EndNodeRuns(const std::vector<engine::NodeStop>& stops, engine::Nano
 
 void Agent::RunNode(engine::Nanos now) {
   if (now < node_.NextFacts()) return;
-  // Gains, CPUs and policies move: the layer sees each queue as it is at every reading.
+  // Gains, CPUs and policies move: the layer sees each queue as it is at every reading. The reaper's CPU time
+  // is read only for the queues the layer decides (a /proc walk per queue each interval).
   for (ManagedQueue* q : queues_.All()) {
-    node_.Describe(*q, engine_.View(q->handle).policy.node_layer, payoff_.Of(*q));
+    const bool decided = engine_.View(q->handle).policy.node_layer;
+    std::optional<engine::Nanos> reaper;
+    if (decided) {
+      if (Result<engine::Nanos> cpu = ReadPollerCpu(*q); cpu) reaper = *cpu;
+    }
+    node_.Describe(*q, decided, payoff_.Of(*q), reaper, now);
   }
   EndNodeRuns(node_.Tick(now), now);
   if (deps_.metrics) deps_.metrics->SetNode(node_.Series());

@@ -27,11 +27,18 @@ void NodeDecider::Configure(const config::NodeLayerConfig& config) {
   layer_.SetSettings(config_.settings);
 }
 
-void NodeDecider::Describe(const ManagedQueue& queue, bool node_layer, const QueuePayoffRecord* payoff) {
+void NodeDecider::Describe(const ManagedQueue& queue, bool node_layer, const QueuePayoffRecord* payoff,
+                           std::optional<engine::Nanos> reaper_cpu, engine::Nanos now) {
   engine::NodeQueue facts;
   facts.cpu = ReapingCpu(queue.desc);
   if (payoff) facts.gain_per_cpu_second = GainPerCpuSecond(*payoff);
   facts.decided = node_layer;
+  if (queue.handle >= reapers_.size()) reapers_.resize(queue.handle + 1);
+  std::optional<ReaperSample>& last = reapers_[queue.handle];
+  if (reaper_cpu && last && now > last->at && *reaper_cpu >= last->cpu) {
+    facts.own_busy = std::min(1.0, static_cast<double>(*reaper_cpu - last->cpu) / static_cast<double>(now - last->at));
+  }
+  last = reaper_cpu ? std::optional(ReaperSample{*reaper_cpu, now}) : std::nullopt;
   layer_.SetQueue(queue.handle, facts);
   if (queue.handle >= decided_.size()) decided_.resize(queue.handle + 1);
   decided_[queue.handle] = node_layer;
@@ -40,6 +47,7 @@ void NodeDecider::Describe(const ManagedQueue& queue, bool node_layer, const Que
 void NodeDecider::Forget(engine::QueueHandle queue) {
   layer_.RemoveQueue(queue);
   if (queue < decided_.size()) decided_[queue] = false;
+  if (queue < reapers_.size()) reapers_[queue].reset();  // a later queue may get the handle
 }
 
 engine::GateOutcome NodeDecider::OnDecision(const engine::Decision& decision) {

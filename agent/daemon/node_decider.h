@@ -37,8 +37,11 @@ class NodeDecider {
   void Configure(const config::NodeLayerConfig& config);
   const config::NodeLayerConfig& config() const { return config_; }
 
-  // The queue as the layer should see it now (at its arrival and at every facts reading).
-  void Describe(const ManagedQueue& queue, bool node_layer, const QueuePayoffRecord* payoff);
+  // The queue as the layer should see it now (at its arrival and at every facts reading). `reaper_cpu`: its
+  // reaper thread's CPU time now (poller_cpu.h), where it can be read: the share of its CPU it used since the
+  // last reading is its own work, not other work for its try (NodeQueue.own_busy).
+  void Describe(const ManagedQueue& queue, bool node_layer, const QueuePayoffRecord* payoff,
+                std::optional<engine::Nanos> reaper_cpu = std::nullopt, engine::Nanos now = 0);
   void Forget(engine::QueueHandle queue);
 
   // Every decision of the engine before it is applied (NodeGate::OnDecision), counted.
@@ -67,6 +70,10 @@ class NodeDecider {
   engine::Nanos next_facts_ = 0;
   metrics::NodeSeries series_;
   std::vector<bool> decided_;  // by handle: whose policy has node_layer
+  struct ReaperSample {
+    engine::Nanos cpu = 0, at = 0;
+  };
+  std::vector<std::optional<ReaperSample>> reapers_;  // by handle: the last reading of its reaper's CPU time
 };
 
 }  // namespace nvmeadapt::daemon

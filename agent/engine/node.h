@@ -77,6 +77,10 @@ struct NodeQueue {
   std::optional<uint32_t> cpu;  // where its completions are reaped; nullopt: unknown (CPU rules skipped)
   std::optional<double> gain_per_cpu_second;  // measured payoff of its polling; nullopt: not measured yet
   std::optional<double> poll_cost_cores;      // CPU its polling takes; nullopt: default_poll_cost_cores
+  // Share of its reaping CPU the queue's own reaper used over the last facts interval, where it is measured:
+  // not other work for its own try (polling replaces that reaping), so it is taken off the CPU's busy share
+  // when the queue asks to try. nullopt: not measured (a kernel queue's interrupts), nothing taken off.
+  std::optional<double> own_busy;
   // The node layer decides this queue's tries and runs (its policy's node_layer). false: every try admitted
   // and no run ended, as when the layer is off, but its polling still counts in the budget and on its CPU,
   // so that queues left to the per-queue rules are seen by those the layer decides.
