@@ -299,7 +299,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
                    << ", " << ReapModeName(inserted.mode) << ", mode "
                    << engine::ControllerModeName(setup.policy.mode));
   listeners_.Tell(&AgentListener::QueueAdded, inserted, setup);
-  node_.Describe(inserted, setup.policy.node_layer, nullptr);
+  node_.Describe(inserted, inserted.desc.eligible && setup.policy.node_layer, nullptr);
   PushControl(inserted);
   if (added.decision) HandleDecision(inserted, *added.decision);
 }

@@ -38,7 +38,8 @@ void Agent::RunNode(engine::Nanos now) {
   // Gains, CPUs and policies move: the layer sees each queue as it is at every reading. The reaper's CPU time
   // is read only for the queues the layer decides (a /proc walk per queue each interval).
   for (ManagedQueue* q : queues_.All()) {
-    const bool decided = engine_.View(q->handle).policy.node_layer;
+    // An ineligible queue (an admin queue) never tries: the layer has nothing of it to decide.
+    const bool decided = q->desc.eligible && engine_.View(q->handle).policy.node_layer;
     std::optional<engine::Nanos> reaper;
     if (decided) {
       if (Result<engine::Nanos> cpu = ReadPollerCpu(*q); cpu) reaper = *cpu;

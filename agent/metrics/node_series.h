@@ -19,7 +19,7 @@ struct NodeSeries {
   std::optional<double> budget_cores;  // absent: no budget
   std::optional<double> pressure_some_avg10;
   std::optional<double> pressure_full_avg10;
-  size_t decided_queues = 0;  // queues whose policy has node_layer
+  size_t decided_queues = 0;  // eligible queues whose policy has node_layer
 };
 
 }  // namespace nvmeadapt::metrics
