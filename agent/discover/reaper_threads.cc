@@ -34,16 +34,16 @@ Result<std::vector<std::string>> Tasks(const std::string& proc_root, pid_t pid) 
 }
 
 // "uvnvme-c0q1" -> (0, 1); false for any other name (or one cut short by the 15 characters).
-bool ParseReaperName(std::string_view name, uint32_t* ctrl, uint32_t* qid) {
+bool ParseReaperName(std::string_view comm, uint32_t* ctrl, uint32_t* qid) {
   constexpr std::string_view kPrefix = "uvnvme-c";
-  if (!name.starts_with(kPrefix)) return false;
-  name.remove_prefix(kPrefix.size());
+  if (!comm.starts_with(kPrefix)) return false;
+  const std::string_view name = comm.substr(kPrefix.size());
   const size_t q = name.find('q');
   if (q == std::string_view::npos) return false;
   const auto [c_end, c_ec] = std::from_chars(name.data(), name.data() + q, *ctrl);
   const auto [q_end, q_ec] = std::from_chars(name.data() + q + 1, name.data() + name.size(), *qid);
   return c_ec == std::errc() && c_end == name.data() + q && q_ec == std::errc() &&
-         q_end == name.data() + name.size() && q + 1 < name.size() && ReaperThreadName(*ctrl, *qid) == name;
+         q_end == name.data() + name.size() && q + 1 < name.size() && ReaperThreadName(*ctrl, *qid) == comm;
 }
 
 }  // namespace
