@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "agent/engine/node_gate.h"
 #include "agent/engine/policy_fields.h"
 #include "bpf/na_pace.h"
 
@@ -10,6 +11,7 @@ namespace {
 
 constexpr uint32_t kRingDelivery = 0;
 constexpr uint32_t kAgentTimer = 1;
+constexpr uint32_t kNodeFacts = 2;
 
 }  // namespace
 
@@ -20,6 +22,7 @@ std::string PolicyName(PolicyKind kind) {
     case PolicyKind::kInDriver: return "in_driver";
     case PolicyKind::kAgent: return "agent";
     case PolicyKind::kGsim: return "gsim";
+    case PolicyKind::kNode: return "node";
   }
   return "unknown";
 }
@@ -44,6 +47,14 @@ EngineController EngineController::Agent(const engine::Policy& policy, const Age
   return EngineController(policy, latency);
 }
 
+EngineController EngineController::Node(const engine::Policy& policy, const AgentLatency& latency,
+                                        const NodeModel& node) {
+  EngineController out(policy, latency);
+  out.node_model_ = node;
+  out.node_.SetSettings(node.settings);
+  return out;
+}
+
 void EngineController::Attach(Host& host) {
   host_ = &host;
   queues_.assign(host.Queues(), Collector{});
@@ -52,6 +63,62 @@ void EngineController::Attach(Host& host) {
   setup.policy = policy_;
   for (Collector& c : queues_) c.handle = engine_.AddQueue(setup, 0).handle;
   ScheduleTimer(0);
+  if (!node_model_) return;
+  for (uint32_t q = 0; q < queues_.size(); ++q) {
+    node_.SetQueue(queues_[q].handle, engine::NodeQueue{host.QueueCpu(q), std::nullopt, std::nullopt});
+  }
+  busy_before_.assign(host.Cpus(), 0);
+  reap_before_.assign(queues_.size(), 0);
+  host_->Events().Schedule(node_model_->facts_interval, EventKind::kControl, kNodeFacts);
+}
+
+void EngineController::ReadFacts(Nanos now) {
+  engine::NodeFacts facts;
+  facts.at = now;
+  facts.cpu_busy.resize(busy_before_.size());
+  const Nanos interval = now - facts_before_;
+  for (uint32_t cpu = 0; cpu < busy_before_.size(); ++cpu) {
+    const Nanos busy = host_->CpuBusy(cpu);
+    if (interval > 0) facts.cpu_busy[cpu] = std::clamp(static_cast<double>(busy - busy_before_[cpu]) / interval, 0.0, 1.0);
+    busy_before_[cpu] = busy;
+  }
+  // Each queue's own reaping is no other work for its own try (NodeQueue.own_busy), as the daemon reads its
+  // reaper thread's CPU time.
+  for (uint32_t q = 0; q < queues_.size(); ++q) {
+    const Nanos reap = host_->QueueReapBusy(q);
+    engine::NodeQueue described{host_->QueueCpu(q), std::nullopt, std::nullopt};
+    if (interval > 0) described.own_busy = std::min(1.0, static_cast<double>(reap - reap_before_[q]) / interval);
+    node_.SetQueue(queues_[q].handle, described);
+    reap_before_[q] = reap;
+  }
+  facts_before_ = now;
+  EndRuns(node_.OnFacts(facts), now);
+  host_->Events().Schedule(now + node_model_->facts_interval, EventKind::kControl, kNodeFacts);
+}
+
+void EngineController::EndRuns(const std::vector<engine::NodeStop>& stops, Nanos now) {
+  for (const engine::NodeStop& stop : stops) {
+    const auto ended = engine_.EndPolling(stop.queue, now);
+    if (!ended) continue;
+    ++counts_.node_ended;
+    Count(*ended);
+    if (ended->Switches()) Apply(stop.queue, *ended, now);
+  }
+}
+
+void EngineController::Handle(uint32_t queue, const engine::Decision& d, Nanos now) {
+  if (node_model_) {
+    // The gate holds only a reference to the layer: made where it is used, so the controller stays movable.
+    const engine::GateOutcome outcome = engine::NodeGate(node_).OnDecision(d);
+    if (outcome.deferred) {
+      ++counts_.node_deferred;
+      (void)engine_.OnLeverResult(d.queue, ReapMode::kInterrupt, now);  // as the daemon: measure again
+      return;
+    }
+    EndRuns(outcome.ended, now);
+  }
+  Count(d);
+  if (d.Switches()) Apply(queue, d, now);
 }
 
 void EngineController::ScheduleTimer(Nanos now) {
@@ -123,14 +190,15 @@ void EngineController::OnControl(uint32_t a, uint64_t, Nanos now) {
     Decide(record, now);
     return;
   }
+  if (a == kNodeFacts) {
+    ReadFacts(now);
+    return;
+  }
   for (uint32_t q = 0; q < queues_.size(); ++q) {
     const Collector& c = queues_[q];
     if (!engine_.NeedsTimer(c.handle)) continue;
     const auto decision = engine_.OnTimer(c.handle, now, engine::WindowProgress{c.start, c.count, c.last});
-    if (decision) {
-      Count(*decision);
-      if (decision->Switches()) Apply(q, *decision, now);
-    }
+    if (decision) Handle(q, *decision, now);
   }
   ScheduleTimer(std::max(now, loop_free_));
 }
@@ -138,8 +206,7 @@ void EngineController::OnControl(uint32_t a, uint64_t, Nanos now) {
 void EngineController::Decide(const engine::WindowRecord& record, Nanos now) {
   const auto decision = engine_.OnWindow(record);
   if (!decision) return;
-  Count(*decision);
-  if (decision->Switches()) Apply(record.queue, *decision, now);
+  Handle(record.queue, *decision, now);
 }
 
 void EngineController::Count(const engine::Decision& d) {

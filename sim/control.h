@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agent/engine/engine.h"
+#include "agent/engine/node.h"
 #include "sim/host.h"
 
 namespace nvmeadapt::sim {
@@ -36,6 +37,21 @@ struct EngineCounts {
   uint64_t stalled = 0;
   uint64_t backoffs = 0;
   uint64_t records = 0;
+  uint64_t node_deferred = 0;  // tries the node layer deferred
+  uint64_t node_ended = 0;     // polling runs it ended
+};
+
+// The node layer in the model: the daemon's default settings, its facts (each CPU's busy share, as /proc/stat
+// would give it; the model has no PSI) read every `facts_interval` of model time. The daemon reads every
+// second; the model's runs last a few hundred milliseconds, so it reads more often.
+struct NodeModel {
+  engine::NodeSettings settings = Enabled();
+  Nanos facts_interval = 10'000'000;
+  static engine::NodeSettings Enabled() {
+    engine::NodeSettings s;
+    s.enabled = true;
+    return s;
+  }
 };
 
 class EngineController : public Controller {
@@ -43,6 +59,8 @@ class EngineController : public Controller {
   // In the driver: no delay anywhere, the patch's pace rule (no batch allowance).
   static EngineController InDriver(const engine::Policy& policy);
   static EngineController Agent(const engine::Policy& policy, const AgentLatency& latency);
+  // The agent with the node layer deciding every queue's tries (the daemon's node_layer policy).
+  static EngineController Node(const engine::Policy& policy, const AgentLatency& latency, const NodeModel& node);
 
   void Attach(Host& host) override;
   void OnReaped(uint32_t queue, ReapMode mode, uint32_t entries, Nanos now) override;
@@ -71,6 +89,10 @@ class EngineController : public Controller {
   void Apply(uint32_t queue, const engine::Decision& decision, Nanos now);
   void Count(const engine::Decision& decision);
   void ScheduleTimer(Nanos now);
+  // A decision through the node layer's gate (when there is one), then applied if it switches.
+  void Handle(uint32_t queue, const engine::Decision& decision, Nanos now);
+  void ReadFacts(Nanos now);
+  void EndRuns(const std::vector<engine::NodeStop>& stops, Nanos now);
 
   engine::Policy policy_;
   std::optional<AgentLatency> latency_;
@@ -80,10 +102,16 @@ class EngineController : public Controller {
   std::deque<engine::WindowRecord> ring_;  // records on their way to the agent, in order
   Nanos loop_free_ = 0;                    // the agent's loop is waiting for a lever until then
   EngineCounts counts_;
+  std::optional<NodeModel> node_model_;
+  engine::NodeLayer node_;         // decides only with node_model_ (off otherwise: the per-queue agent)
+  std::vector<Nanos> busy_before_;  // each CPU's busy time at the last facts
+  std::vector<Nanos> reap_before_;  // each queue's reaping time at the last facts
+  Nanos facts_before_ = 0;
 };
 
-// kGsim: interrupt mode with GSIM moderating the host's interrupts (sim/gsim.h).
-enum class PolicyKind { kInterrupt, kPoll, kInDriver, kAgent, kGsim };
+// kGsim: interrupt mode with GSIM moderating the host's interrupts (sim/gsim.h); kNode: the agent with the node
+// layer (NodeModel).
+enum class PolicyKind { kInterrupt, kPoll, kInDriver, kAgent, kGsim, kNode };
 std::string PolicyName(PolicyKind kind);
 
 }  // namespace nvmeadapt::sim

@@ -103,16 +103,25 @@ RunStats Host::Run(Nanos warmup, Nanos measure) {
   }
   now_ = end;
   for (Cpu& cpu : cpus_) {  // work still in progress counts up to the end
-    if (cpu.running != Running::kIdle) Account(cpu.running, cpu.start, end);
+    if (cpu.running != Running::kIdle) Account(cpu, cpu.running, cpu.start, end);
   }
   stats_.measured = measure;
   return stats_;
 }
 
-void Host::Account(Running kind, Nanos start, Nanos end) {
+void Host::Account(Cpu& cpu, Running kind, Nanos start, Nanos end) {
+  if (end > start) {
+    cpu.busy += end - start;
+    if (kind == Running::kIrq || kind == Running::kPoll) queues_[cpu.id].reap_busy += end - start;
+  }
   const Nanos from = std::max(start, measure_from_);
   if (end <= from) return;
   (kind == Running::kJob ? stats_.job_cpu : stats_.reap_cpu) += end - from;
+}
+
+Nanos Host::CpuBusy(uint32_t cpu) const {
+  const Cpu& c = cpus_[cpu];
+  return c.busy + (c.running != Running::kIdle && now_ > c.start ? now_ - c.start : 0);
 }
 
 void Host::RequestMode(uint32_t queue, ReapMode mode, Nanos at) {
@@ -164,7 +173,7 @@ void Host::QueueReap(uint32_t queue, bool poll) {
     Job& job = jobs_[cpu.id];
     job.remaining = cpu.end - now_;
     job.state = JobState::kRunnable;
-    Account(Running::kJob, cpu.start, now_);
+    Account(cpu, Running::kJob, cpu.start, now_);
     cpu.runnable.push_front(cpu.id);
     cpu.running = Running::kIdle;
     ++cpu.gen;
@@ -231,7 +240,7 @@ void Host::StartReapPass(Cpu& cpu, uint32_t queue, Running kind, bool continuati
 void Host::EndReapPass(Cpu& cpu) {
   const uint32_t queue = cpu.id;
   const Running kind = cpu.running;
-  Account(kind, cpu.start, now_);
+  Account(cpu, kind, cpu.start, now_);
   cpu.running = Running::kIdle;
   for (uint32_t slot : cpu.pass) jobs_[ios_[slot].job].ready.push_back(slot);
   for (uint32_t j : cpu.to_wake) events_.Schedule(now_ + costs_.wake_latency, EventKind::kJobWake, j);
@@ -289,7 +298,7 @@ void Host::StartJobSegment(Cpu& cpu, uint32_t j) {
 void Host::EndJobSegment(Cpu& cpu) {
   const uint32_t j = cpu.id;
   Job& job = jobs_[j];
-  Account(Running::kJob, cpu.start, now_);
+  Account(cpu, Running::kJob, cpu.start, now_);
   cpu.running = Running::kIdle;
   if (job.segment == Segment::kInitialSubmit) {
     --job.initial;

@@ -60,6 +60,13 @@ class Host {
   EventQueue& Events() { return events_; }
   uint32_t Queues() const { return static_cast<uint32_t>(queues_.size()); }
   ReapMode Mode(uint32_t queue) const { return queues_[queue].mode; }
+  // The CPU a queue's completions are reaped on, the CPUs, and the time a CPU was busy (jobs, interrupt and
+  // poll passes, the one in progress included) since the run began: what /proc/stat tells the node layer.
+  uint32_t QueueCpu(uint32_t queue) const { return queues_[queue].cpu; }
+  uint32_t Cpus() const { return static_cast<uint32_t>(cpus_.size()); }
+  Nanos CpuBusy(uint32_t cpu) const;
+  // The time the queue's ended interrupt and poll passes took, from the run's start: its own reaping work.
+  Nanos QueueReapBusy(uint32_t queue) const { return queues_[queue].reap_busy; }
   // The queue switches to `mode` at `at`; a later request replaces one not yet in effect.
   void RequestMode(uint32_t queue, ReapMode mode, Nanos at);
   // GSIM moderates this host's interrupts (before Run).
@@ -86,6 +93,7 @@ class Host {
     bool poll_queued = false;
     uint64_t poll_gen = 0, mode_gen = 0;
     Nanos last_fire = 0;
+    Nanos reap_busy = 0;             // ended interrupt and poll passes of this queue, from the run's start
   };
   enum class Running : uint8_t { kIdle, kIrq, kPoll, kJob };
   struct Cpu {
@@ -104,6 +112,7 @@ class Host {
     Nanos gsim_delay = 0;
     bool gsim_timer = false;
     std::vector<uint32_t> masked;    // queues GSIM keeps disabled until the timer
+    Nanos busy = 0;                  // time not idle, from the run's start (ended passes and segments)
   };
   struct Device {
     Nanos gate_free = 0;
@@ -134,7 +143,7 @@ class Host {
   void OnDeviceDone(uint32_t slot);
   void MakeRunnable(uint32_t job);
   void SetModeNow(uint32_t queue, ReapMode mode);
-  void Account(Running kind, Nanos start, Nanos end);
+  void Account(Cpu& cpu, Running kind, Nanos start, Nanos end);
   bool Measuring() const { return now_ >= measure_from_; }
   double Uniform();
 

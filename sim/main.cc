@@ -18,14 +18,14 @@ constexpr const char* kUsage =
     "                             [--try-clock switch|first_completion]\n"
     "                             [--uvnvme-ratios QD1,QD8,QD32 --uvnvme-set NAME=VALUE...]\n"
     "       nvme-adapt-sim point [--devices N] [--jobs N] [--qd N] [--read FRACTION] [--drive NAME] [--ms N]\n"
-    "                            [--policy interrupt|poll|in_driver|agent|gsim] [--effect-us N] [--mechanism NAME]\n"
+    "                            [--policy interrupt|poll|in_driver|agent|gsim|node] [--effect-us N] [--mechanism NAME]\n"
     "                            [--try-clock switch|first_completion]\n"
     "                            [--set NAME=VALUE...]\n"
     "       nvme-adapt-sim params\n"
     "report: calibration against the patch's six published points, validation against uvnvme (needs\n"
     "  --uvnvme-ratios and the parameters from the same bench run, bench/sim_bench.py passes them), what the\n"
-    "  agent keeps, the latency curve and the sweep; reduced unless --full; writes JSON to --out.\n"
-    "  LIST: comma-separated of calibration,validation,keeps,curve,sweep (default: all).\n"
+    "  agent keeps, the node layer, the latency curve and the sweep; reduced unless --full; writes JSON to --out.\n"
+    "  LIST: comma-separated of calibration,validation,keeps,node,curve,sweep (default: all).\n"
     "  --sweep-sample N: run every N-th sweep case only and estimate the whole sweep's run time from them.\n"
     "--try-clock switch|first_completion: where the agent's try starts its clock, the policy field\n"
     "  try_clock_first_completion (default switch, the patch's rule; the in-driver arm always keeps it).\n"
@@ -120,7 +120,8 @@ int Point(const std::vector<std::string>& args) {
       Fail("unknown flag " + flag);
     }
   }
-  if (!only.empty() && only != "interrupt" && only != "poll" && only != "in_driver" && only != "agent" && only != "gsim") {
+  if (!only.empty() && only != "interrupt" && only != "poll" && only != "in_driver" && only != "agent" && only != "gsim" &&
+      only != "node") {
     Fail("--policy: no policy named '" + only + "'");
   }
   for (const std::string& assignment : sets) SetNamed(c.costs, c.layout, c.drive, assignment);
@@ -128,7 +129,7 @@ int Point(const std::vector<std::string>& args) {
     Fail("--devices, --jobs, --qd and --ms must be at least 1");
   }
   for (PolicyKind k : {PolicyKind::kInterrupt, PolicyKind::kPoll, PolicyKind::kInDriver, PolicyKind::kAgent,
-                       PolicyKind::kGsim}) {
+                       PolicyKind::kGsim, PolicyKind::kNode}) {
     if (!only.empty() && PolicyName(k) != only) continue;
     const CaseResult r = RunCase(c, k, policy, agent, RunLength{5'000'000, ms * 1'000'000});
     std::printf("%-9s %12.0f IOPS (model)  mean latency %8.1f us  polled %5.1f%%  interrupts %lu  poll runs %lu  "
@@ -196,10 +197,12 @@ int Report(const std::vector<std::string>& args) {
   json.Key("reduced").Value(options.reduced);
   bool within = true;
   if (Wants(sections, "validation")) within = ReportValidation(json, options, uvnvme) && within;
-  if (Wants(sections, "calibration") || Wants(sections, "keeps") || Wants(sections, "curve")) {
+  if (Wants(sections, "calibration") || Wants(sections, "keeps") || Wants(sections, "curve") ||
+      Wants(sections, "node")) {
     const std::vector<Comparison> seed = CompareSeedPoints(options);
     if (Wants(sections, "calibration")) within = ReportCalibration(json, options, seed) && within;
     if (Wants(sections, "keeps")) ReportAgentKeeps(json, options, seed);
+    if (Wants(sections, "node")) ReportNode(json, options, seed);
     if (Wants(sections, "curve")) ReportLatencyCurve(json, options, seed);
   }
   if (Wants(sections, "sweep")) ReportSweep(json, options);

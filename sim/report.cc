@@ -20,6 +20,8 @@ void WriteCounts(Json& json, const EngineCounts& c) {
   json.Key("not_faster").Value(static_cast<double>(c.not_faster));
   json.Key("stalled").Value(static_cast<double>(c.stalled));
   json.Key("backoffs").Value(static_cast<double>(c.backoffs));
+  json.Key("node_deferred").Value(static_cast<double>(c.node_deferred));
+  json.Key("node_ended").Value(static_cast<double>(c.node_ended));
   json.Close('}');
 }
 
@@ -103,6 +105,8 @@ Comparison Compare(const Case& c, const ReportOptions& options, const AgentLaten
   out.in_driver_iops = out.in_driver.stats.Iops();
   out.agent = Timed(out.agent_seconds, c, PolicyKind::kAgent, options, agent, adaptive);
   out.agent_iops = out.agent.stats.Iops();
+  out.node = Timed(out.node_seconds, c, PolicyKind::kNode, options, agent, adaptive);
+  out.node_iops = out.node.stats.Iops();
   return out;
 }
 
@@ -138,6 +142,10 @@ bool WritePoint(Json& json, const ReportOptions& options, const std::string& nam
   json.Key("in_driver_iops").Value(c.in_driver_iops);
   json.Key("gsim_iops").Value(c.gsim_iops);
   json.Key("agent_iops").Value(c.agent_iops);
+  json.Key("node_iops").Value(c.node_iops);
+  json.Key("node_gain").Value(c.Gain(c.node_iops));
+  json.Key("node_deferred").Value(static_cast<double>(c.node.counts.node_deferred));
+  json.Key("node_tries").Value(static_cast<double>(c.node.counts.to_poll));
   json.Key("in_driver_poll_share").Value(c.in_driver.stats.PollShare());
   return within;
 }

@@ -23,10 +23,10 @@ struct ReportOptions {
 
 // One case under every policy, and the gains over static interrupt.
 struct Comparison {
-  double interrupt_iops = 0, poll_iops = 0, in_driver_iops = 0, agent_iops = 0, gsim_iops = 0;
-  CaseResult in_driver, agent, gsim;
+  double interrupt_iops = 0, poll_iops = 0, in_driver_iops = 0, agent_iops = 0, gsim_iops = 0, node_iops = 0;
+  CaseResult in_driver, agent, gsim, node;  // node: the agent with the node layer (issue 34)
   // CPU seconds each policy's runs took (interrupt: with the pilot); the sweep reports them per policy.
-  double interrupt_seconds = 0, in_driver_seconds = 0, agent_seconds = 0, gsim_seconds = 0;
+  double interrupt_seconds = 0, in_driver_seconds = 0, agent_seconds = 0, gsim_seconds = 0, node_seconds = 0;
   RunLength adaptive;  // the engine runs' length, the same for the in-driver engine and the agent
   double Gain(double iops) const { return interrupt_iops > 0 ? iops / interrupt_iops - 1 : 0; }
 };
@@ -64,6 +64,9 @@ bool ReportValidation(Json& json, const ReportOptions& options, const UvnvmeMeas
 void ReportAgentKeeps(Json& json, const ReportOptions& options, const std::vector<Comparison>& seed);
 void ReportLatencyCurve(Json& json, const ReportOptions& options, const std::vector<Comparison>& seed);
 void ReportSweep(Json& json, const ReportOptions& options);
+// The node layer (issue 34) at the seed's six points beside the per-queue agent and the in-driver engine,
+// counted as the cover letter counts (better or worse than static interrupt by more than 5 %).
+void ReportNode(Json& json, const ReportOptions& options, const std::vector<Comparison>& seed);
 void ReportParameters(Json& json, const ReportOptions& options, const UvnvmeMeasured& measured);
 
 inline constexpr double kTolerance = 0.15;

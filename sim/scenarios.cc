@@ -19,10 +19,11 @@ CaseResult RunCase(const Case& c, PolicyKind policy, const engine::Policy& engin
       break;
     }
     case PolicyKind::kInDriver:
-    case PolicyKind::kAgent: {
-      EngineController control = policy == PolicyKind::kInDriver
-                                     ? EngineController::InDriver(engine_policy)
-                                     : EngineController::Agent(engine_policy, agent);
+    case PolicyKind::kAgent:
+    case PolicyKind::kNode: {
+      EngineController control = policy == PolicyKind::kInDriver ? EngineController::InDriver(engine_policy)
+                                 : policy == PolicyKind::kNode   ? EngineController::Node(engine_policy, agent, NodeModel{})
+                                                                 : EngineController::Agent(engine_policy, agent);
       Host host(c.costs, c.layout, c.drive, c.load, control, seed);
       result.stats = host.Run(length.warmup, length.measure);
       result.counts = control.Counts();

@@ -1,5 +1,5 @@
 // The seed's kind of sweep: drives x read/write mix x depth x jobs x devices, each case under static
-// interrupt, the in-driver engine, GSIM and the agent; counted as the cover letter counts (more than 5 %
+// interrupt, the in-driver engine, GSIM, the agent and the agent with the node layer; counted as the cover letter counts (more than 5 %
 // either way), with the regressed cases named and the engine's verdicts that explain them.
 #include <algorithm>
 #include <chrono>
@@ -94,7 +94,7 @@ void ReportSweep(Json& json, const ReportOptions& options) {
     jobs = {1, 4, 8};
     devices = {1, 4, 15};
   }
-  Tally in_driver{"in_driver"}, gsim{"gsim"}, agent{"agent"};
+  Tally in_driver{"in_driver"}, gsim{"gsim"}, agent{"agent"}, node{"node"};
   double baseline_seconds = 0;
   uint32_t total = 0;
   // Per device count: cases in the sweep, cases run and their CPU seconds (the estimate is per stratum:
@@ -123,17 +123,22 @@ void ReportSweep(Json& json, const ReportOptions& options) {
             const Comparison r = Compare(c, options, options.agent, false);
             baseline_seconds += r.interrupt_seconds;
             ++stratum_run[di];
-            stratum_seconds[di] += r.interrupt_seconds + r.in_driver_seconds + r.gsim_seconds + r.agent_seconds;
+            stratum_seconds[di] +=
+                r.interrupt_seconds + r.in_driver_seconds + r.gsim_seconds + r.agent_seconds + r.node_seconds;
             in_driver.run_seconds += r.in_driver_seconds;
             gsim.run_seconds += r.gsim_seconds;
             agent.run_seconds += r.agent_seconds;
+            node.run_seconds += r.node_seconds;
             const double gi = r.Gain(r.in_driver_iops), gg = r.Gain(r.gsim_iops), ga = r.Gain(r.agent_iops);
+            const double gn = r.Gain(r.node_iops);
             in_driver.Add(gi);
             gsim.Add(gg);
             agent.Add(ga);
+            node.Add(gn);
             if (gi < -kSignificant) WriteRegressed(json, options, name, "in_driver", gi, r, &r.in_driver);
             if (gg < -kSignificant) WriteRegressed(json, options, name, "gsim", gg, r, nullptr);
             if (ga < -kSignificant) WriteRegressed(json, options, name, "agent", ga, r, &r.agent);
+            if (gn < -kSignificant) WriteRegressed(json, options, name, "node", gn, r, &r.node);
           }
         }
       }
@@ -141,7 +146,8 @@ void ReportSweep(Json& json, const ReportOptions& options) {
   }
   json.Close(']');
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  const double cpu = baseline_seconds + in_driver.run_seconds + gsim.run_seconds + agent.run_seconds;
+  const double cpu =
+      baseline_seconds + in_driver.run_seconds + gsim.run_seconds + agent.run_seconds + node.run_seconds;
   const uint32_t sampled = in_driver.cases;
   json.Key("cases_in_sweep").Value(static_cast<double>(total));
   json.Key("cases_run").Value(static_cast<double>(sampled));
@@ -156,7 +162,7 @@ void ReportSweep(Json& json, const ReportOptions& options) {
   std::fprintf(options.log, "  %u of %u cases, %.0f s CPU (%.0f s wall); the whole sweep: about %.0f s CPU\n", sampled,
                total, cpu, wall, estimate);
   json.Key("policies").Open('{');
-  for (const Tally* t : {&in_driver, &gsim, &agent}) WriteTally(json, *t, options.log);
+  for (const Tally* t : {&in_driver, &gsim, &agent, &node}) WriteTally(json, *t, options.log);
   json.Close('}');
   json.Close('}');
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/config/levers_config.h"
+#include "agent/config/node_config.h"
 #include "agent/config/policy_convert.h"
 #include "common/files.h"
 #include "common/log.h"
@@ -50,6 +51,7 @@ Status DurationsToNanos(nlohmann::json& value, const std::string& path) {
 Status ValidateConfig(const v1::Config& config) {
   if (Status status = ValidatePolicies(config); !status) return status;
   if (Status status = ValidateLevers(config); !status) return status;
+  if (auto node = NodeLayerFromConfig(config.node()); !node) return node.error();
   if (auto level = ParseLogLevel(config.log_level()); !level) return level.error();
   if (const std::string& s = config.cpu_scheduling(); !s.empty() && s != "batch" && s != "normal") {
     return MakeError(ErrorCode::kInvalidArgument, "cpu_scheduling: must be batch or normal (got '" + s + "')");

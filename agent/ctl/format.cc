@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <map>
+#include <sstream>
 
 #include "agent/config/policy_layers.h"
 #include "agent/ctl/payoff_text.h"
@@ -96,6 +98,22 @@ std::string ToJsonLine(const google::protobuf::Message& message) {
   return json;
 }
 
+// "2 queue(s) decided ..., polling 1 core(s); deferred cpu_busy 14; ended -" (the reasons with a count only).
+static std::string NodeLayerText(const v1::NodeStatus& node) {
+  std::ostringstream text;
+  text << node.decided_queues() << " queue(s) decided (policy node_layer), polling " << node.polling_cores()
+       << " core(s)";
+  if (node.budget_cores() > 0) text << " of a budget of " << node.budget_cores();
+  for (const auto* counts : {&node.deferred_tries(), &node.ended_runs()}) {
+    std::string list;
+    for (const auto& row : std::map<std::string, uint64_t>(counts->begin(), counts->end())) {
+      if (row.second > 0) list += (list.empty() ? "" : ", ") + row.first + " " + std::to_string(row.second);
+    }
+    text << (counts == &node.deferred_tries() ? "; deferred " : "; ended ") << (list.empty() ? "-" : list);
+  }
+  return text.str();
+}
+
 void PrintStatus(const v1::GetStatusResponse& s, std::ostream& out) {
   Table t({"version", s.version()});
   t.Add({"node", OrDash(s.node())});
@@ -105,6 +123,7 @@ void PrintStatus(const v1::GetStatusResponse& s, std::ostream& out) {
                        std::to_string(s.queues_polling()) + ")"});
   t.Add({"ring buffer drops", std::to_string(s.ringbuf_drops())});
   if (s.has_policy_origin()) t.Add({"policy", PolicyOriginText(s.policy_origin())});
+  if (s.has_node_layer()) t.Add({"node layer", NodeLayerText(s.node_layer())});
   std::string hooks;
   for (const auto& hook : s.hooks()) hooks += (hooks.empty() ? "" : ", ") + hook;
   t.Add({"hooks", OrDash(hooks)});

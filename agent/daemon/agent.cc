@@ -139,6 +139,7 @@ void Agent::RunOnce() {
   RetryLevers(now);
   if (now >= next_discovery_) Rediscover(now);
   if (now >= next_counters_) RefreshCounters();
+  RunNode(now);
   PollWindows(NextWaitMs(deps_.monotonic()));
 }
 
@@ -158,6 +159,7 @@ int Agent::NextWaitMs(engine::Nanos now) {
     if (!commands_.empty()) return 0;
   }
   due = std::min(due, next_discovery_);
+  due = std::min(due, node_.NextFacts());
   for (ManagedQueue* q : queues_.All()) {
     if (q->switches_in_flight > 0) continue;  // neither its timer nor its retry runs before the switch ends
     if (engine_.NeedsTimer(q->handle)) due = std::min(due, q->next_timer);
@@ -300,6 +302,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
                    << ", " << ReapModeName(inserted.mode) << ", mode "
                    << engine::ControllerModeName(setup.policy.mode));
   listeners_.Tell(&AgentListener::QueueAdded, inserted, setup);
+  node_.Describe(inserted, inserted.desc.eligible && setup.policy.node_layer, nullptr);
   PushControl(inserted);
   if (added.decision) HandleDecision(inserted, *added.decision);
 }
@@ -311,6 +314,7 @@ void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
   queue.switches_in_flight = 0;  // their ends find no queue: whoever waits for them is told now
   Settled(queue);
   engine_.RemoveQueue(queue.handle);
+  node_.Forget(queue.handle);
   (void)deps_.collector->ForgetQueue(queue.desc.key);
   queues_.Erase(queue.name);
 }

@@ -26,6 +26,7 @@
 #include "agent/daemon/journal.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/mode_switcher.h"
+#include "agent/daemon/node_decider.h"
 #include "agent/daemon/policy_applier.h"
 #include "agent/daemon/policy_source.h"
 #include "agent/daemon/policy_book.h"
@@ -67,6 +68,9 @@ struct AgentOptions {
   // loads what is left, which shutdown retries.
   bool restore_at_start = true;
   std::string journal_warning;  // what that restore said about a corrupt journal (shown in GetStatus)
+  // The node layer's settings (config `node`); it decides the queues whose policy has node_layer.
+  config::NodeLayerConfig node;
+  std::string node_facts_root = "/";  // where proc/stat and proc/pressure/cpu are read (a fake tree in tests)
 };
 
 struct AgentDeps {
@@ -98,6 +102,8 @@ class Agent : public api::AgentControl {
     std::string why_not;  // when not applied: what stays in force instead and how to change that
   };
   Result<ReloadOutcome> ReloadConfigPolicies(const v1::PolicySet& policies);
+  // SIGHUP: the config file's node settings (validated by the caller).
+  Status ReloadNode(const config::NodeLayerConfig& node);
 
   // Hears what the loop does, after the metrics, the event stream and the trace. Before Start().
   void AddListener(AgentListener& listener) { listeners_.Add(listener); }
@@ -140,8 +146,18 @@ class Agent : public api::AgentControl {
   void RefreshCounters();
   int NextWaitMs(engine::Nanos now);
 
-  // agent_decide.cc: decisions, policy.
-  void HandleDecision(ManagedQueue& queue, const engine::Decision& decision);
+  // agent_decide.cc: decisions, policy. `node_ended`: the node layer's reason for a node_ended decision.
+  void HandleDecision(ManagedQueue& queue, const engine::Decision& decision,
+                      std::optional<engine::NodeReason> node_ended = std::nullopt);
+
+  // agent_node.cc: the node layer on the loop.
+  // A try the node layer deferred: not applied, the engine told the queue stayed in interrupt mode.
+  void DeferTry(ManagedQueue& queue, const engine::Decision& decision, engine::NodeReason reason);
+  // Ends the polling runs the node layer gave up (each back to interrupt mode, reason node_ended).
+  void EndNodeRuns(const std::vector<engine::NodeStop>& stops, engine::Nanos now);
+  // Describes every queue to the layer, reads the node's facts when due and ends the runs they rule out.
+  void RunNode(engine::Nanos now);
+  v1::NodeStatus NodeStatusProto() const;
   // The rest of a decision once its switch (if any) ended: last decision, metrics, the event.
   void FinishDecision(ManagedQueue& queue, const engine::Decision& decision, v1::Decision proto, uint64_t seq);
 
@@ -204,6 +220,7 @@ class Agent : public api::AgentControl {
   EventListener event_listener_;
   AgentListeners listeners_;
   PolicyApplier policy_;
+  NodeDecider node_{options_.node, options_.node_facts_root};
   QueueRoster roster_;
   engine::Nanos started_at_ = 0;
   engine::Nanos next_discovery_ = 0;

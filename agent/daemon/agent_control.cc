@@ -121,6 +121,8 @@ v1::GetStatusResponse Agent::GetStatus() {
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0) status.set_node(host);
     *status.mutable_policy_origin() = policy_source_.Origin(policy_.book());
+    *status.mutable_node_layer() = NodeStatusProto();
+    if (!node_.facts_error().empty()) status.add_degraded("node facts: " + node_.facts_error());
     return status;
   }, [&](const Error& error) {
     // Status must answer even when the loop cannot: what is known without it, and why the rest is missing.

@@ -47,11 +47,19 @@ v1::Decision Agent::ToProto(const engine::Decision& d) const {
   return out;
 }
 
-void Agent::HandleDecision(ManagedQueue& queue, const engine::Decision& decision) {
+void Agent::HandleDecision(ManagedQueue& queue, const engine::Decision& decision,
+                           std::optional<engine::NodeReason> node_ended) {
+  const engine::GateOutcome gate = node_.OnDecision(decision);
+  if (gate.deferred) {
+    DeferTry(queue, decision, *gate.deferred);
+    return;
+  }
+  EndNodeRuns(gate.ended, decision.at);  // the runs this try takes the budget of
   listeners_.Tell(&AgentListener::Decided, queue, decision);
   // Whatever the engine decides first after a switch is that switch's verdict (or supersedes it).
   CloseSwitch(queue, decision);
   v1::Decision proto = ToProto(decision);
+  if (node_ended) proto.set_node_reason(std::string(engine::NodeReasonName(*node_ended)));
   const uint64_t seq = ++queue.decision_seq;
   if (decision.Switches()) {
     // Until the switch ended its decision stands as not applied; what follows it waits for its end.
@@ -119,6 +127,7 @@ void Agent::RetryLevers(engine::Nanos now) {
       if (!applied) return;
       const engine::Nanos now = deps_.monotonic();
       if (auto followed = engine_.OnLeverResult(retried.handle, wanted, now)) {  // the engine had followed the failure
+        node_.Follow(retried.handle, wanted, now);  // the node layer follows the real mode too
         listeners_.Tell(&AgentListener::LeverFollowed, retried, now, wanted, *followed);
       }
     });

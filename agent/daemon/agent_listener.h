@@ -43,6 +43,11 @@ class AgentListener {
   virtual void DecisionDone(const ManagedQueue&, const engine::Decision&, const v1::Decision& /*proto*/,
                             bool /*notable*/) {}
 
+  // The node layer deferred the try `decision` started (nothing applied; the engine followed interrupt mode,
+  // `followed` when it said so); `proto` is the decision as the stream shows it, with its node_reason.
+  virtual void NodeDeferred(const ManagedQueue&, const engine::Decision& /*decision*/, const v1::Decision& /*proto*/,
+                            const std::optional<engine::Decision>& /*followed*/) {}
+
   // A lever applied the queue's switch; the switch's timeline closed with the engine's first verdict.
   virtual void SwitchApplied(const ManagedQueue&, engine::Reason /*why*/, const SwitchTimeline&) {}
   virtual void SwitchClosed(const ManagedQueue&, const SwitchTimeline&) {}

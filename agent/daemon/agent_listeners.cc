@@ -129,6 +129,12 @@ void EventListener::DecisionDone(const ManagedQueue& q, const engine::Decision& 
   Publish(v1::EVENT_KIND_DECISION, &q, line.substr(q.name.size() + 1), &proto);  // the event names the queue
 }
 
+void EventListener::NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
+                                 const std::optional<engine::Decision>&) {
+  const std::string line = engine::FormatDecision(q.name, decision) + " deferred: " + proto.node_reason();
+  Publish(v1::EVENT_KIND_DECISION, &q, line.substr(q.name.size() + 1), &proto);
+}
+
 void EventListener::SwitchClosed(const ManagedQueue& q, const SwitchTimeline& timeline) {
   const std::string line = FormatSwitchLine(q.name, timeline);
   v1::Event event = QueueEvent(v1::EVENT_KIND_SWITCH, &q, line.substr(std::string_view("switch ").size()));
@@ -180,6 +186,17 @@ void TraceListener::OverrideSet(const ManagedQueue& q, engine::Nanos now,
 
 void TraceListener::Decided(const ManagedQueue& q, const engine::Decision& decision) {
   if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(q.name, decision) << '\n' << std::flush;
+}
+
+void TraceListener::NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
+                                 const std::optional<engine::Decision>&) {
+  // The trace stays replayable: the engine's try, then the lever line of the interrupt mode it followed (the
+  // engine alone cannot know the node layer deferred it). The decision log marks the try deferred, so that
+  // counts of tries leave it out.
+  Record(engine::FormatLeverLine(q.name, decision.at, ReapMode::kInterrupt));
+  if (decision_log_.is_open()) {
+    decision_log_ << engine::FormatDecision(q.name, decision) << " deferred=" << proto.node_reason() << '\n';
+  }
 }
 
 void TraceListener::SwitchClosed(const ManagedQueue& q, const SwitchTimeline& timeline) {

@@ -58,6 +58,8 @@ class EventListener final : public AgentListener {
   void DecisionDone(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
                     bool notable) override;
   void SwitchClosed(const ManagedQueue& q, const SwitchTimeline& timeline) override;
+  void NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
+                    const std::optional<engine::Decision>& followed) override;
   void LeverFailed(const ManagedQueue& q, const Error& error, const std::string& message) override;
   void QueueTrouble(const ManagedQueue& q, const std::string& message) override;
 
@@ -85,6 +87,8 @@ class TraceListener final : public AgentListener {
   void OverrideSet(const ManagedQueue& q, engine::Nanos now, const std::optional<engine::Override>& override_mode,
                    const std::string& message) override;
   void Decided(const ManagedQueue& q, const engine::Decision& decision) override;
+  void NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
+                    const std::optional<engine::Decision>& followed) override;
   void SwitchClosed(const ManagedQueue& q, const SwitchTimeline& timeline) override;
   void LeverFollowed(const ManagedQueue& q, engine::Nanos now, ReapMode actual,
                      const engine::Decision& followed) override;

@@ -129,6 +129,7 @@ void Agent::LateSwitch(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   queue->next_timer = queue->mode_since + engine_.View(queue->handle).policy.timer_granularity;
   PushControl(*queue);
   if (auto followed = engine_.OnLeverResult(queue->handle, sw.mode, now)) {
+    node_.Follow(queue->handle, sw.mode, now);  // the node layer follows the real mode too
     listeners_.Tell(&AgentListener::LeverFollowed, *queue, now, sw.mode, *followed);
   }
   if (auto wanted = ModeWantedByAgent(*queue); wanted && *wanted != queue->mode) {
@@ -146,6 +147,7 @@ void Agent::FailSwitch(ManagedQueue& queue, ReapMode mode, engine::Reason why, c
   // The engine follows the real mode: adaptive states decide again on the next window, and clearing an
   // override or changing the mode later starts from where the queue really is.
   if (auto followed = engine_.OnLeverResult(queue.handle, queue.mode, now)) {
+    node_.Follow(queue.handle, queue.mode, now);  // a try the lever refused leaves the node layer's accounts too
     listeners_.Tell(&AgentListener::LeverFollowed, queue, now, queue.mode, *followed);
   }
   // While the engine, following the real mode, believes a try is still polling, the timer would fail it

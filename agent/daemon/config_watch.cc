@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "agent/config/node_config.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
 #include "agent/metrics/agent_metrics.h"
@@ -32,6 +33,8 @@ Status ConfigReloader::Reload(std::string_view cause) {
     auto applied = agent_.ReloadConfigPolicies(config::PoliciesOf(*reloaded));
     if (!applied) return applied.error();
     if (!applied->policy_applied) policy_not_applied = applied->why_not;
+    // The loader validated it.
+    if (Status node = agent_.ReloadNode(*config::NodeLayerFromConfig(reloaded->node())); !node) return node;
     SetLogLevel(*ParseLogLevel(reloaded->log_level()));
     return OkStatus();
   }();
@@ -40,14 +43,14 @@ Status ConfigReloader::Reload(std::string_view cause) {
 }
 
 void ConfigReloader::Report(std::string_view cause, const Status& outcome, const std::string& policy_not_applied) {
-  // What took effect and what did not (issue 15, finding 8): only the log level and the policy are reloadable,
-  // and a policy persisted over the API wins over the file's.
+  // What took effect and what did not (issue 15, finding 8): only the log level, the node settings and the
+  // policy are reloadable, and a policy persisted over the API wins over the file's.
   const std::string head = "reload (" + std::string(cause) + "): config " + config_path_ + ": ";
   const std::string rest = "; other settings (api, metrics, levers, paths) take effect at the next start";
   std::string message =
       !outcome ? "reload refused (" + std::string(cause) + "), keeping the running config: " + outcome.error().message
-      : policy_not_applied.empty() ? head + "log level and policy applied" + rest
-                                   : head + "log level applied; policy NOT applied: " + policy_not_applied + rest;
+      : policy_not_applied.empty() ? head + "log level, node settings and policy applied" + rest
+                                   : head + "log level and node settings applied; policy NOT applied: " + policy_not_applied + rest;
   if (!outcome) {
     NA_ERROR(message);
   } else if (!policy_not_applied.empty()) {

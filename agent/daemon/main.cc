@@ -19,6 +19,7 @@
 #include "agent/api/server.h"
 #include "agent/config/config_file.h"
 #include "agent/config/levers_config.h"
+#include "agent/config/node_config.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/config_watch.h"
@@ -211,6 +212,7 @@ AgentOptions AgentOptionsFor(const v1::Config& config, const DaemonFlags& flags,
   options.restore_rules = rules;
   options.restore_at_start = false;  // done before: RestoreFirst
   options.journal_warning = restored_first.journal_warning;
+  options.node = *config::NodeLayerFromConfig(config.node());  // ParseConfigJson validated it
   if (flags.min_disruptive_interval_seconds) {
     options.min_disruptive_interval = static_cast<engine::Nanos>(*flags.min_disruptive_interval_seconds * 1e9);
   }

@@ -78,9 +78,14 @@ std::set<std::string> QueueRoster::Reconcile(const std::vector<DiscoveredQueue>&
       hands_.take(q, now);
     } else if (added.count(name)) {
       hands_.take(q, now);
-    } else if (ManagedQueue* known = queues_.ByName(name); known != nullptr && known->desc.layer != q.layer) {
-      const std::string was = std::exchange(known->desc.layer, q.layer);
-      if (hands_.relayered) hands_.relayered(*known, was);
+    } else if (ManagedQueue* known = queues_.ByName(name); known != nullptr) {
+      // CPUs move without the queue changing (a reaper pinned after its driver listed it, an affinity
+      // changed): kept in place, the node layer reads them at its next facts.
+      known->desc.cpus = q.cpus;
+      if (known->desc.layer != q.layer) {
+        const std::string was = std::exchange(known->desc.layer, q.layer);
+        if (hands_.relayered) hands_.relayered(*known, was);
+      }
     }
   }
   const std::vector<ManagedQueue*> known = queues_.All();  // a copy: dropping changes the table

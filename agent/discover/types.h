@@ -46,7 +46,7 @@ std::string_view IneligibilityName(Ineligibility reason);  // "none", "admin_que
 struct Queue {
   uint32_t qid = 0;                 // NVMe queue id; 0 is the admin queue
   QueueKey key;            // the collector's key for this queue
-  std::vector<uint32_t> cpus;       // CPUs that submit to it (blk-mq cpu_list; uvnvme: empty)
+  std::vector<uint32_t> cpus;       // CPUs that submit to it (blk-mq cpu_list; uvnvme: its reaper thread's affinity)
   std::optional<Vector> vector;     // none: a poll queue
   ReapMode mode = ReapMode::kInterrupt;  // how its completions are reaped now
   bool eligible = false;

@@ -19,6 +19,7 @@
 #include "agent/discover/control_client.h"
 #include "agent/discover/discovery.h"
 #include "agent/discover/fs.h"
+#include "agent/discover/reaper_threads.h"
 #include "common/clock.h"
 
 namespace nvmeadapt::discover {
@@ -230,6 +231,15 @@ std::vector<Controller> DiscoverUvnvme(const DiscoveryOptions& options, std::vec
     }
     if (!listing.note.empty() && skipped) {
       skipped->push_back(Skipped{paths[i], MakeError(ErrorCode::kInvalidArgument, listing.note)});
+    }
+    // The reaper threads' CPUs: each queue's reaping CPU for the node layer (an unreadable task list, a driver
+    // that names its threads otherwise: no CPUs, and the node layer's CPU rules skip those queues).
+    if (auto reapers = ReaperCpus(options.procfs_root, listing.pid)) {
+      for (Controller& c : listing.controllers) {
+        for (Queue& q : c.queues) {
+          if (auto it = reapers->find({c.instance, q.qid}); it != reapers->end()) q.cpus = it->second;
+        }
+      }
     }
     for (auto& c : listing.controllers) controllers.push_back(std::move(c));
   }

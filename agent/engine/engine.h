@@ -80,6 +80,10 @@ class Engine {
   // The lever's outcome: the queue is really in `actual`. When that is not what the engine decided, the
   // engine follows reality (interrupt: measure again; poll: hold it to the baseline) and reports it.
   std::optional<Decision> OnLeverResult(QueueHandle queue, ReapMode actual, Nanos now);
+  // The node layer ended the queue's polling run (node.h, OnFacts or a try's room): back to interrupt mode and
+  // measuring, no failure counted, reason node_ended. nullopt when the queue is not polling by the rules (a
+  // forced or found mode is never the node layer's to end).
+  std::optional<Decision> EndPolling(QueueHandle queue, Nanos now);
 
   QueueView View(QueueHandle queue) const;
 

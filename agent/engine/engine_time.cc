@@ -60,6 +60,14 @@ Decision Engine::Drain(Queue& q, QueueHandle handle, Nanos at) {
   return Make(q, handle, at, from, Reason::kDrained);
 }
 
+std::optional<Decision> Engine::EndPolling(QueueHandle queue, Nanos now) {
+  Queue* q = Find(queue);
+  if (q == nullptr || q->state != QueueState::kPolling) return std::nullopt;
+  Decision d = Drain(*q, queue, now);  // the same way back as a drained try: no failure, measure again
+  d.reason = Reason::kNodeEnded;
+  return d;
+}
+
 bool Engine::Idled(const Queue& q, const WindowRecord& record) {
   if (q.baseline_completions == 0) return false;
   const Nanos span = record.end - record.start;

@@ -131,7 +131,8 @@ std::optional<NodeReason> NodeLayer::CpuRules(const Entry& entry, Nanos now) con
     return NodeReason::kCpuPressure;
   }
   if (!entry.facts.cpu) return std::nullopt;
-  const std::optional<double> other = OtherBusy(*entry.facts.cpu);
+  std::optional<double> other = OtherBusy(*entry.facts.cpu);
+  if (other && entry.facts.own_busy) other = std::max(0.0, *other - *entry.facts.own_busy);
   if (other && Short(*other, settings_.min_headroom)) return NodeReason::kCpuBusy;
   return std::nullopt;
 }
@@ -173,7 +174,7 @@ TryVerdict NodeLayer::Try(const TryRequest& request) {
     entry = Find(request.queue);
   }
   if (entry->polling) return verdict;  // already polling: nothing more to spend
-  if (settings_.enabled) {
+  if (settings_.enabled && entry->facts.decided) {
     verdict.deferred = CpuRules(*entry, request.at);
     if (!verdict.deferred) {
       const std::optional<std::vector<QueueHandle>> room = RoomFor(request.queue, Cost(*entry), Rank(entry->facts));

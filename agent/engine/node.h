@@ -6,6 +6,7 @@
 // and no run is ended, which is the per-queue behaviour.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -24,7 +25,8 @@ enum class NodeReason : uint8_t {
   kCpuPressure,  // the node's CPU pressure (PSI cpu some/full avg10) says runnable work already waits
   kStaggered,    // another queue on the same CPU is trying now (or just ended its try)
 };
-inline constexpr EnumTable<NodeReason, 4> kNodeReasons({{NodeReason::kCpuBudget, "cpu_budget"},
+inline constexpr size_t kNodeReasonCount = 4;  // the values are 0..3: an index into per-reason counts
+inline constexpr EnumTable<NodeReason, kNodeReasonCount> kNodeReasons({{NodeReason::kCpuBudget, "cpu_budget"},
                                                         {NodeReason::kCpuBusy, "cpu_busy"},
                                                         {NodeReason::kCpuPressure, "cpu_pressure"},
                                                         {NodeReason::kStaggered, "staggered"}},
@@ -75,6 +77,14 @@ struct NodeQueue {
   std::optional<uint32_t> cpu;  // where its completions are reaped; nullopt: unknown (CPU rules skipped)
   std::optional<double> gain_per_cpu_second;  // measured payoff of its polling; nullopt: not measured yet
   std::optional<double> poll_cost_cores;      // CPU its polling takes; nullopt: default_poll_cost_cores
+  // Share of its reaping CPU the queue's own reaper used over the last facts interval, where it is measured:
+  // not other work for its own try (polling replaces that reaping), so it is taken off the CPU's busy share
+  // when the queue asks to try. nullopt: not measured (a kernel queue's interrupts), nothing taken off.
+  std::optional<double> own_busy;
+  // The node layer decides this queue's tries and runs (its policy's node_layer). false: every try admitted
+  // and no run ended, as when the layer is off, but its polling still counts in the budget and on its CPU,
+  // so that queues left to the per-queue rules are seen by those the layer decides.
+  bool decided = true;
 };
 
 struct TryRequest {
@@ -148,7 +158,9 @@ class NodeLayer {
   std::optional<NodeReason> CpuRules(const Entry& entry, Nanos now) const;
   std::optional<NodeReason> Stagger(const Entry& entry, Nanos now) const;
   // A run the node layer may end: one it admitted.
-  bool Endable(const Entry& entry) const { return entry.live && entry.polling && !entry.forced; }
+  bool Endable(const Entry& entry) const {
+    return entry.live && entry.polling && !entry.forced && entry.facts.decided;
+  }
   // Runs that pay less than `gain` whose end leaves room for `cost`; nullopt when no such set exists.
   std::optional<std::vector<QueueHandle>> RoomFor(QueueHandle asking, double cost, double gain) const;
   void Release(QueueHandle queue, Nanos at);

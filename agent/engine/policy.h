@@ -77,6 +77,11 @@ struct Policy {
   // fits the published points: off by default. The timer still judges a try with no completion at all from
   // the switch.
   bool try_clock_first_completion = false;
+  // The node layer (agent/engine/node.h) decides this queue's tries: each is admitted or deferred on the
+  // node's CPU budget, its reaping CPU's headroom, the node's CPU pressure and the tries of queues sharing
+  // that CPU, and a run the node can no longer afford is ended. false: the per-queue rules alone (the patch's
+  // behaviour). Off by default until the evaluation shows it never worse than per-queue deciding (issue 34).
+  bool node_layer = false;
   ControllerMode mode = ControllerMode::kOff;
 
   bool operator==(const Policy&) const = default;

@@ -56,6 +56,8 @@ constexpr PolicyField kFields[] = {
     {.name = "try_clock_first_completion", .trace_key = "try_clock_first", .option = "try-clock-first-completion",
      .column = "TRY-CLOCK-FIRST", .kind = K::kFlag, .min = 0, .max = 1, .patch = 0, .absent_in_trace_is_patch = true,
      NA_POLICY_MEMBER(try_clock_first_completion)},
+    {.name = "node_layer", .trace_key = "node", .option = "node-layer", .column = "NODE", .kind = K::kFlag, .min = 0,
+     .max = 1, .patch = 0, .absent_in_trace_is_patch = true, NA_POLICY_MEMBER(node_layer)},
     {.name = "mode", .trace_key = "mode", .option = "", .column = "MODE", .kind = K::kMode,
      .patch = static_cast<int64_t>(ControllerMode::kOff), NA_POLICY_MEMBER(mode)},
 };

@@ -57,9 +57,10 @@ enum class Reason : uint8_t {
   kPolicyChanged,       // policy numbers changed
   kLeverFailed,         // the lever did not apply the decided mode; the engine follows the real mode
   kDrained,             // a polling try's queue has nothing in flight (the load stopped): back to measuring, no failure
+  kNodeEnded,           // the node layer ended the polling run (agent/engine/node.h: its reason says why): measure, no failure
 };
 // Reasons are words of the trace, the decision log and the API's Decision.reason text; the API has no enum.
-inline constexpr EnumTable<Reason, 17> kReasons({{Reason::kWindowFast, "window_fast"},
+inline constexpr EnumTable<Reason, 18> kReasons({{Reason::kWindowFast, "window_fast"},
                                                  {Reason::kWindowSlow, "window_slow"},
                                                  {Reason::kPollWindowFaster, "poll_window_faster"},
                                                  {Reason::kBehindPace, "behind_pace"},
@@ -75,7 +76,8 @@ inline constexpr EnumTable<Reason, 17> kReasons({{Reason::kWindowFast, "window_f
                                                  {Reason::kModeChanged, "mode_changed"},
                                                  {Reason::kPolicyChanged, "policy_changed"},
                                                  {Reason::kLeverFailed, "lever_failed"},
-                                                 {Reason::kDrained, "drained"}},
+                                                 {Reason::kDrained, "drained"},
+                                                 {Reason::kNodeEnded, "node_ended"}},
                                                 "unknown");
 
 constexpr std::string_view ControllerModeName(ControllerMode mode) { return kControllerModes.Name(mode); }

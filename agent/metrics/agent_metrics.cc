@@ -263,6 +263,11 @@ void AgentMetrics::SetPolicyInfo(std::string_view source, std::string_view hash)
   state_->agent.policy.emplace(SanitizeLabelValue(source), SanitizeLabelValue(hash));
 }
 
+void AgentMetrics::SetNode(const NodeSeries& node) {
+  std::lock_guard lock(state_->mutex);
+  state_->agent.node = node;
+}
+
 std::vector<prometheus::MetricFamily> AgentMetrics::Collect() const { return state_->Collect(); }
 
 std::string AgentMetrics::Render() const { return prometheus::TextSerializer().Serialize(Collect()); }

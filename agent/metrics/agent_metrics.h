@@ -23,6 +23,7 @@
 #include "agent/metrics/build_info.h"
 #include "agent/metrics/label_values.h"
 #include "agent/metrics/metrics_options.h"
+#include "agent/metrics/node_series.h"
 #include "common/result.h"
 
 namespace prometheus {
@@ -99,6 +100,9 @@ class AgentMetrics {
   void OnConfigReload(bool applied);
   // The policy in force: where it comes from ("config_file" or "api") and its hash (PolicyBook::Hash).
   void SetPolicyInfo(std::string_view source, std::string_view hash);
+
+  // The node layer's counts and figures, as of now (absolute).
+  void SetNode(const NodeSeries& node);
 
   // What a scrape returns, as metric families and in the text exposition format.
   std::vector<prometheus::MetricFamily> Collect() const;

@@ -245,6 +245,7 @@ std::vector<MetricFamily> BuildFamilies(const MetricsSnapshot& snapshot, const s
   std::vector<MetricFamily> out;
   AddQueueFamilies(snapshot.queues, snapshot.agent.per_queue_interval_histogram, out);
   AddPayoffFamilies(snapshot.queues, out);
+  if (snapshot.agent.node) AddNodeFamilies(*snapshot.agent.node, out);
   AddAgentFamilies(snapshot.agent, out);
   if (process) AddProcessFamilies(*process, out);
   return out;

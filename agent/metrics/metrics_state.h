@@ -18,6 +18,7 @@
 #include "agent/engine/types.h"
 #include "agent/metrics/build_info.h"
 #include "agent/metrics/label_values.h"
+#include "agent/metrics/node_series.h"
 #include "agent/metrics/process_stats.h"
 
 namespace nvmeadapt::metrics {
@@ -79,6 +80,7 @@ struct AgentWideState {
   uint64_t config_reloads_refused = 0;
   bool last_config_reload_ok = true;  // the config at start was good, or the daemon would not run
   std::optional<std::pair<std::string, std::string>> policy;  // (source, hash) of the policy in force
+  std::optional<NodeSeries> node;  // absent until the daemon reports its node layer
 };
 
 struct MetricsSnapshot {
@@ -88,6 +90,9 @@ struct MetricsSnapshot {
 
 // The payoff families (payoff_families.cc): what polling gained and cost, and what shadow mode would have done.
 void AddPayoffFamilies(const std::vector<QueueSeries>& queues, std::vector<prometheus::MetricFamily>& out);
+
+// The node layer's series (node_families.cc).
+void AddNodeFamilies(const NodeSeries& node, std::vector<prometheus::MetricFamily>& out);
 
 // The formatting of a snapshot into metric families; `process` is absent when /proc could not be read.
 std::vector<prometheus::MetricFamily> BuildFamilies(const MetricsSnapshot& snapshot,

@@ -1,7 +1,7 @@
 """One nvme-adaptd for the whole evaluation: every uvnvme process it finds under its own runtime directory,
-in adaptive or shadow mode (the global default, set over the API before each run: it applies to controllers
-discovered later, and each run is a new process), every window and decision recorded, its CPU read from
-/proc."""
+in adaptive, node (adaptive with the node layer: policy node_layer on) or shadow mode (the global default,
+set over the API before each run: it applies to controllers discovered later, and each run is a new process),
+every window and decision recorded, its CPU read from /proc."""
 import json
 import os
 import pathlib
@@ -34,6 +34,9 @@ class AgentSession:
         self.policy = policy  # None: the engine's defaults; else a Policy message in JSON (proto field names)
         self.default_mode = "adaptive"
 
+    # Each agent arm as the global policy's mode and node_layer.
+    ARM_POLICY = {"adaptive": ("adaptive", "off"), "node": ("adaptive", "on"), "shadow": ("shadow", "off")}
+
     def start(self, timeout_s=30.0):
         self.runtime_dir.mkdir(mode=0o700)
         config = self.workdir / "config.json"
@@ -60,15 +63,19 @@ class AgentSession:
         self.stop()
         raise AgentError(f"nvme-adaptd not running after {timeout_s:.0f} s: {self.log_tail()}")
 
-    def set_default_mode(self, mode):
-        """The global default mode (adaptive or shadow) for the controllers of the next uvnvme process."""
-        if mode == self.default_mode:
+    def set_default_mode(self, arm):
+        """The global default mode and node layer (an agent arm: adaptive, node or shadow) for the controllers
+        of the next uvnvme process."""
+        if arm == self.default_mode:
             return
-        command = [str(self.ctl), "--addr", str(self.runtime_dir / "agent.sock"), "policy", "set", "--mode", mode]
+        mode, node_layer = self.ARM_POLICY[arm]
+        command = [str(self.ctl), "--addr", str(self.runtime_dir / "agent.sock"), "policy", "set", "--mode", mode,
+                   "--node-layer", node_layer]
         run = subprocess.run(command, capture_output=True, text=True, timeout=30)
         if run.returncode != 0:
-            raise AgentError(f"nvme-adaptctl policy set --mode {mode} failed: {run.stderr.strip()}")
-        self.default_mode = mode
+            raise AgentError(f"nvme-adaptctl policy set --mode {mode} --node-layer {node_layer} failed: "
+                             f"{run.stderr.strip()}")
+        self.default_mode = arm
 
     def log_tail(self, lines=5):
         try:

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Adaptive versus static reaping on uvnvme (issues #9, #14). For every grid configuration, repeated, four
+"""Adaptive versus static reaping on uvnvme (issues #9, #14, #34). For every grid configuration, repeated, five
 uvnvme-load runs back to back: reaping forced to interrupt, forced to poll, left to nvme-adaptd in adaptive
-mode, and in interrupt mode with nvme-adaptd attached in shadow mode (observing, never switching); the order
-rotates from one repetition to the next. Then the phased run (light, heavy, light) in interrupt, poll and
+mode, in interrupt mode with nvme-adaptd attached in shadow mode (observing, never switching), and left to
+nvme-adaptd in adaptive mode with its node layer (the `node` arm); the order rotates from one repetition to the
+next. Then the phased run (light, heavy, light) in interrupt, poll and
 adaptive mode, the adaptive one recorded over time. The kernel's real-time bandwidth limit is lifted for the
 whole evaluation (bench/rt_budget.py). Writes RESULTS/eval.json, eval-grid.png, eval-timeline.png and the
 agent's trace (eval.trace, eval.trace.decisions). Needs root (the agent's BPF collector).
@@ -15,6 +16,7 @@ import os
 import pathlib
 import shutil
 import signal
+import statistics
 import sys
 import time
 
@@ -32,6 +34,10 @@ from evaluation import Evaluation, label  # noqa: E402
 
 SINGLE = [dict(controllers=1, queues=1, jobs=1, qd=qd) for qd in (1, 8, 32, 64, 128)]
 CONTENDED = [dict(controllers=4, queues=2, jobs=8, qd=qd) for qd in (32, 64, 128)]
+# Issue 34's two: the contended layout with the application's own work per completion, where polling reapers
+# take CPU from the application (its work done is measured), and one device beside a CPU hog on its reaper's CPU.
+APP_WORK = [dict(controllers=4, queues=2, jobs=8, qd=32, io_work_us=2)]
+HOG = [dict(controllers=1, queues=1, jobs=1, qd=32, hog=True)]
 RUN_OVERHEAD_S = 0.6  # per uvnvme-load run: start, drain, report, the harness's parsing (measured in --quick)
 
 
@@ -39,7 +45,8 @@ def estimate_minutes(args, configs):
     """The evaluation's expected duration on a quiet machine, and the most waiting for quiet on top."""
     static = args.warmup_seconds + args.measure_seconds + RUN_OVERHEAD_S
     agent = args.agent_warmup_seconds + args.measure_seconds + RUN_OVERHEAD_S
-    per_point = 2 * static + 2 * agent + 1.0  # + the 1 s quiet probe before each configuration
+    agent_arms = len(summary.MODES) - 2
+    per_point = 2 * static + agent_arms * agent + 1.0  # + the 1 s quiet probe before each configuration
     plan = phased.QUICK_PHASES if args.quick else phased.TIMELINE_PHASES
     phased_runs = len(phased.TIMELINE_MODES) * (1 if args.quick else phased.PHASED_REPEATS)
     phased_run = args.agent_warmup_seconds + sum(seconds for _, seconds, _ in plan)  # every arm warms up
@@ -59,6 +66,9 @@ def flat_summary(summaries, timeline):
                      "paired_adaptive_over_best_static_median", "paired_shadow_over_interrupt_median"):
             if s.get(name) is not None:
                 flat[f"{key}_{name}"] = s[name]
+        for name in ("paired_node_over_best_static", "paired_node_over_adaptive"):
+            if s.get(name):
+                flat[f"{key}_{name}_median"] = statistics.median(s[name])
         if (share := summary.median(s, "adaptive", "poll_completion_share")) is not None:
             flat[f"{key}_adaptive_poll_completion_share"] = share
         if "goal_qd1_cpu" in s and s["goal_qd1_cpu"]["host_ratio"] is not None:
@@ -87,7 +97,7 @@ def parse_args():
     parser.add_argument("--policy", type=json.loads, default=None,
                         help='engine policy in JSON, e.g. \'{"paceSlackNs": 100000}\' (diagnosis; default: the defaults)')
     parser.add_argument("--only", default=None, help="comma-separated QD list of single-device configurations "
-                        "and 'contended' (diagnosis; default: the whole grid)")
+                        "and 'contended', 'work', 'hog' (diagnosis; default: the whole grid)")
     parser.add_argument("--quiet-cpus", type=float, default=0.25,
                         help="before each configuration wait until other work uses at most this many CPUs")
     parser.add_argument("--max-quiet-wait-seconds", type=float, default=60.0, help="per configuration")
@@ -95,10 +105,11 @@ def parse_args():
     parser.add_argument("--quick", action="store_true", help="one repetition of 3 s runs, a few configurations "
                         "(those of --only if given), a shorter phased run")
     args = parser.parse_args()
-    configs = SINGLE + CONTENDED
+    configs = SINGLE + CONTENDED + APP_WORK + HOG
     if args.only:
         wanted = args.only.split(",")
-        configs = [c for c in SINGLE if str(c["qd"]) in wanted] + (CONTENDED if "contended" in wanted else [])
+        configs = [c for c in SINGLE if str(c["qd"]) in wanted] + (CONTENDED if "contended" in wanted else []) + \
+            (APP_WORK if "work" in wanted else []) + (HOG if "hog" in wanted else [])
     if args.agent_cpus is None and len(cpus := sorted(os.sched_getaffinity(0))) >= 2:
         args.agent_cpus = set(cpus[:-1])
     if args.quick:

@@ -1,6 +1,8 @@
 """The runs of the evaluation: one uvnvme-load run per arm (interrupt, poll: forced, the agent cannot see
-them; adaptive, shadow: --mode external under the agent's runtime directory, the agent's global default
-mode set before the run) and the grid of configurations x repetitions x arms."""
+them; adaptive, node, shadow: --mode external under the agent's runtime directory, the agent's global default
+mode and node layer set before the run) and the grid of configurations x repetitions x arms. A configuration
+may add the application's own work per completion (io_work_us: uvnvme-load --io-work-us) or a CPU hog on the
+reapers' CPUs (hog: a nice-0 busy loop for the run's length)."""
 import json
 import os
 import subprocess
@@ -11,14 +13,21 @@ import summary
 import traces
 from agent_session import AgentError, AgentSession
 
-AGENT_ARMS = ("adaptive", "shadow")
+AGENT_ARMS = ("adaptive", "node", "shadow")
+POLLING_ARMS = ("adaptive", "node")  # the agent switches: its poll time share is measured
 TRACE_SHARE = "trace: completions of the agent's recorded windows (uvnvme-load reported no poll_completed)"
 
 
 def label(config):
     if config["controllers"] == 1 and config["jobs"] == 1:
-        return f"1 dev QD{config['qd']}"
-    return f"{config['controllers']} dev x {config['jobs'] // config['controllers']} jobs QD{config['qd']}"
+        text = f"1 dev QD{config['qd']}"
+    else:
+        text = f"{config['controllers']} dev x {config['jobs'] // config['controllers']} jobs QD{config['qd']}"
+    if config.get("io_work_us"):
+        text += f" work {config['io_work_us']}us"
+    if config.get("hog"):
+        text += " + hog"
+    return text
 
 
 def per_completion_us(cpu_seconds, completed):
@@ -60,6 +69,8 @@ def phase_metrics(phase):
         # how late it posted completions, and its longest gap between completions with commands in flight.
         "device_lateness_p99_us": phase.get("lateness_p99_us"),
         "device_interval_max_us": phase.get("interval_max_us"),
+        # The application's own work done (--io-work-us), in CPU seconds per second; absent without it.
+        "app_work_per_second": phase.get("app_work_per_second"),
     }
 
 
@@ -92,6 +103,8 @@ class Evaluation:
     def command(self, config, arm, phases):
         command = [self.load, "--json", "--controllers", str(config["controllers"]), "--queues",
                    str(config["queues"]), "--jobs", str(config["jobs"]), "--phases", phases] + self.placement
+        if config.get("io_work_us"):
+            command += ["--io-work-us", str(config["io_work_us"])]
         if arm in AGENT_ARMS:
             return command + ["--mode", "external", "--runtime-dir", str(self.agent.runtime_dir)]
         return command + ["--mode", arm, "--no-socket"]
@@ -106,16 +119,23 @@ class Evaluation:
         agent_at_launch = self.agent.cpu_seconds()
         sampler = machine.Sampler()
         started = time.monotonic_ns()
-        self.process = subprocess.Popen(self.command(config, arm, phases), stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
-        cpu_marks = [agent_at_launch]
-        if arm in AGENT_ARMS:
-            queues = config["controllers"] * config["queues"]
-            run["agent_found_queues_s"] = self.agent.wait_for_queues(self.process.pid, queues, warmup_s, self.process)
-            for mark in marks:
-                time.sleep(max(0.0, started / 1e9 + mark - time.monotonic()))
-                cpu_marks.append(self.agent.cpu_seconds())
-        stdout, stderr = self.process.communicate()
+        hog = machine.hog(self.placement) if config.get("hog") else None
+        try:
+            self.process = subprocess.Popen(self.command(config, arm, phases), stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, text=True)
+            cpu_marks = [agent_at_launch]
+            if arm in AGENT_ARMS:
+                queues = config["controllers"] * config["queues"]
+                run["agent_found_queues_s"] = self.agent.wait_for_queues(self.process.pid, queues, warmup_s,
+                                                                         self.process)
+                for mark in marks:
+                    time.sleep(max(0.0, started / 1e9 + mark - time.monotonic()))
+                    cpu_marks.append(self.agent.cpu_seconds())
+            stdout, stderr = self.process.communicate()
+        finally:
+            if hog:
+                hog.kill()
+                hog.wait()  # waited for: its CPU counts as the evaluation's own, not as other work
         pid, status, self.process = self.process.pid, self.process.returncode, None
         run["ended"] = time.monotonic_ns()
         cpu_marks.append(self.agent.cpu_seconds())
@@ -152,7 +172,7 @@ class Evaluation:
             # shadow: what the engine would have done; it switched nothing
             run["engine"] = self.engine_summary(pid, started + int(warmup * 1e9), run["ended"])
             recorded = run["engine"]["poll_completion_share_of_recorded_windows"]
-            if arm == "adaptive":
+            if arm in POLLING_ARMS:
                 run["poll_time_share"] = run["engine"]["poll_time_share"]
         run["poll_completion_share"], run["poll_completion_share_source"] = poll_share(report, phase, arm, recorded)
         run.pop("ended")

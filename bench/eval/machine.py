@@ -3,6 +3,7 @@ evaluation's own spinning reapers and real-time device threads count in it for a
 /proc/stat's busy time minus the CPU of the processes the evaluation runs can."""
 import os
 import subprocess
+import sys
 import time
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -72,3 +73,13 @@ def has_option(binary, option):
     """Whether `binary --help` mentions `option`."""
     run = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=10)
     return option in run.stdout + run.stderr
+
+
+def hog(placement_args):
+    """A CPU hog beside the load: a nice-0 busy loop on the reapers' first CPU (placement()'s --host-cpus; any CPU
+    when there is no placement), until killed. Work of another application that competes with them."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if "--host-cpus" in placement_args:
+        cpus = [int(placement_args[placement_args.index("--host-cpus") + 1].split(",")[0])]
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                            preexec_fn=lambda: os.sched_setaffinity(0, {cpus[0]}))

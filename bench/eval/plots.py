@@ -33,7 +33,7 @@ def write_grid_data(result, path):
         columns = [f'"{tick}"']
         for metric, scale in (("iops", 1 / irq if irq else float("nan")), ("host_plus_agent_cpu_us", 1.0),
                               ("process_plus_agent_cpu_us", 1.0)):
-            columns += [triple(s, mode, metric, scale) for mode in summary.MODES]
+            columns += [triple(s, mode, metric, scale) for mode in summary.TABLE_MODES]
         lines.append(" ".join(columns))
     path.write_text("\n".join(lines) + "\n")
 

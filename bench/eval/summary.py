@@ -7,11 +7,14 @@ import json
 import statistics
 import sys
 
-MODES = ("interrupt", "poll", "adaptive", "shadow")  # the arms of every repetition
+import node_goals
+
+MODES = ("interrupt", "poll", "adaptive", "shadow", "node")  # the arms of every repetition
+TABLE_MODES = MODES[:4]  # the columns of the main tables; the node arm has a table of its own (node_goals.py)
 STATIC = ("interrupt", "poll")
 METRICS = ("iops", "lat_p50_us", "lat_p99_us", "process_cpu_us", "host_cpu_us", "controller_cpu_us",
            "agent_cpu_us", "host_plus_agent_cpu_us", "process_plus_agent_cpu_us", "wakeups_per_completion",
-           "poll_time_share", "poll_completion_share", "controller_cpu_util", "mode_switches")
+           "poll_time_share", "poll_completion_share", "controller_cpu_util", "mode_switches", "app_work_per_second")
 IOPS_GOAL = 0.97         # from QD8 up: adaptive IOPS at least this times the better static mode (paired, median)
 QD1_IOPS_GOAL = 0.95     # at QD1: adaptive IOPS at least this times interrupt mode's (paired, median)
 QD1_CPU_GOAL = 1.10      # at QD1: adaptive host + agent CPU per completion at most this times interrupt's (paired, median)
@@ -22,6 +25,7 @@ GOALS = {
     "qd1_cpu": f"at QD1: adaptive host + agent CPU per completion <= {QD1_CPU_GOAL} x interrupt's "
                "(median of the paired ratios)",
     "shadow": f"everywhere: shadow within {SHADOW_TOLERANCE * 100:.0f} % of interrupt (median of the paired ratios)",
+    **node_goals.GOALS,
 }
 
 
@@ -59,6 +63,9 @@ def engine_totals(engines):
                          for k in sorted({k for e in engines for k in e["failed_tries"]})},
         "backoffs": sum(e["backoffs"] for e in engines),
         "max_poll_windows_reached": sum(e["max_poll_windows_reached"] for e in engines),
+        "deferred_tries": {k: sum(e.get("deferred_tries", {}).get(k, 0) for e in engines)
+                           for k in sorted({k for e in engines for k in e.get("deferred_tries", {})})},
+        "node_ended_runs": sum(e.get("node_ended_runs", 0) for e in engines),
     }
 
 
@@ -82,14 +89,15 @@ def summarize_config(config, runs):
         mine = [r for r in runs if r["mode"] == mode]
         if mine:
             out["modes"][mode] = {m: s for m in METRICS if (s := spread(r.get(m) for r in mine))}
-    for mode in ("adaptive", "shadow"):
+    for mode in ("adaptive", "shadow", "node"):
         engines = [r["engine"] for r in runs if r["mode"] == mode and r.get("engine")]
         if engines:
             out[f"{mode}_engine"] = engine_totals(engines)
     sources = sorted({r["poll_completion_share_source"] for r in runs
                       if r["mode"] == "adaptive" and r.get("poll_completion_share_source")})
     out["poll_completion_share_source"] = sources
-    irq, poll, adaptive, shadow = (median(out, m, "iops") for m in MODES)
+    irq, poll, adaptive, shadow = (median(out, m, "iops") for m in TABLE_MODES)
+    node_goals.add_node_goals(out, config, runs)
     if None in (irq, poll):
         return out
     best = max(irq, poll)
@@ -224,12 +232,12 @@ def engine_table(configs):
         engine = s.get("adaptive_engine") or {}
         failed = ", ".join(f"{k} {v}" for k, v in sorted(engine.get("failed_tries", {}).items())) or "0"
         traced = " (trace)" if any(src.startswith("trace") for src in s.get("poll_completion_share_source", [])) else ""
-        lines.append(f"| {s['config']['label']} | " + " | ".join(cell(s, m, "lat_p50_us") for m in MODES) + " | " +
-                     " | ".join(cell(s, m, "lat_p99_us") for m in MODES) + " | "
+        lines.append(f"| {s['config']['label']} | " + " | ".join(cell(s, m, "lat_p50_us") for m in TABLE_MODES) +
+                     " | " + " | ".join(cell(s, m, "lat_p99_us") for m in TABLE_MODES) + " | "
                      f"{share(s, 'adaptive', 'poll_completion_share')}{traced} | {share(s, 'adaptive', 'poll_time_share')} | "
                      f"{engine.get('tries', '-')} | {engine.get('polling_windows_kept', '-')} | {failed} | "
                      f"{engine.get('backoffs', '-')} | {(s.get('shadow_engine') or {}).get('tries', '-')} | "
-                     f"{', '.join(fmt(median(s, m, 'controller_cpu_util'), 2) for m in MODES)} |")
+                     f"{', '.join(fmt(median(s, m, 'controller_cpu_util'), 2) for m in TABLE_MODES)} |")
     return lines
 
 
@@ -267,6 +275,9 @@ def goal_lines(result):
 def markdown(result):
     configs = result["configs"]
     lines = iops_table(configs) + [""] + cpu_table(configs) + [""] + engine_table(configs)
+    node = node_goals.node_table(configs, fmt, cell, ratios, verdict)
+    if len(node) > 2:
+        lines += ["", "Node arm (adaptive with the node layer, issue 34):", ""] + node
     table = phased_table(result.get("timeline", {}))
     if table:
         lines += ["", "Phased run (adaptive host CPU includes the agent):", ""] + table

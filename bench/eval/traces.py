@@ -64,11 +64,16 @@ def parse_decisions(text):
     return decisions
 
 
+def deferred(decision):
+    """The node layer's reason word when it deferred this try (nothing was applied), else None."""
+    return decision.fields.get("deferred")
+
+
 def mode_steps(decisions, queue, start_mode=INTERRUPT):
-    """[(time, mode)] of one queue: the mode it entered at each switch, in order."""
+    """[(time, mode)] of one queue: the mode it entered at each switch, in order (deferred tries left out)."""
     steps, mode = [], start_mode
     for d in decisions:
-        if d.queue == queue and d.after != mode:
+        if d.queue == queue and d.after != mode and not deferred(d):
             mode = d.after
             steps.append((d.at, mode))
     return steps
@@ -97,7 +102,8 @@ def adaptive_summary(windows, decisions, pid, t_from, t_to):
     """What the engine did with the queues of one uvnvme process between t_from and t_to."""
     queues = sorted({w.queue for w in windows if queue_pid(w.queue) == pid} |
                     {d.queue for d in decisions if queue_pid(d.queue) == pid})
-    mine = [d for d in decisions if d.queue in queues and t_from <= d.at <= t_to]
+    span = [d for d in decisions if d.queue in queues and t_from <= d.at <= t_to]
+    mine = [d for d in span if not deferred(d)]  # a deferred try is no try: nothing was switched
     reasons = collections.Counter(d.reason for d in mine)
     shares = [poll_time_share(decisions, q, t_from, t_to) for q in queues]
     shares = [s for s in shares if s is not None]
@@ -117,6 +123,8 @@ def adaptive_summary(windows, decisions, pid, t_from, t_to):
         "backoffs": sum(1 for d in mine if d.fields.get("backoff") is True),
         "max_poll_windows_reached": reasons["max_poll_windows"],
         "decisions_by_reason": dict(reasons),
+        "deferred_tries": dict(collections.Counter(deferred(d) for d in span if deferred(d))),
+        "node_ended_runs": reasons["node_ended"],
         "recorded_windows": len(in_span),
         "poll_completion_share_of_recorded_windows": completions[POLL] / total if total else None,
     }
@@ -130,7 +138,7 @@ def failed_tries(decisions, queues, t_from, t_to):
     long after the switch to poll (the try's start) and after how many kept polling windows."""
     out, started, kept = [], {}, {}
     for d in decisions:
-        if d.queue not in queues:
+        if d.queue not in queues or deferred(d):
             continue
         if d.reason == "window_fast" and d.after == POLL:
             started[d.queue], kept[d.queue] = d.at, 0

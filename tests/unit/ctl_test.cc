@@ -268,16 +268,17 @@ TEST(Tables, ColumnsLineUpAndInheritedFieldsShowADash) {
   queue->mutable_policy()->set_backoff_load_change_percent(40);
   queue->mutable_policy()->set_max_poll_run_windows(512);
   queue->mutable_policy()->set_stall_backoff(false);
+  queue->mutable_policy()->set_node_layer(true);
   queue->mutable_policy()->set_profile("patch");
   std::ostringstream out;
   PrintPolicySet(policy, nullptr, out);
   EXPECT_EQ(out.str(),
             "LEVEL           MODE      WINDOW  THRESHOLD  SLACK  MAX-FAILURES  BACKOFF  MAX-POLL  TIMER  BATCH  SETTLE  "
-            "CREDIT  MAX-BACKOFF  LOAD-CHANGE  MAX-POLL-RUN  STALL-BACKOFF  PROFILE\n"
+            "CREDIT  MAX-BACKOFF  LOAD-CHANGE  MAX-POLL-RUN  STALL-BACKOFF  NODE  PROFILE\n"
             "global          adaptive  -       -          -      -             -        -         -      -      -       "
-            "-       -            -            -             -              -\n"
+            "-       -            -            -             -              -     -\n"
             "queue nvme0:q2  -         -       -          5us    -             -        -         -      off    2       "
-            "500us   -            40%          512           off            patch\n");
+            "500us   -            40%          512           off            on    patch\n");
   v1::Event event;
   event.set_sequence(7);
   event.set_time_unix_ns(1'700'000'000'123'000'000);

@@ -91,5 +91,39 @@ TEST_F(NodeGateTest, ShadowDecisionsAndForcedPollingAreNeverDeferred) {
   EXPECT_TRUE(node_.Polling(7));  // counted in the budget all the same
 }
 
+TEST_F(NodeGateTest, EndPollingTakesARunBackToMeasuringWithNoFailure) {
+  const QueueHandle q = Add();
+  node_.SetQueue(q, NodeQueue{0, std::nullopt, std::nullopt});
+  ASSERT_FALSE(FastWindow(q).deferred);
+  const std::optional<Decision> kept = Poll(q, 4 * kUs * kWindow);
+  ASSERT_TRUE(kept && kept->reason == Reason::kPollWindowFaster);
+  (void)gate_.OnDecision(*kept);
+  const std::optional<Decision> ended = engine_.EndPolling(q, now_);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->reason, Reason::kNodeEnded);
+  EXPECT_EQ(ReasonName(ended->reason), "node_ended");
+  EXPECT_EQ(ended->from, ReapMode::kPoll);
+  EXPECT_EQ(ended->to, ReapMode::kInterrupt);
+  EXPECT_TRUE(ended->Switches());
+  const QueueView view = engine_.View(q);
+  EXPECT_EQ(view.state, QueueState::kMeasuring);
+  EXPECT_EQ(view.failures, 0u);
+  (void)gate_.OnDecision(*ended);
+  EXPECT_FALSE(node_.Polling(q));
+  EXPECT_FALSE(engine_.EndPolling(q, now_)) << "a measuring queue has no run to end";
+}
+
+TEST_F(NodeGateTest, AQueueTheLayerDoesNotDecideIsAdmittedButCounted) {
+  const QueueHandle q = Add();
+  NodeQueue facts{0, std::nullopt, std::nullopt};
+  facts.decided = false;  // its policy has node_layer off
+  node_.SetQueue(q, facts);
+  (void)node_.OnFacts(NodeFacts{now_, {1.0}, 50.0, 50.0});  // busy and pressed: would defer any decided try
+  EXPECT_FALSE(FastWindow(q).deferred);
+  EXPECT_TRUE(node_.Polling(q));
+  EXPECT_DOUBLE_EQ(node_.PollingCores(), 1.0);
+  EXPECT_TRUE(node_.OnFacts(NodeFacts{now_, {1.0}, 50.0, 50.0}).empty()) << "its run is never ended";
+}
+
 }  // namespace
 }  // namespace nvmeadapt::engine::testing

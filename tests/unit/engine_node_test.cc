@@ -171,6 +171,17 @@ TEST(NodeLayerPressure, TheNodesOwnPollingIsNotOtherWork) {
   EXPECT_EQ(Deferred(Try(node, 1, kMs)), "admit");
 }
 
+TEST(NodeLayerPressure, AQueuesOwnReaperIsNotOtherWorkForItsTryButIsForItsNeighbours) {
+  NodeLayer node = Node();  // min_headroom 0.2
+  NodeQueue reaping = OnCpu(0);
+  reaping.own_busy = 0.7;  // its interrupt-mode reaper: the work polling would replace
+  node.SetQueue(0, reaping);
+  node.SetQueue(1, OnCpu(0));
+  (void)node.OnFacts(Facts(0, {0.9}));
+  EXPECT_EQ(Deferred(Try(node, 1)), "cpu_busy") << "queue 0's reaper is other work for queue 1";
+  EXPECT_EQ(Deferred(Try(node, 0)), "admit") << "0.9 - 0.7 of its own leaves 0.8 idle";
+}
+
 TEST(NodeLayerPressure, PsiAboveTheLimitDefersAndMissingPsiIsSkipped) {
   NodeLayer node = Node();  // pressure_some_limit 10
   node.SetQueue(0, OnCpu(0));

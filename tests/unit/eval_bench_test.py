@@ -9,6 +9,7 @@ import unittest
 sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else "bench/eval")
 import evaluation  # noqa: E402
 import phased  # noqa: E402
+import node_goals  # noqa: E402
 import summary  # noqa: E402
 import switches  # noqa: E402
 import traces  # noqa: E402
@@ -72,6 +73,66 @@ class TraceTest(unittest.TestCase):
         self.assertEqual(s["failures"], [{"reason": "stalled", "k": 1, "measured_us": 0.5, "limit_us": 0.3,
                                           "since_try_ms": 0.002, "kept_windows_before": 1}])
         self.assertAlmostEqual(s["poll_completion_share_of_recorded_windows"], 0.5)
+
+
+class NodeTraceTest(unittest.TestCase):
+    def test_a_deferred_try_is_no_try_and_no_switch(self):
+        decisions = traces.parse_decisions(
+            f"{Q} at=2000 interrupt->poll reason=window_fast state=measuring failures=0 deferred=cpu_busy\n"
+            f"{Q} at=2500 interrupt->poll reason=window_fast state=measuring failures=0 deferred=staggered\n"
+            f"{Q} at=3000 interrupt->poll reason=window_fast state=polling failures=0\n"
+            f"{Q} at=4000 poll->interrupt reason=node_ended state=measuring failures=0\n")
+        s = traces.adaptive_summary(traces.parse_trace(TRACE), decisions, 4242, 0, 10000)
+        self.assertEqual((s["tries"], s["switches"], s["node_ended_runs"]), (1, 2, 1))
+        self.assertEqual(s["deferred_tries"], {"cpu_busy": 1, "staggered": 1})
+        self.assertAlmostEqual(traces.poll_time_share(decisions, Q, 0, 10000), 0.1)
+
+
+def node_runs(node_iops, tries, work=None):
+    runs = []
+    for rep, n in enumerate(node_iops):
+        for mode, iops in (("interrupt", 100), ("poll", 50), ("adaptive", 98), ("node", n)):
+            r = {"mode": mode, "rep": rep, "iops": iops, "app_work_per_second": work.get(mode) if work else None}
+            if mode in ("adaptive", "node"):
+                r["engine"] = {"tries": tries if mode == "node" else 40, "polling_windows_kept": 0,
+                               "failed_tries": {}, "backoffs": 0, "max_poll_windows_reached": 0}
+            runs.append(r)
+    return runs
+
+
+class NodeGoalsTest(unittest.TestCase):
+    CONTENDED = {"controllers": 4, "queues": 2, "jobs": 8, "qd": 32, "label": "c"}
+
+    def test_contended_needs_the_better_static_mode_and_few_tries(self):
+        s = summary.summarize_config(self.CONTENDED, node_runs((99.6, 99.8, 99.0), tries=2))
+        self.assertTrue(s["goal_node_contended"]["met"])
+        self.assertAlmostEqual(s["goal_node_contended"]["ratio"], 0.996)
+        self.assertNotIn("goal_node_vs_adaptive", s)
+        s = summary.summarize_config(self.CONTENDED, node_runs((99.6, 99.8, 99.7), tries=6))
+        self.assertFalse(s["goal_node_contended"]["met"], "6 tries in a run is over the limit")
+
+    def test_elsewhere_against_the_per_queue_agent(self):
+        single = {"controllers": 1, "queues": 1, "jobs": 1, "qd": 32, "label": "s"}
+        s = summary.summarize_config(single, node_runs((97.1, 97.5, 96.0), tries=20))
+        self.assertTrue(s["goal_node_vs_adaptive"]["met"])  # 97.1 / 98 >= 0.99
+        s = summary.summarize_config(single, node_runs((96.0, 95.0, 97.5), tries=20))
+        self.assertFalse(s["goal_node_vs_adaptive"]["met"])
+
+    def test_application_work_against_interrupt_with_per_queues_beside(self):
+        config = dict(self.CONTENDED, io_work_us=2, label="w")
+        s = summary.summarize_config(config, node_runs((99, 99, 99), 1, {"interrupt": 0.5, "adaptive": 0.4,
+                                                                         "node": 0.49}))
+        goal = s["goal_node_app_work"]
+        self.assertTrue(goal["met"])
+        self.assertAlmostEqual(goal["ratio"], 0.98)
+        self.assertAlmostEqual(goal["adaptive_ratio"], 0.8)
+        self.assertIn("goal_node_vs_adaptive", s, "the work configuration is no plain contended one")
+        self.assertIn("Node arm", summary.markdown({"configs": [s]}))
+
+    def test_no_node_arm_no_node_goal(self):
+        s = summary.summarize_config(self.CONTENDED, [r for r in node_runs((99,), 1) if r["mode"] != "node"])
+        self.assertFalse([k for k in s if "node" in k and k != "config"])
+        self.assertIs(node_goals.contended({"controllers": 4, "jobs": 8, "hog": True}), False)
 
 
 def run(mode, rep, iops, host=1.0, agent=None):

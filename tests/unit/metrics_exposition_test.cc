@@ -127,6 +127,15 @@ class MetricsExposition : public ::testing::Test {
     stats.programs.push_back({"tp_btf/nvme_sq", 8192, 400'000});
     metrics_->SetCollector("bpf", stats);
     metrics_->OnGrpcRequest("/nvmeadapt.v1.Agent/GetStatus", 0);
+    NodeSeries node;  // every node family served: budget and pressure are absent without a figure
+    node.deferred[static_cast<size_t>(engine::NodeReason::kCpuBusy)] = 3;
+    node.ended[static_cast<size_t>(engine::NodeReason::kCpuPressure)] = 1;
+    node.polling_cores = 1;
+    node.budget_cores = 2;
+    node.pressure_some_avg10 = 1.5;
+    node.pressure_full_avg10 = 0.25;
+    node.decided_queues = 1;
+    metrics_->SetNode(node);
   }
   static void TearDownTestSuite() {
     delete metrics_;

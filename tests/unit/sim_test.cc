@@ -154,6 +154,39 @@ TEST(SimPolicies, TheAgentSwitchesOnlyAfterItsDecisionToEffectLatency) {
   EXPECT_GT(measured.stats.PollShare(), 0.5);
 }
 
+// The node layer in the model (sim/control.h, NodeModel): each window_fast goes through its gate.
+CaseResult RunNode(const Case& c, const NodeModel& node, const RunLength& length) {
+  EngineController control = EngineController::Node(PatchPolicy(), MeasuredAgentLatency(), node);
+  Host host(c.costs, c.layout, c.drive, c.load, control, 1);
+  CaseResult r;
+  r.stats = host.Run(length.warmup, length.measure);
+  r.counts = control.Counts();
+  return r;
+}
+
+TEST(SimNode, ALayerThatNeedsNoHeadroomRunsAsTheAgent) {
+  const Case c = FastDeviceCase(128);
+  const RunLength length{5'000'000, 60'000'000};
+  NodeModel free;
+  free.settings.min_headroom = free.settings.stop_headroom = 0;
+  const CaseResult node = RunNode(c, free, length);
+  const CaseResult agent = RunCase(c, PolicyKind::kAgent, PatchPolicy(), MeasuredAgentLatency(), length);
+  EXPECT_EQ(node.counts.node_deferred, 0u);
+  EXPECT_EQ(node.counts.to_poll, agent.counts.to_poll);
+  EXPECT_EQ(node.stats.completions, agent.stats.completions);
+}
+
+TEST(SimNode, ACpuWithoutTheHeadroomItNeedsDefersEveryTry) {
+  const Case c = FastDeviceCase(128);
+  NodeModel strict;
+  strict.settings.min_headroom = 1.0;  // any other work on the reaping CPU is too much
+  const CaseResult r = RunNode(c, strict, RunLength{5'000'000, 60'000'000});
+  EXPECT_GE(r.counts.node_deferred, 1u);
+  EXPECT_EQ(r.counts.to_poll, 0u);
+  EXPECT_EQ(r.stats.polled, 0u);
+  EXPECT_EQ(PolicyName(PolicyKind::kNode), "node");
+}
+
 TEST(SimPolicies, TheSameSeedGivesTheSameRun) {
   const Case c{"t", SeedHostCosts(), HostLayout{4, 4}, SweepDrives()[1], Workload{2, 2, 16, 0.7, 4096}};
   const RunLength length{2'000'000, 10'000'000};
