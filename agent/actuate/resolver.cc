@@ -90,9 +90,17 @@ std::unique_ptr<PlannedLever> MakeLever(LeverKind kind, bool dry_run, const conf
     case LeverKind::kPollQueuesReset:
       return std::make_unique<PollQueuesLever>(
           PollQueuesOptions{environment.sysfs_root, settings.poll_queues, dry_run, environment.poll_queues_module});
-    case LeverKind::kTcpReconnect:
-      return std::make_unique<ReconnectLever>(
-          ReconnectOptions{environment.sysfs_root, settings.poll_queues, "nvme", dry_run, environment.commands});
+    case LeverKind::kTcpReconnect: {
+      ReconnectOptions options{environment.sysfs_root, settings.poll_queues, "nvme", dry_run, environment.commands};
+      options.nvme_cli_config = settings.nvme_cli_config;
+      for (const auto& entry : settings.controllers) {
+        if (entry.hdr_digest && entry.data_digest) {
+          options.declared_digests[entry.controller] =
+              ConnectionDigests{*entry.hdr_digest, *entry.data_digest, std::nullopt, "levers.controllers (" + entry.controller + ")"};
+        }
+      }
+      return std::make_unique<ReconnectLever>(std::move(options));
+    }
     case LeverKind::kUvnvmeSocket:
       return std::make_unique<SocketLever>(SocketLeverOptions{static_cast<int>(settings.socket_timeout_ms), dry_run});
     case LeverKind::kAuto:
