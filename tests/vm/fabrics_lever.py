@@ -109,7 +109,7 @@ def check_lever(checks, results, summary):
     switched = ff.host_state(n / "poll" / "host.txt")
     left = _entries(n / "journal-after-stop.json")
     dropped = [line.split(" info ")[-1][:160] for line in (n / "daemon.log").read_text().splitlines()
-               if "dropped" in line and "tcp_reconnect" in line]
+               if "shutdown: dropped" in line and "tcp_reconnect" in line]
     out["vanished"] = {"removed_events": removed, "exit_status": stopped, "switched_before": switched,
                        "journal_dropped": dropped, "journal_left": left}
     checks.check(f"agent: {host} disconnected mid-window: its queues dropped with events, nvme0's kept",

@@ -85,7 +85,7 @@ agent_watch "$a/watch.json"
 # its queues are decided in shadow, a decision per window.
 target_ctrl=nvmet:c$(cat "/sys/class/nvme/$fabrics_ctrl/cntlid")
 wait_until 30 "the agent to list $target_ctrl" _agent_lists "$target_ctrl" "$a/queues-target.json"
-ctl --json policy set --controller "$target_ctrl" --mode adaptive --window-completions 256 > "$a/target-policy.json"
+ctl --json policy set --controller "$target_ctrl" --mode adaptive --window-completions 128 > "$a/target-policy.json"
 # Its I/O queue is listed from its first completion: a few reads first, so that the measured run's windows
 # are the agent's from its start.
 dd if="/dev/$fabrics_disk" of=/dev/null bs=4k count=64 iflag=direct 2> /dev/null
