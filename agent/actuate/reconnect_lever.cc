@@ -9,6 +9,7 @@
 #include "agent/actuate/lever_registry.h"
 #include "agent/discover/fabrics_layer.h"
 #include "agent/discover/fs.h"
+#include "common/failpoint.h"
 
 namespace nvmeadapt::actuate {
 namespace {
@@ -32,7 +33,7 @@ constexpr const char* kBasicOptions[] = {"--transport=", "--traddr=", "--trsvcid
 constexpr const char* kNewerOptions[] = {"--nr-io-queues=", "--queue-size=", "--keep-alive-tmo=",
                                          "--fast_io_fail_tmo=", "--dhchap-secret=", "--dhchap-ctrl-secret=",
                                          "--keyring="};
-constexpr const char* kNewerFlags[] = {"--tls", "--concat"};
+constexpr const char* kNewerFlags[] = {"--tls", "--concat", "--hdr-digest", "--data-digest"};
 
 // The option's name as `nvme connect --help` lists it: "--queue-size" of "--queue-size=128".
 std::string OptionName(const std::string& arg) { return arg.substr(0, arg.find('=')); }
@@ -67,6 +68,14 @@ bool Lists(const std::string& usage, const std::string& option) {
 
 // A command's output as a message quotes it: `nvme connect --help` is long.
 std::string Brief(const std::string& output) { return output.size() <= 400 ? output : output.substr(0, 400) + "..."; }
+
+// The value of `option` ("--hostnqn=") among a connection's arguments; empty when it has none.
+std::string ArgValue(const std::vector<std::string>& args, std::string_view option) {
+  for (const std::string& arg : args) {
+    if (arg.rfind(option, 0) == 0) return arg.substr(option.size());
+  }
+  return "";
+}
 
 bool EndsWith(const std::string& text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -127,7 +136,7 @@ Result<TcpConnection> ReconnectLever::ReadConnection(const std::string& controll
 }
 
 // Everything else sysfs shows of the connection, as the options that give it again. The kernel shows neither
-// the header and data digests nor nr_write_queues, tos or disable_sqflow (docs/fabrics.md).
+// the header and data digests (AddDigests) nor nr_write_queues, tos or disable_sqflow (docs/fabrics.md).
 Status ReconnectLever::ReadSessionSettings(const std::string& dir, TcpConnection& connection) const {
   const auto attribute = [&dir](const char* name) {
     auto value = discover::ReadTrimmed(JoinPath(dir, name));
@@ -172,6 +181,28 @@ Status ReconnectLever::ReadSessionSettings(const std::string& dir, TcpConnection
   return OkStatus();
 }
 
+Status ReconnectLever::AddDigests(TcpConnection& connection) const {
+  const std::vector<std::string>& args = connection.args;
+  const PortKey key{ArgValue(args, "--hostnqn="), ArgValue(args, "--nqn="),         ArgValue(args, "--traddr="),
+                    ArgValue(args, "--trsvcid="), ArgValue(args, "--host-traddr="), ArgValue(args, "--host-iface=")};
+  auto configured = DigestsFromNvmeConfig(options_.nvme_cli_config, key);
+  if (!configured) {
+    return Fail(ErrorCode::kUnsupported, connection.controller,
+                connection.controller + ": " + configured.error().message + ": its digests cannot be told: not switched");
+  }
+  std::optional<ConnectionDigests> declared;
+  if (const auto it = options_.declared_digests.find(connection.controller); it != options_.declared_digests.end()) {
+    declared = it->second;
+  }
+  const bool tls = std::find(args.begin(), args.end(), "--tls") != args.end() ||
+                   std::find(args.begin(), args.end(), "--concat") != args.end();
+  auto digests = ResolveDigests(connection.controller, declared, *configured, tls, options_.nvme_cli_config);
+  if (!digests) return Fail(connection.controller, digests.error());
+  if (digests->hdr) connection.args.push_back("--hdr-digest");
+  if (digests->data) connection.args.push_back("--data-digest");
+  return OkStatus();
+}
+
 // An nvme-cli without one of the connection's options would refuse the connect, and the connect back the
 // same way: checked before anything is disconnected.
 Status ReconnectLever::CheckCliTakes(const TcpConnection& connection) const {
@@ -204,7 +235,8 @@ std::optional<uint32_t> ReconnectLever::PollQueuesNow(const TcpConnection& conne
 }
 
 Result<PlannedLever::StepPlan> ReconnectLever::MakePlan(const LeverTarget& target, ReapMode mode) {
-  NA_ASSIGN_OR_RETURN(const TcpConnection connection, ReadConnection(target.controller));
+  NA_ASSIGN_OR_RETURN(TcpConnection connection, ReadConnection(target.controller));
+  NA_RETURN_IF_ERROR(AddDigests(connection));
   const std::optional<uint32_t> now = PollQueuesNow(connection);
   const uint32_t wanted = mode == ReapMode::kPoll ? options_.poll_queues : 0;
   StepPlan plan;
@@ -251,6 +283,7 @@ Status ReconnectLever::Reconnect(const TcpConnection& connection, uint32_t poll_
                     "): " + connection.controller + " left as it was");
   }
   connected_with_.erase(connection.name);
+  Failpoint("reconnect_disconnected");  // the host is down until the connect: the journal's in-flight entry
   const std::vector<std::string> argv = connect(poll_queues);
   NA_ASSIGN_OR_RETURN(const CommandOutcome on, RunCli(argv));
   if (on.exit_status == 0) {
@@ -314,8 +347,12 @@ Result<std::vector<PlannedLever::Step>> ReconnectLever::MakeRestore(const Restor
     return Fail(ErrorCode::kNotFound, name, name + ": no controller is connected over it now (disconnected since): "
                                                    "nothing to restore, and a restore does not connect it");
   }
-  if (PollQueuesNow(*connection) == safe) return std::vector<Step>{};
-  return std::vector<Step>{ReconnectStep(*connection, safe, PollQueuesNow(*connection))};
+  const std::optional<uint32_t> now = PollQueuesNow(*connection);
+  if (now == safe) return std::vector<Step>{};
+  // Connected again with the journaled options: they hold what sysfs cannot show (the digests), which a
+  // fresh read would have to find in its sources again.
+  return std::vector<Step>{
+      ReconnectStep(TcpConnection{connection->controller, args.get<std::vector<std::string>>(), name}, safe, now)};
 }
 
 PlannedLever::Step ReconnectLever::ConnectStep(const TcpConnection& connection, uint32_t poll_queues) {
@@ -346,8 +383,15 @@ namespace {
 
 std::unique_ptr<PlannedLever> MakeReconnect(bool dry_run, const config::LeverSettings& settings,
                                             const LeverEnvironment& environment) {
-  return std::make_unique<ReconnectLever>(
-      ReconnectOptions{environment.sysfs_root, settings.poll_queues, "nvme", dry_run, environment.commands});
+  ReconnectOptions options{environment.sysfs_root, settings.poll_queues, "nvme", dry_run, environment.commands};
+  options.nvme_cli_config = settings.nvme_cli_config;
+  for (const auto& entry : settings.controllers) {
+    if (entry.hdr_digest && entry.data_digest) {
+      options.declared_digests[entry.controller] = ConnectionDigests{
+          *entry.hdr_digest, *entry.data_digest, std::nullopt, "levers.controllers (" + entry.controller + ")"};
+    }
+  }
+  return std::make_unique<ReconnectLever>(std::move(options));
 }
 
 // A reconnect is never the engine's call: adaptive leaves the host alone.

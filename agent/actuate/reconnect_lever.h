@@ -8,7 +8,8 @@
 //
 // The restore point names the connection (transport address, service, subsystem NQN, host NQN and ID, and
 // every other setting sysfs shows: queues, queue size, keep-alive, fast_io_fail_tmo, DH-HMAC-CHAP secrets,
-// TLS) and the poll queue count found, so that a restore after a restart finds the connection whatever its
+// TLS; and the header and data digests, which sysfs does not show, from nvme-cli's config or the agent's
+// declaration: connection_digests.h) and the poll queue count found, so that a restore after a restart finds the connection whatever its
 // controller is called by then. A setting that cannot be carried over refuses the switch before anything is
 // disconnected. A restore never connects a connection that is not there: a host disconnected meanwhile is gone
 // (kNotFound), and the journal drops its entry. The one exception is the plan's in-flight point (Applied::
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "agent/actuate/command_runner.h"
+#include "agent/actuate/connection_digests.h"
 #include "agent/actuate/lever.h"
 
 namespace nvmeadapt::actuate {
@@ -33,6 +35,10 @@ struct ReconnectOptions {
   std::string nvme_cli = "nvme";       // the nvme-cli program (PATH is searched)
   bool dry_run = false;
   std::shared_ptr<CommandRunner> commands;  // SystemCommandRunner when empty
+  // Where a connection's digests come from (connection_digests.h): nvme-cli's JSON config, and the
+  // operator's declarations by controller name (levers.controllers[].hdr_digest/data_digest).
+  std::string nvme_cli_config = "/etc/nvme/config.json";
+  std::map<std::string, ConnectionDigests> declared_digests;
 };
 
 // A fabrics connection as sysfs tells it and as `nvme connect` takes it.
@@ -63,6 +69,8 @@ class ReconnectLever final : public PlannedLever {
   Result<CommandOutcome> RunCli(const std::vector<std::string>& argv) const;
   Status ReadSessionSettings(const std::string& dir, TcpConnection& connection) const;
   Status CheckCliTakes(const TcpConnection& connection) const;
+  // Adds --hdr-digest/--data-digest as the sources say (the kernel shows neither), or refuses the switch.
+  Status AddDigests(TcpConnection& connection) const;
   std::vector<std::string> ConnectArgv(const TcpConnection& connection, uint32_t poll_queues) const;
   // Connects a connection that is down (a switch stopped between its disconnect and its connect).
   Step ConnectStep(const TcpConnection& connection, uint32_t poll_queues);

@@ -82,21 +82,10 @@ Result<LeverKind> FromProto(v1::LeverKind kind, std::string_view field_path) {
                    std::string(field_path) + ": unknown lever " + std::to_string(static_cast<int>(kind)));
 }
 
-Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config) {
-  const v1::LeversConfig& in = config.levers();
-  LeverSettings out;
+namespace {
 
-  auto kernel = FromProto(in.kernel_lever(), "levers.kernel_lever");
-  if (!kernel) return kernel.error();
-  if (!ServesKernel(*kernel)) return Refuse("kernel_lever", "uvnvme_socket serves uvnvme controllers only");
-  out.kernel_lever = *kernel;
-  auto uvnvme = FromProto(in.uvnvme_lever(), "levers.uvnvme_lever");
-  if (!uvnvme) return uvnvme.error();
-  if (!ServesUvnvme(*uvnvme)) {
-    return Refuse("uvnvme_lever", std::string(LeverKindName(*uvnvme)) + " serves kernel controllers only");
-  }
-  out.uvnvme_lever = *uvnvme;
-
+// levers.controllers: one lever per controller name, and the reconnect lever's digest declarations.
+Status ControllersFromConfig(const v1::LeversConfig& in, LeverSettings& out) {
   std::set<std::string> seen;
   for (int i = 0; i < in.controllers_size(); ++i) {
     const auto& entry = in.controllers(i);
@@ -112,7 +101,43 @@ Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config) {
       return Refuse(field + ".lever", std::string(LeverKindName(*lever)) + " cannot serve " +
                                           entry.controller());
     }
-    out.controllers.push_back({entry.controller(), *lever});
+    if (entry.has_hdr_digest() != entry.has_data_digest()) {
+      return Refuse(field + ".hdr_digest", "hdr_digest and data_digest are declared together or not at all");
+    }
+    if (entry.has_hdr_digest() && *lever != LeverKind::kTcpReconnect) {
+      return Refuse(field + ".hdr_digest", "digests are declared for the tcp_reconnect lever only");
+    }
+    ControllerLeverSetting setting{entry.controller(), *lever, std::nullopt, std::nullopt};
+    if (entry.has_hdr_digest()) {
+      setting.hdr_digest = entry.hdr_digest();
+      setting.data_digest = entry.data_digest();
+    }
+    out.controllers.push_back(std::move(setting));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config) {
+  const v1::LeversConfig& in = config.levers();
+  LeverSettings out;
+
+  auto kernel = FromProto(in.kernel_lever(), "levers.kernel_lever");
+  if (!kernel) return kernel.error();
+  if (!ServesKernel(*kernel)) return Refuse("kernel_lever", "uvnvme_socket serves uvnvme controllers only");
+  out.kernel_lever = *kernel;
+  auto uvnvme = FromProto(in.uvnvme_lever(), "levers.uvnvme_lever");
+  if (!uvnvme) return uvnvme.error();
+  if (!ServesUvnvme(*uvnvme)) {
+    return Refuse("uvnvme_lever", std::string(LeverKindName(*uvnvme)) + " serves kernel controllers only");
+  }
+  out.uvnvme_lever = *uvnvme;
+
+  if (Status controllers = ControllersFromConfig(in, out); !controllers) return controllers.error();
+  if (!in.nvme_cli_config().empty()) {
+    if (in.nvme_cli_config().front() != '/') return Refuse("nvme_cli_config", "'" + in.nvme_cli_config() + "' is not an absolute path");
+    out.nvme_cli_config = in.nvme_cli_config();
   }
 
   if (!in.adaptive_poll_path_template().empty()) out.adaptive_poll_path_template = in.adaptive_poll_path_template();

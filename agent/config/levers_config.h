@@ -2,6 +2,7 @@
 // and its validation: a bad value is refused with the field named ("levers.coalescing_time_us: ...").
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@ namespace nvmeadapt::config {
 struct ControllerLeverSetting {
   std::string controller;
   LeverKind lever = LeverKind::kAuto;
+  // The connection's digests as the operator declares them (hdr_digest, data_digest): the reconnect lever's
+  // source beside nvme-cli's config, since the kernel shows neither. Both or neither.
+  std::optional<bool> hdr_digest;
+  std::optional<bool> data_digest;
 };
 
 struct LeverSettings {
@@ -31,6 +36,7 @@ struct LeverSettings {
   uint32_t admin_timeout_ms = 5000;
   uint32_t socket_timeout_ms = 2000;
   bool dry_run = false;
+  std::string nvme_cli_config = "/etc/nvme/config.json";
 };
 
 // Validates config.levers and lays it over the defaults.

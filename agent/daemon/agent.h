@@ -208,6 +208,10 @@ class Agent : public api::AgentControl {
   AgentDeps deps_;
   StateStore store_;
   PolicySource policy_source_;
+  // SetPolicy persists on its caller's thread, between reading the book on the loop and applying it there:
+  // one change at a time, so that policy.json is written in the order the changes apply (agent_control.cc).
+  std::mutex policy_change_mutex_;
+  uint64_t policy_changes_ = 0;  // on the loop: every applied change of the book (a reload's too)
   Journal journal_;
   engine::Engine engine_;
   ManagedQueues queues_;

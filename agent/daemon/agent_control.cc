@@ -1,4 +1,5 @@
-// AgentControl: what gRPC callers see and change. Every call runs on the loop thread (OnLoop).
+// AgentControl: what gRPC callers see and change. Every call runs on the loop thread (OnLoop); SetPolicy's
+// durable writes run on its caller's thread between two such calls.
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -183,49 +184,76 @@ bool Agent::WaitForSwitches(const std::shared_ptr<SwitchesSettled>& waiter) {
 }
 
 Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& request) {
-  // The answer comes once the switches the policy started ended (or after rpc_wait), as it did when they ran
-  // on the loop: a caller that sets a mode finds its queues in it.
-  auto waiter = std::make_shared<SwitchesSettled>();
-  bool switching = false;
-  auto answer = OnLoop([&]() -> Result<v1::SetPolicyResponse> {
-    // A controller named by its kernel name is kept by its stable ID: its policy stays with the device when
-    // a reboot renumbers it (the request may name either). An entry the file already keys by that name is
-    // changed where it is, so that `replace` leaves nothing of it behind.
-    v1::SetPolicyRequest keyed = request;
-    if (!request.controller().empty()) {
-      const ManagedQueue* any = AnyQueueOf(request.controller());
-      if (any == nullptr) return NotFound("controller " + request.controller() + ": no such controller");
-      if (request.queue() != 0 && queues_.ByName(QueueName(any->desc.controller, request.queue())) == nullptr) {
-        return NotFound("queue " + QueueName(request.controller(), request.queue()) + ": no such queue");
+  // Durable before it applies, as before, but the writes (fsync of policy.json and its note) run here, on the
+  // caller's thread: a slow or stuck state disk holds up this call, never the loop (issue 37). One change at
+  // a time from its reading of the book to its application, so that policy.json follows the order of the
+  // changes; a config reload between the two halves makes the change read the book again.
+  std::lock_guard changing(policy_change_mutex_);
+  v1::PolicyNote note;
+  note.set_set_by(request.caller());
+  for (;;) {
+    struct Next {
+      PolicyBook book;
+      std::vector<std::string> cleared;
+      uint64_t generation;
+      std::string controller;  // as the book keeps it: the stable ID, or the name an entry already has
+    };
+    auto next = OnLoop([&]() -> Result<Next> {
+      // A controller named by its kernel name is kept by its stable ID: its policy stays with the device when
+      // a reboot renumbers it (the request may name either). An entry the file already keys by that name is
+      // changed where it is, so that `replace` leaves nothing of it behind.
+      v1::SetPolicyRequest keyed = request;
+      if (!request.controller().empty()) {
+        const ManagedQueue* any = AnyQueueOf(request.controller());
+        if (any == nullptr) return NotFound("controller " + request.controller() + ": no such controller");
+        if (request.queue() != 0 && queues_.ByName(QueueName(any->desc.controller, request.queue())) == nullptr) {
+          return NotFound("queue " + QueueName(request.controller(), request.queue()) + ": no such queue");
+        }
+        if (!HasEntryNamed(policy_.book().policies(), request)) keyed.set_controller(any->desc.ControllerId());
       }
-      if (!HasEntryNamed(policy_.book().policies(), request)) keyed.set_controller(any->desc.ControllerId());
-    }
-    std::vector<std::string> cleared;
-    Result<PolicyBook> next = request.reset() ? policy_source_.Reset(options_.config_policies)
-                                              : policy_.book().With(keyed, &cleared);
+      std::vector<std::string> cleared;
+      Result<PolicyBook> book = request.reset() ? PolicyBook::Create(options_.config_policies)
+                                                : policy_.book().With(keyed, &cleared);
+      if (!book) return book.error();
+      note.set_set_unix_ns(deps_.wall());
+      return Next{std::move(*book), std::move(cleared), policy_changes_, keyed.controller()};
+    });
     if (!next) return next.error();
-    if (!request.reset()) {
-      if (Status saved = policy_source_.SetOverApi(*next, request.caller(), deps_.wall()); !saved) return saved.error();
+    if (Status saved = request.reset() ? policy_source_.Forget() : policy_source_.Persist(next->book, note); !saved) {
+      return saved.error();
     }
-    policy_.Apply(std::move(*next), queues_, deps_.monotonic());
-    NotePolicyOrigin();
-    const std::string scope = !request.selector().empty()  ? "selector " + request.selector()
-                              : request.controller().empty() ? "global"
-                              : request.queue() == 0         ? keyed.controller()
-                                                             : QueueName(keyed.controller(), request.queue());
-    const std::string what = request.reset()  ? "policy reset: the config file's policy is in force again"
-                             : request.remove() ? "policy " + scope + ": removed"
-                                                : "policy " + scope + ": " + request.policy().ShortDebugString();
-    NA_INFO(what << (request.caller().empty() ? "" : " (by " + request.caller() + ")"));
-    for (const std::string& level : cleared) NA_INFO("policy: " << level << ": its own mode cleared (global off)");
-    listeners_.Tell(&AgentListener::PolicySet, what);
-    v1::SetPolicyResponse response;
-    *response.mutable_policy() = policy_.book().policies();
-    switching = WaitForSwitches(waiter);
-    return response;
-  });
-  if (answer && switching) waiter->WaitFor(options_.rpc_wait);
-  return answer;
+    auto waiter = std::make_shared<SwitchesSettled>();
+    bool switching = false, stale = false;
+    auto answer = OnLoop([&]() -> Result<v1::SetPolicyResponse> {
+      if (next->generation != policy_changes_) {
+        stale = true;  // a reload applied meanwhile: read the book again
+        return v1::SetPolicyResponse();
+      }
+      ++policy_changes_;
+      policy_source_.InForce(request.reset() ? std::nullopt : std::optional<v1::PolicyNote>(note));
+      policy_.Apply(std::move(next->book), queues_, deps_.monotonic());
+      NotePolicyOrigin();
+      const std::string scope = !request.selector().empty()  ? "selector " + request.selector()
+                                : request.controller().empty() ? "global"
+                                : request.queue() == 0         ? next->controller
+                                                               : QueueName(next->controller, request.queue());
+      const std::string what = request.reset()  ? "policy reset: the config file's policy is in force again"
+                               : request.remove() ? "policy " + scope + ": removed"
+                                                  : "policy " + scope + ": " + request.policy().ShortDebugString();
+      NA_INFO(what << (request.caller().empty() ? "" : " (by " + request.caller() + ")"));
+      for (const std::string& level : next->cleared) NA_INFO("policy: " << level << ": its own mode cleared (global off)");
+      listeners_.Tell(&AgentListener::PolicySet, what);
+      v1::SetPolicyResponse response;
+      *response.mutable_policy() = policy_.book().policies();
+      switching = WaitForSwitches(waiter);
+      return response;
+    });
+    if (stale) continue;
+    // The answer comes once the switches the policy started ended (or after rpc_wait), as it did when they
+    // ran on the loop: a caller that sets a mode finds its queues in it.
+    if (answer && switching) waiter->WaitFor(options_.rpc_wait);
+    return answer;
+  }
 }
 
 Result<v1::SetQueueModeResponse> Agent::SetQueueMode(const v1::SetQueueModeRequest& request) {
@@ -289,6 +317,7 @@ Result<Agent::ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& po
     auto book = policy_source_.Reload(policies, &why_not);
     if (!book) return book.error();
     if (!book->has_value()) return ReloadOutcome{false, why_not};
+    ++policy_changes_;
     policy_.Apply(std::move(**book), queues_, deps_.monotonic());
     NotePolicyOrigin();
     return ReloadOutcome{true, ""};

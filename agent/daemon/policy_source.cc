@@ -40,28 +40,24 @@ Result<PolicyBook> PolicySource::Initial(const v1::PolicySet& file) {
   return PolicyBook::Create(file);
 }
 
-Status PolicySource::SetOverApi(const PolicyBook& book, const std::string& caller, int64_t now_unix_ns) {
-  v1::PolicyNote note;
-  note.set_set_unix_ns(now_unix_ns);
-  note.set_set_by(caller);
-  if (!origin_.file_authoritative()) {
-    // The note first: a policy.json whose note is older only names the wrong caller; the reverse order
-    // could leave a new policy without its note.
-    if (Status saved = store_.SavePolicyNote(note); !saved) return saved;
-    if (Status saved = store_.SavePolicy(book.policies()); !saved) return saved;
-  }
-  origin_.set_source(v1::POLICY_SOURCE_API);
-  origin_.set_set_unix_ns(note.set_unix_ns());
-  origin_.set_set_by(note.set_by());
-  return OkStatus();
+Status PolicySource::Persist(const PolicyBook& book, const v1::PolicyNote& note) const {
+  if (file_authoritative_) return OkStatus();
+  // The note first: a policy.json whose note is older only names the wrong caller; the reverse order
+  // could leave a new policy without its note.
+  if (Status saved = store_.SavePolicyNote(note); !saved) return saved;
+  return store_.SavePolicy(book.policies());
 }
 
-Result<PolicyBook> PolicySource::Reset(const v1::PolicySet& file) {
-  auto book = PolicyBook::Create(file);
-  if (!book) return book.error();
-  if (Status cleared = store_.ClearPolicy(); !cleared) return cleared.error();
-  FromFile();
-  return book;
+Status PolicySource::Forget() const { return store_.ClearPolicy(); }
+
+void PolicySource::InForce(const std::optional<v1::PolicyNote>& note) {
+  if (!note) {
+    FromFile();
+    return;
+  }
+  origin_.set_source(v1::POLICY_SOURCE_API);
+  origin_.set_set_unix_ns(note->set_unix_ns());
+  origin_.set_set_by(note->set_by());
 }
 
 Result<std::optional<PolicyBook>> PolicySource::Reload(const v1::PolicySet& file, std::string* why_not) {

@@ -16,16 +16,22 @@ namespace nvmeadapt::daemon {
 
 class PolicySource {
  public:
-  PolicySource(const StateStore& store, bool file_authoritative) : store_(store) {
+  PolicySource(const StateStore& store, bool file_authoritative)
+      : store_(store), file_authoritative_(file_authoritative) {
     origin_.set_file_authoritative(file_authoritative);
   }
 
   // The book to start with: the persisted API policy (unless the file is authoritative), else the file's.
   Result<PolicyBook> Initial(const v1::PolicySet& file);
-  // `book`, set over the API by `caller`: persisted unless the file is authoritative.
-  Status SetOverApi(const PolicyBook& book, const std::string& caller, int64_t now_unix_ns);
-  // `policy reset`: the API's policy forgotten; returns the file's book.
-  Result<PolicyBook> Reset(const v1::PolicySet& file);
+  // A policy change over the API comes in two halves, so that its durable writes (fsync) stay off the loop
+  // thread (issue 37): Persist (or Forget, for `policy reset`) on the caller's thread, touching only the
+  // state dir, then InForce on the loop once the change is applied.
+  // `book`, set over the API as `note` says: persisted unless the file is authoritative.
+  Status Persist(const PolicyBook& book, const v1::PolicyNote& note) const;
+  // `policy reset`: the API's policy forgotten on disk.
+  Status Forget() const;
+  // The origin after the change: the API's (`note`), or the file's after a reset (nullopt).
+  void InForce(const std::optional<v1::PolicyNote>& note);
   // A reload of the file: its book, or nullopt with `why_not` when a persisted API policy stays in force.
   Result<std::optional<PolicyBook>> Reload(const v1::PolicySet& file, std::string* why_not);
 
@@ -37,6 +43,7 @@ class PolicySource {
   void FromFile();
 
   const StateStore& store_;
+  const bool file_authoritative_;  // read off the loop by Persist: origin_ is the loop's
   v1::PolicyOrigin origin_;
 };
 

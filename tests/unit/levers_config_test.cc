@@ -62,6 +62,22 @@ TEST(LeversConfig, ZeroGsimDelayIsAllowed) {
   EXPECT_EQ(LeverSettingsFromConfig(*config)->gsim_delay_us, 0u);
 }
 
+// The reconnect lever's digest sources: a declaration per controller and nvme-cli's config path (issue 37).
+TEST(LeversConfig, DigestDeclarationsAndNvmeCliConfig) {
+  auto config = ParseConfigJson(R"({"levers": {"nvmeCliConfig": "/tmp/nvme.json", "controllers": [
+      {"controller": "nvme1", "lever": "LEVER_KIND_TCP_RECONNECT", "hdrDigest": true, "dataDigest": false},
+      {"controller": "nvme2", "lever": "LEVER_KIND_TCP_RECONNECT"}]}})");
+  ASSERT_TRUE(config) << config.error().message;
+  auto settings = LeverSettingsFromConfig(*config);
+  ASSERT_TRUE(settings) << settings.error().message;
+  EXPECT_EQ(settings->nvme_cli_config, "/tmp/nvme.json");
+  ASSERT_EQ(settings->controllers.size(), 2u);
+  EXPECT_EQ(settings->controllers[0].hdr_digest, true);
+  EXPECT_EQ(settings->controllers[0].data_digest, false);
+  EXPECT_FALSE(settings->controllers[1].hdr_digest.has_value()) << "undeclared: nvme-cli's config must say";
+  EXPECT_EQ(LeverSettingsFromConfig(*ParseConfigJson("{}"))->nvme_cli_config, "/etc/nvme/config.json");
+}
+
 struct Refusal {
   const char* name;
   const char* json;
@@ -121,6 +137,13 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"NoPollQueues", R"({"levers": {"pollQueues": 0}})", "levers.poll_queues"},
         Refusal{"AdminTimeoutZero", R"({"levers": {"adminTimeoutMs": 0}})", "levers.admin_timeout_ms"},
         Refusal{"SocketTimeoutTooLong", R"({"levers": {"socketTimeoutMs": 60001}})", "levers.socket_timeout_ms"},
+        Refusal{"OneDigestDeclared",
+                R"({"levers": {"controllers": [{"controller": "nvme1", "lever": "LEVER_KIND_TCP_RECONNECT", "hdrDigest": true}]}})",
+                "levers.controllers[0].hdr_digest: hdr_digest and data_digest are declared together"},
+        Refusal{"DigestsForAnotherLever",
+                R"({"levers": {"controllers": [{"controller": "nvme1", "lever": "LEVER_KIND_GSIM", "hdrDigest": false, "dataDigest": false}]}})",
+                "levers.controllers[0].hdr_digest: digests are declared for the tcp_reconnect lever only"},
+        Refusal{"RelativeNvmeCliConfig", R"({"levers": {"nvmeCliConfig": "nvme.json"}})", "levers.nvme_cli_config"},
         Refusal{"UnknownField", R"({"levers": {"dryRunn": true}})", "dryRunn"}));
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,9 +58,10 @@ class Reconnect : public ::testing::Test {
     WriteFile(dir + "/queue_count", std::to_string(3 + polls) + "\n");
     WriteFile(dir + "/" + name + "c1n1/queue/io_poll", polls > 0 ? "1\n" : "0\n");
   }
-  // The fake's connect makes nvme1 with the poll queues asked for, as nvme_tcp would.
+  // The fake's connect makes nvme1 with the poll queues asked for, as nvme_tcp would; its help lists the digests.
   void ConnectsLikeTheKernel() {
     cli_->answer = [this](const Argv& argv) -> Result<CommandOutcome> {
+      if (argv.back() == "--help") return CommandOutcome{0, "  --hdr-digest, -g\n  --data-digest, -G\n"};
       if (argv[1] == "connect") {
         uint32_t polls = 0;
         for (const auto& arg : argv) {
@@ -70,7 +72,13 @@ class Reconnect : public ::testing::Test {
       return CommandOutcome{};
     };
   }
-  ReconnectLever Lever(bool dry_run = false) { return ReconnectLever({tmp_ / "sys", 1, "nvme", dry_run, cli_}); }
+  // nvme1's digests declared off (the kernel shows none: some source must say), nvme-cli's config in the tree.
+  ReconnectLever Lever(bool dry_run = false) {
+    ReconnectOptions options{tmp_ / "sys", 1, "nvme", dry_run, cli_};
+    options.nvme_cli_config = tmp_ / "etc/nvme/config.json";
+    options.declared_digests = declared_;
+    return ReconnectLever(std::move(options));
+  }
   static LeverTarget Nvme1() { return LeverTarget{"nvme1", 1}; }
   static Steps Found(const std::string& polls) {
     return {{std::string(kName) + " connect",
@@ -80,6 +88,7 @@ class Reconnect : public ::testing::Test {
   }
 
   TempDir tmp_;
+  std::map<std::string, ConnectionDigests> declared_{{"nvme1", {false, false, std::nullopt, "levers.controllers (nvme1)"}}};
   std::shared_ptr<FakeCli> cli_ = std::make_shared<FakeCli>();
 };
 

@@ -49,7 +49,11 @@ class CrashRestore : public ::testing::Test {
   IdentityRoots Roots() const { return {tmp_ / "sys", tmp_ / "proc"}; }
   // What the agent journals before it switches nvme1 to poll: the lever's restore point and nvme1's identity.
   v1::JournalEntry Journaled() {
-    actuate::ReconnectLever lever({tmp_ / "sys", 1, "nvme", false, cli_});
+    actuate::ReconnectOptions options{tmp_ / "sys", 1, "nvme", false, cli_};
+    // The kernel shows no digests: the operator declares them (off), as the reconnect lever requires.
+    options.nvme_cli_config = tmp_ / "etc/nvme/config.json";
+    options.declared_digests["nvme1"] = actuate::ConnectionDigests{false, false, std::nullopt, "levers.controllers (nvme1)"};
+    actuate::ReconnectLever lever(std::move(options));
     auto plan = lever.Plan(actuate::LeverTarget{"nvme1", 1}, ReapMode::kPoll);
     EXPECT_TRUE(plan) << plan.error().ToString();
     v1::JournalEntry entry;

@@ -76,7 +76,7 @@ def _check_target(checks, a, run, host_delta, summary):
                  f"(eligible, lever) {levers}, admin eligible {admin}, log {logged}")
     io = listed.get(1, {})
     decision = io.get("lastDecision") or {}
-    checks.check(f"agent: {target} set adaptive is decided in shadow (no lever), a decision per 256-completion window",
+    checks.check(f"agent: {target} set adaptive is decided in shadow (no lever), a decision per 128-completion window",
                  io.get("controllerMode") == "CONTROLLER_MODE_SHADOW" and io.get("mode") == "REAP_MODE_INTERRUPT" and
                  int(io.get("windows", "0")) >= 3 and decision.get("reason") in ("window_slow", "window_fast"),
                  f"controller mode {io.get('controllerMode')}, mode {io.get('mode')}, windows {io.get('windows')}, "

@@ -76,15 +76,23 @@ def check_lever(checks, results, summary):
     killed = int((b / "exit-status").read_text())
     kept = _entries(b / "journal-after-kill.json")
     after_kill = ff.host_state(b / "host-after-kill.txt")
+    kill_point = (b / "kill-point.txt").read_text().strip()
     restored = ff.host_state(b / "next" / "host-restored.txt")
     log = (b / "next" / "daemon.log").read_text()
     journal_lines = [line.split(" info ")[-1][:120] for line in log.splitlines() if "journal:" in line]
-    out["crash"] = {"exit_status": killed, "journal_after_kill": len(kept), "host_after_kill": after_kill,
-                    "host_restored": restored, "log": journal_lines}
-    checks.check("lever: SIGKILL after the switch left the reconnect in the journal, the host polled",
-                 killed == 137 and len(kept) == 1 and after_kill.get("io_poll") == "1",
-                 f"exit status {killed}, {len(kept)} tcp_reconnect entries, host {after_kill}")
-    checks.check("lever: the next agent restored the host from the journal at start",
+    out["crash"] = {"kill_point": kill_point, "exit_status": killed, "journal_after_kill": len(kept),
+                    "host_after_kill": after_kill, "host_restored": restored, "log": journal_lines}
+    if kill_point == "reconnect_disconnected":
+        in_flight = [e for e in kept if e.get("applied_value", e.get("appliedValue")) == "connected"]
+        checks.check("lever: kill -9 between the disconnect and the connect left the host disconnected and the "
+                     "in-flight entry (the connect options) in the journal",
+                     killed == 137 and not after_kill and len(kept) == 2 and len(in_flight) == 1,
+                     f"exit status {killed}, host {after_kill}, tcp_reconnect entries {kept}")
+    else:
+        checks.check("lever: SIGKILL after the switch left the reconnect in the journal, the host polled",
+                     killed == 137 and len(kept) == 1 and after_kill.get("io_poll") == "1",
+                     f"exit status {killed}, {len(kept)} tcp_reconnect entries, host {after_kill}")
+    checks.check(f"lever: after kill -9 ({kill_point}) the next agent connected the host from the journal at start",
                  _same_shape(restored, before) and any("restored" in line for line in journal_lines),
                  f"host {restored} (before {before}); log {journal_lines}")
 
@@ -101,7 +109,7 @@ def check_lever(checks, results, summary):
     switched = ff.host_state(n / "poll" / "host.txt")
     left = _entries(n / "journal-after-stop.json")
     dropped = [line.split(" info ")[-1][:160] for line in (n / "daemon.log").read_text().splitlines()
-               if "dropped" in line and "tcp_reconnect" in line]
+               if "shutdown: dropped" in line and "tcp_reconnect" in line]
     out["vanished"] = {"removed_events": removed, "exit_status": stopped, "switched_before": switched,
                        "journal_dropped": dropped, "journal_left": left}
     checks.check(f"agent: {host} disconnected mid-window: its queues dropped with events, nvme0's kept",

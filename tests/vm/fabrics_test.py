@@ -20,13 +20,14 @@ from pathlib import Path
 sys.dont_write_bytecode = True  # keep the source tree clean of __pycache__
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fabrics_agent  # noqa: E402
+import fabrics_digests  # noqa: E402
 import fabrics_facts as ff  # noqa: E402
 import fabrics_layers  # noqa: E402
 import fabrics_lever  # noqa: E402
 import fabrics_vanish  # noqa: E402
 import nvme_facts as facts  # noqa: E402
 from nvme_e2e_test import Checks, _write_summary  # noqa: E402
-from vmkernel import FABRICS_MODULES, KERNELS, VmSetupError  # noqa: E402
+from vmkernel import FABRICS_MODULES, KERNELS, OPTIONAL_MODULES, VmSetupError  # noqa: E402
 from vmrun import GUEST_PATH, SOURCE_DIR, VM_DIR, Clock, VmOptions, VmRunError, raise_on_sigterm, require_tools, run_vm  # noqa: E402
 
 GUEST_TOOLS = {"fio": "fio", "nvme": "nvme-cli", "bash": "bash", "ip": "iproute2", "mountpoint": "util-linux"}
@@ -94,7 +95,15 @@ def _check_pinned_triggers(checks, results):
                  pinned == list(PINNED_EVENTS), f"pinned: {' '.join(pinned) or 'none'} of {' '.join(PINNED_EVENTS)}")
 
 
-def assert_results(results):
+def _guest_env(digests):
+    """The guest's environment: the fabrics modules, and on the digests kernel crc32c (nvme_tcp's digests need
+    it, and the guest has no modprobe the crypto API could call) and the digests steps (fabrics_digests.py)."""
+    if not digests:
+        return {"NVA_EXTRA_MODULES": " ".join(FABRICS_MODULES)}
+    return {"NVA_EXTRA_MODULES": " ".join(FABRICS_MODULES + OPTIONAL_MODULES), "NVA_FABRICS_DIGESTS": "1"}
+
+
+def assert_results(results, digests=False):
     checks = Checks()
     summary = {"connections": {}, "runs": {}, "transport": "tcp"}
     _check_modules(checks, results)
@@ -113,6 +122,8 @@ def assert_results(results):
     fabrics_agent.check_agent(checks, results, lever, summary)
     fabrics_lever.check_lever(checks, results, summary)
     fabrics_vanish.check_target_gone(checks, results, summary)
+    if digests:
+        fabrics_digests.check_digests(checks, results, summary)
     return checks, summary
 
 
@@ -124,6 +135,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=1300.0, help="seconds before QEMU is killed")
     args = parser.parse_args(argv)
     build_dir = args.build_dir.resolve()
+    digests = args.kernel == fabrics_digests.DIGESTS_KERNEL
     name = args.test_name or "vm_fabrics_" + args.kernel.replace(".", "_").replace("-", "_")
     clock = Clock()
     raise_on_sigterm()
@@ -134,7 +146,7 @@ def main(argv=None):
             raise VmSetupError(f"not built: {', '.join(missing)}; build the project first (cmake --build build)")
         vm = run_vm(VmOptions(guest_script=VM_DIR / "guest" / "fabrics.sh", build_dir=build_dir,
                               results_dir=build_dir / "vm-results" / name, kernel=args.kernel,
-                              env={"NVA_EXTRA_MODULES": " ".join(FABRICS_MODULES)}, timeout=args.timeout,
+                              env=_guest_env(digests), timeout=args.timeout,
                               kernel_args=KERNEL_ARGS, smp=VCPUS, max_cpus=MAX_CPUS), clock)
     except VmRunError as e:
         results = build_dir / "vm-results" / name
@@ -160,7 +172,7 @@ def main(argv=None):
               file=sys.stderr)
         return 1
     try:
-        checks, found = assert_results(results)
+        checks, found = assert_results(results, digests)
     except (OSError, KeyError, ValueError, IndexError) as e:
         _write_summary(results, {**summary, "error": f"results incomplete or malformed: {e!r}"}, 1)
         print(f"{name}: FAILED: results incomplete or malformed: {e!r}", file=sys.stderr)

@@ -30,6 +30,9 @@ SHARE_MODULES = {"9p": ("9pnet_virtio", "9p"), "virtiofs": ("virtiofs",)}
 # NVMe over Fabrics (the fabrics test bed): the target with its TCP transport and the kernel's TCP host. In every
 # initramfs (a few hundred KB); /init loads them only when guest.env names them (NVA_EXTRA_MODULES).
 FABRICS_MODULES = ("configfs", "nvmet", "nvmet_tcp", "nvme_fabrics", "nvme_tcp")
+# Packed where the kernel has them as modules, loaded only when a test names them: crc32c for NVMe/TCP's
+# header and data digests (nvme_tcp asks the crypto API for it, which a guest without modprobe cannot load).
+OPTIONAL_MODULES = ("crc32c_generic",)
 GUEST_MODULES = ("nvme", "virtio_pci", *SHARE_MODULES["9p"], *SHARE_MODULES["virtiofs"], *FABRICS_MODULES)
 # The modules whose BTF the collectors read (/sys/kernel/btf/<name> when they are modules).
 BTF_MODULES = ("nvme_core", "nvme")
@@ -139,7 +142,7 @@ def _check_busybox():
 
 def _initramfs_key(version, init_script):
     h = hashlib.sha256()
-    for part in (CACHE_FORMAT, version, " ".join(GUEST_MODULES)):
+    for part in (CACHE_FORMAT, version, " ".join(GUEST_MODULES + OPTIONAL_MODULES)):
         h.update(part.encode() + b"\0")
     h.update(init_script.read_bytes())
     h.update(BUSYBOX.read_bytes())
@@ -157,7 +160,9 @@ def _share(moddir, builtin):
 
 
 def _build_initramfs(moddir, version, builtin, share, init_script, target, log):
-    roots = ("nvme", "virtio_pci", *SHARE_MODULES[share], *FABRICS_MODULES)
+    present = {_module_name(line.partition(":")[0]) for line in (moddir / "modules.dep").read_text().splitlines()}
+    optional = tuple(m for m in OPTIONAL_MODULES if m in present)
+    roots = ("nvme", "virtio_pci", *SHARE_MODULES[share], *FABRICS_MODULES, *optional)
     modules = _module_closure(moddir, roots, builtin)
     built_in = [m for m in roots if m in builtin]
     log(f"initramfs: {len(modules)} modules: {' '.join(Path(m).name for m in modules)}"

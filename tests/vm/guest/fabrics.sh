@@ -63,13 +63,20 @@ fabrics_io poll 4k-randread-hipri --bs=4k --rw=randread --ioengine=io_uring --hi
 # io_uring hipri then lands; SIGTERM reconnects it as it was.
 fabrics_disconnect poll
 step agent-fabrics
-fabrics_connect lever "$(results_subdir fabrics/lever)"
+# On the digests kernel the lever's connections run header and data digests, listed in nvme-cli's config;
+# elsewhere the agent's config declares them off. Either way the lever has a source (the kernel shows none).
+[[ ${#FABRICS_DIGEST_ARGS[@]} -gt 0 ]] && fabrics_digests_begin "$(results_subdir fabrics/digests)"
+fabrics_connect lever "$(results_subdir fabrics/lever)" "${FABRICS_DIGEST_ARGS[@]}"
 a=$(results_subdir agent)
 # The policy a previous agent persisted is the operator's choice and would switch the host again at start:
 # each agent here starts from the default policy, so that what it does is the journal's doing alone.
 lever_config() {
   rm -f "$AGENT_DIR/state/policy.json"
-  agent_config fabrics "{\"controllers\": [{\"controller\": \"$fabrics_ctrl\", \"lever\": \"LEVER_KIND_TCP_RECONNECT\"}]}"
+  if [[ ${#FABRICS_DIGEST_ARGS[@]} -gt 0 ]]; then
+    agent_config fabrics "{\"nvmeCliConfig\": \"$AGENT_DIR/nvme-config.json\", \"controllers\": [{\"controller\": \"$fabrics_ctrl\", \"lever\": \"LEVER_KIND_TCP_RECONNECT\"}]}"
+  else
+    agent_config fabrics "{\"controllers\": [{\"controller\": \"$fabrics_ctrl\", \"lever\": \"LEVER_KIND_TCP_RECONNECT\", \"hdrDigest\": false, \"dataDigest\": false}]}"
+  fi
 }
 lever_config
 agent_start fabrics "$a" --metrics-listen 127.0.0.1:9464
@@ -78,7 +85,7 @@ agent_watch "$a/watch.json"
 # its queues are decided in shadow, a decision per window.
 target_ctrl=nvmet:c$(cat "/sys/class/nvme/$fabrics_ctrl/cntlid")
 wait_until 30 "the agent to list $target_ctrl" _agent_lists "$target_ctrl" "$a/queues-target.json"
-ctl --json policy set --controller "$target_ctrl" --mode adaptive --window-completions 256 > "$a/target-policy.json"
+ctl --json policy set --controller "$target_ctrl" --mode adaptive --window-completions 128 > "$a/target-policy.json"
 # Its I/O queue is listed from its first completion: a few reads first, so that the measured run's windows
 # are the agent's from its start.
 dd if="/dev/$fabrics_disk" of=/dev/null bs=4k count=64 iflag=direct 2> /dev/null
@@ -110,9 +117,26 @@ cp "$AGENT_DIR/state/journal.log" "$a/journal-after-stop.log" 2> /dev/null || tr
 step agent-crash-restores
 b=$(results_subdir agent/crash)
 lever_config
-agent_start fabrics "$b"
-fabrics_switch poll "$b/poll"
-agent_stop "$b" KILL
+if [[ ${#FABRICS_DIGEST_ARGS[@]} -gt 0 ]]; then
+  # kill -9 between the lever's disconnect and its connect (the failpoint of test builds): the host is
+  # disconnected, the journal holds the in-flight entry with the connect options, digests included.
+  echo reconnect_disconnected > "$b/kill-point.txt"
+  export NVME_ADAPT_FAILPOINT=reconnect_disconnected
+  agent_start fabrics "$b"
+  unset NVME_ADAPT_FAILPOINT
+  ctl --json policy set --controller "$fabrics_ctrl" --mode poll > "$b/set-policy.txt" 2>&1 || true
+  wait_until 60 "nvme-adaptd to die between the disconnect and the connect" _agent_exited
+  status=0
+  wait "$agent_pid" || status=$?
+  echo "$status" > "$b/exit-status"
+  say "nvme-adaptd killed at reconnect_disconnected: exit status $status"
+  agent_pid=""
+else
+  echo after_switch > "$b/kill-point.txt"
+  agent_start fabrics "$b"
+  fabrics_switch poll "$b/poll"
+  agent_stop "$b" KILL
+fi
 cp "$AGENT_DIR/state/journal.json" "$b/journal-after-kill.json" 2> /dev/null || echo '{}' > "$b/journal-after-kill.json"
 cp "$AGENT_DIR/state/journal.log" "$b/journal-after-kill.log" 2> /dev/null || true
 fabrics_host_state "$b/host-after-kill.txt"
@@ -142,7 +166,9 @@ cp "$AGENT_DIR/state/journal.log" "$b/next/journal-after-stop.log" 2> /dev/null 
 # answers, and at SIGTERM the journal drops the entry of the vanished host and ends empty.
 step agent-target-vanishes
 t=$(results_subdir agent/target-gone)
-fabrics_connect target-gone "$(results_subdir fabrics/target-gone)" --ctrl-loss-tmo=3 --reconnect-delay=1
+fabrics_digests_end
+fabrics_connect target-gone "$(results_subdir fabrics/target-gone)" --ctrl-loss-tmo=3 --reconnect-delay=1 \
+  "${FABRICS_DIGEST_ARGS[@]}"
 lever_config
 # The target's queues leave the list 5 s after their last completion (60 s by default).
 agent_start fabrics "$t" --target-idle 5

@@ -277,3 +277,37 @@ _agent_layer_is() {
   ctl --json queues > "$3" && grep -q "\"controller\":\"$1\"" "$3" &&
     python3 -c 'import json, sys; q = [x for x in json.load(open(sys.argv[1]))["queues"] if x["id"]["controller"] == sys.argv[2]]; sys.exit(not q or any(x.get("layer") != sys.argv[3] for x in q))' "$3" "$1" "$2"
 }
+
+# The digests of NVMe/TCP connections (one kernel: fabrics_test.py sets NVA_FABRICS_DIGESTS=1). The kernel
+# shows them nowhere, so the reconnect lever takes them from nvme-cli's JSON config, here
+# $AGENT_DIR/nvme-config.json (the host's /etc is read-only), and the wire tells what each queue negotiated:
+# icreq_sniff.py records every ICReq/ICResp on the loopback.
+FABRICS_DIGEST_ARGS=()
+[[ ${NVA_FABRICS_DIGESTS:-0} == 1 ]] && FABRICS_DIGEST_ARGS=(--hdr-digest --data-digest)
+sniff_pid=""
+# fabrics_digests_begin DIR: writes nvme-cli's config (our port with both digests) and starts the sniffer
+# (DIR/pdus.txt).
+fabrics_digests_begin() {
+  local dir=$1
+  mkdir -p "$dir" "$AGENT_DIR"
+  cat > "$AGENT_DIR/nvme-config.json" << JSON
+[{"hostnqn": "$FABRICS_HOSTNQN", "hostid": "$FABRICS_HOSTID",
+  "subsystems": [{"nqn": "$FABRICS_NQN", "ports": [{"transport": "tcp", "traddr": "$FABRICS_ADDR",
+    "trsvcid": "$FABRICS_PORT", "hdr_digest": true, "data_digest": true}]}]}]
+JSON
+  cp "$AGENT_DIR/nvme-config.json" "$dir/nvme-config.json"
+  python3 "$NVA_VM_DIR/guest/icreq_sniff.py" "$FABRICS_PORT" "$dir/pdus.txt" 2> "$dir/sniff.err" &
+  sniff_pid=$!
+  wait_until 30 "the ICReq sniffer to attach" test -e "$dir/pdus.txt.ready"
+}
+fabrics_digests_end() {
+  [[ -n $sniff_pid ]] || return 0
+  kill "$sniff_pid" 2> /dev/null || true
+  wait "$sniff_pid" 2> /dev/null || true
+  sniff_pid=""
+}
+
+# _agent_exited: nvme-adaptd (a child of this shell) is dead: gone, or a zombie not yet reaped.
+_agent_exited() {
+  [[ ! -e /proc/$agent_pid/stat || $(awk '{ print $3 }' "/proc/$agent_pid/stat" 2> /dev/null) == Z ]]
+}
