@@ -113,4 +113,15 @@ Result<ConnectionDigests> ResolveDigests(const std::string& controller, const st
   return chosen;
 }
 
+std::map<std::string, ConnectionDigests> DeclaredDigests(const config::LeverSettings& settings) {
+  std::map<std::string, ConnectionDigests> declared;
+  for (const auto& entry : settings.controllers) {
+    if (entry.hdr_digest && entry.data_digest) {
+      declared[entry.controller] = ConnectionDigests{*entry.hdr_digest, *entry.data_digest, std::nullopt,
+                                                     "levers.controllers (" + entry.controller + ")"};
+    }
+  }
+  return declared;
+}
+
 }  // namespace nvmeadapt::actuate

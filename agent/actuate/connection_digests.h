@@ -7,9 +7,11 @@
 // disagree, is not switched (docs/fabrics.md).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
+#include "agent/config/levers_config.h"
 #include "common/result.h"
 
 namespace nvmeadapt::actuate {
@@ -43,5 +45,8 @@ Result<std::optional<ConnectionDigests>> DigestsFromNvmeConfig(const std::string
 Result<ConnectionDigests> ResolveDigests(const std::string& controller, const std::optional<ConnectionDigests>& declared,
                                          const std::optional<ConnectionDigests>& configured,
                                          std::optional<bool> tls_in_sysfs, const std::string& config_path);
+
+// The digests the config declares, per controller (levers.controllers[].hdrDigest/dataDigest, both set).
+std::map<std::string, ConnectionDigests> DeclaredDigests(const config::LeverSettings& settings);
 
 }  // namespace nvmeadapt::actuate

@@ -385,12 +385,7 @@ std::unique_ptr<PlannedLever> MakeReconnect(bool dry_run, const config::LeverSet
                                             const LeverEnvironment& environment) {
   ReconnectOptions options{environment.sysfs_root, settings.poll_queues, "nvme", dry_run, environment.commands};
   options.nvme_cli_config = settings.nvme_cli_config;
-  for (const auto& entry : settings.controllers) {
-    if (entry.hdr_digest && entry.data_digest) {
-      options.declared_digests[entry.controller] = ConnectionDigests{
-          *entry.hdr_digest, *entry.data_digest, std::nullopt, "levers.controllers (" + entry.controller + ")"};
-    }
-  }
+  options.declared_digests = DeclaredDigests(settings);
   return std::make_unique<ReconnectLever>(std::move(options));
 }
 
