@@ -144,7 +144,7 @@ def _switch(checks, a, name, mode, poll_qids_wanted, summary):
     resets_before = int((d / "splits-before").read_text())
     start, called, kernel_done, agent_done = map(float, (d / "uptimes").read_text().split())
     policy = json.loads((d / "set-policy.json").read_text())["policy"]
-    set_mode = {c["controller"]: c["policy"].get("mode") for c in policy.get("controllers", [])}.get("nvme0")
+    set_mode = facts.policy_modes(policy, queues).get("nvme0")
     summary["switches"][name] = {"kernel_split": split, "agent_queues": _queue_summary(queues),
                                  "cli_seconds": round(called - start, 2),
                                  "guest_saw_it_after_seconds": round(agent_done - start, 2)}
@@ -195,7 +195,7 @@ def _restart(checks, results, a, b, summary):
     irq_qids, poll_qids, split, _ = _kernel_layout(b)
     queues = facts.agent_queues(b / "queues.json")
     policy = json.loads((b / "policy.json").read_text())["policy"]
-    persisted = {c["controller"]: c["policy"].get("mode") for c in policy.get("controllers", [])}
+    persisted = facts.policy_modes(policy, queues)
     summary["restart"] = {"journal_after_kill": journal, "kernel_split": split, "persisted_policy": persisted,
                           "start_seconds": float((b / "start-seconds").read_text())}
     killed = int((a / "exit-status").read_text())

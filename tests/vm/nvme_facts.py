@@ -123,6 +123,17 @@ def agent_queues(path, controller="nvme0"):
     return {q["id"].get("queue", 0): q for q in answer.get("queues", []) if q["id"]["controller"] == controller}
 
 
+def policy_modes(policy, queues, controller="nvme0"):
+    """{level: mode} of a policy set's controller entries, with `controller`'s entry under its kernel name too:
+    the agent keeps an entry set by kernel name under the controller's stable ID (queues' controllerId)."""
+    modes = {c["controller"]: c["policy"].get("mode") for c in policy.get("controllers", [])}
+    ids = {q.get("controllerId") for q in queues.values() if q.get("controllerId")}
+    for stable_id in ids:
+        if stable_id in modes and controller not in modes:
+            modes[controller] = modes[stable_id]
+    return modes
+
+
 def agent_completions(path, controller="nvme0"):
     """{qid: completions the agent reports} from `nvme-adaptctl --json queues`."""
     return {qid: int(q.get("completions", "0")) for qid, q in agent_queues(path, controller).items()}
