@@ -6,12 +6,15 @@
    cost, whatever the driver around it does. For uvnvme's probes at its 5-byte-nop sites (which x86-64
    kernels from 6.18 on turn into a call instead of a trap), the same at sys/sdt.h's 1-byte nops, and
    SPDK's uprobe and return uprobe on spdk_nvme_qpair_process_completions (one call fires both).
-2. Per I/O: uvnvme-load in interrupt mode at QD1, QD8 and QD32 with no collector and with the collector's
-   default probes (tally, mode), in pairs run back to back, the order alternating from pair to pair. Per
-   pair and load, the ratio of the reaper's (host) CPU per completion with the probes to without; the
-   summary keeps the median of the pairs' ratios, so one run's bimodal wake-up cost cannot move it.
+2. Per I/O: uvnvme-load in interrupt mode at QD1, QD8 and QD32, one process per load, its measured phases
+   alternating between no collector and the collector's default probes (tally, mode): the collector starts or
+   stops in an unmeasured gap before each phase, the order within a pair rotating from pair to pair, and the
+   phases' CLOCK_MONOTONIC bounds check that every change fell in a gap (a pair with a change inside a phase
+   is dropped and counted). Per pair, the ratio of the reaper's (host) CPU per completion with the probes to
+   without; the summary keeps the median of the pairs' ratios. Both sides of a pair share one process, so a
+   run's own state (one QD1 run's wake-up cost is bimodal here: 1.6-1.9 or 2.6-3.4 us) cannot decide a pair.
    `--extra` adds variants to every pair (per_reap_probes, with_irq_probe, nop1: the default probes on the
-   1-byte-nop build against that build's own run without them).
+   1-byte-nop build against that build's own phases without them, in a process of that build).
 
 Writes BUILD/bench-results/probe_cost.json: summary.ns_per_fire.PROBE (and ns_per_fire_nop1.PROBE),
 summary.qdN_default_probes_vs_none (median of paired ratios), qdN_default_probes_added_us_per_io (median of
@@ -43,6 +46,7 @@ VARIANTS = {"none": ("uvnvme-load", None, None), "default_probes": ("uvnvme-load
 EXTRA = {"per_reap_probes": ["per_reap_probes"], "with_irq_probe": ["with_irq_probe"],
          "nop1": ["nop1_none", "nop1_default_probes"]}
 LOADS = ["qd1", "qd8", "qd32"]
+MIN_PAIRS = 7
 # probe_fire_bench builds -> the summary key their figures go under
 FIRE_BENCHES = {"probe_fire_bench": "ns_per_fire", "probe_fire_bench_spdk": "ns_per_fire",
                 "probe_fire_bench_nop1": "ns_per_fire_nop1"}
@@ -92,41 +96,135 @@ def stop_collector(collector):
     return programs
 
 
-def run_load(load, phase_seconds):
-    phases = ",".join(["300ms:qd1"] + [f"{phase_seconds}s:{name}" for name in LOADS])
-    command = [load, "--json", "--no-socket", "--mode", "interrupt", "--phases", phases] + placement()
-    run = subprocess.run(command, capture_output=True, text=True)
+GAP_SECONDS = 2.0     # unmeasured phase before each measured one, in which the collector starts or stops
+ACTION_DELAY_S = 0.1  # into a gap before the collector changes, so the measured phase before has surely ended
+WARMUP_SECONDS = 1.0
+
+
+def binary_groups(variants):
+    """{load binary: the variants run in one uvnvme-load process of it}, each variant next to its base."""
+    groups = {}
+    for variant in variants:
+        groups.setdefault(VARIANTS[variant][0], []).append(variant)
+    return groups
+
+
+def block_plan(group, pairs):
+    """The measured blocks of one process, in order: each pair runs the group's variants back to back, the
+    order rotating from pair to pair so that neither side always comes first."""
+    plan = []
+    for pair in range(pairs):
+        order = group[pair % len(group):] + group[:pair % len(group)]
+        plan += [(pair, variant) for variant in order]
+    return plan
+
+
+class Collectors:
+    """At most one na-collect at a time, with the CLOCK_MONOTONIC span in which its probes were attached."""
+
+    def __init__(self, build, load, where, program_time):
+        self.build, self.load, self.cpus, self.program_time = build, load, host_cpus(where), program_time
+        self.current, self.variant, self.attached_at = None, None, None
+        self.spans = []  # (variant, attached ns, detached ns)
+
+    def switch_to(self, variant):
+        if variant == self.variant:
+            return
+        self.stop()
+        extra = VARIANTS[variant][1]
+        if extra is not None:
+            self.current = start_collector(self.build, self.load, extra, self.cpus)
+            self.attached_at = time.monotonic_ns()
+        self.variant = variant
+
+    def stop(self):
+        if self.current is not None:
+            for program, (count, ns) in stop_collector(self.current).items():
+                total = self.program_time.setdefault(program, [0, 0])
+                total[0] += count
+                total[1] += ns
+            self.spans.append((self.variant, self.attached_at, time.monotonic_ns()))
+        self.current, self.variant = None, None
+
+    def attached_during(self, start_ns, end_ns):
+        """The variant whose probes were attached for all of [start, end]; None if none overlapped it; False
+        if a change fell inside it (the phase is not clean)."""
+        for variant, attached, detached in self.spans:
+            if attached <= start_ns and end_ns <= detached:
+                return variant
+            if attached < end_ns and start_ns < detached:
+                return False
+        return None
+
+
+def run_process(build, binary, group, load_name, args, where, program_time):
+    """One uvnvme-load process at one load, its measured phases alternating between the group's variants:
+    a run's own state (the bimodal wake-up cost at QD1) is shared by both sides of each pair instead of
+    deciding one side. Returns [(pair, variant, phase report)] for the phases whose probes were as planned."""
+    load = os.path.abspath(f"{build}/uvnvme/{binary}")
+    plan = block_plan(group, args.pairs)
+    phases = [f"{WARMUP_SECONDS}s:{load_name}"]
+    for _ in plan:
+        phases += [f"{GAP_SECONDS}s:{load_name}", f"{args.phase_seconds}s:{load_name}"]
+    command = [load, "--json", "--no-socket", "--mode", "interrupt", "--phases", ",".join(phases)] + placement()
+    collectors = Collectors(build, load, where, program_time)
+    spawned = time.monotonic()
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # The load's phase clock starts a little after the spawn; each change waits ACTION_DELAY_S into its
+        # gap, and the phases' own timestamps check afterwards that every change fell in a gap.
+        block = WARMUP_SECONDS
+        for _, variant in plan:
+            delay = spawned + block + ACTION_DELAY_S - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            collectors.switch_to(variant)
+            block += GAP_SECONDS + args.phase_seconds
+        out, err = run.communicate(timeout=block + 60)
+    finally:
+        collectors.stop()
+        if run.poll() is None:
+            run.kill()
     if run.returncode != 0:
-        sys.exit(f"probe_cost: uvnvme-load failed ({run.returncode}): {run.stderr.strip()}")
-    report = json.loads(run.stdout)
-    return report["phases"][1:], report.get("device_clock")
+        sys.exit(f"probe_cost: uvnvme-load failed ({run.returncode}): {err.strip()}")
+    report = json.loads(out)
+    measured = report["phases"][2::2]  # after the warm-up, every gap's following phase
+    kept, broken = [], []
+    for (pair, variant), phase in zip(plan, measured):
+        attached = collectors.attached_during(phase["start_monotonic_ns"], phase["end_monotonic_ns"])
+        planned = variant if VARIANTS[variant][1] is not None else None
+        (kept if attached == planned else broken).append((pair, variant, phase))
+    return kept, broken, report.get("device_clock")
 
 
 def run_pairs(build, variants, args, where, program_time):
-    """runs[variant][load] = one sample per pair; the pair's variants run back to back, in turn first."""
+    """runs[variant][load] = one sample per pair whose phases all ran as planned; dropped[load] = the pairs
+    left out because a collector change fell inside one of their phases."""
     runs = {v: {name: [] for name in LOADS} for v in variants}
+    dropped = {name: [] for name in LOADS}
     device_clocks = set()
-    for pair in range(args.pairs):
-        order = variants[pair % len(variants):] + variants[:pair % len(variants)]
-        for variant in order:
-            binary, extra, _ = VARIANTS[variant]
-            load = os.path.abspath(f"{build}/uvnvme/{binary}")
-            collector = start_collector(build, load, extra, host_cpus(where)) if extra is not None else None
-            phases, device_clock = run_load(load, args.phase_seconds)
+    for binary, group in binary_groups(variants).items():
+        group = sorted(group, key=lambda v: VARIANTS[v][2] is not None)  # the base first
+        for name in LOADS:
+            kept, broken, device_clock = run_process(build, binary, group, name, args, where, program_time)
             device_clocks.add(device_clock)
-            if collector:
-                for program, (count, ns) in stop_collector(collector).items():
-                    total = program_time.setdefault(program, [0, 0])
-                    total[0] += count
-                    total[1] += ns
-            for name, phase in zip(LOADS, phases):
+            bad_pairs = {pair for pair, _, _ in broken}
+            dropped[name] += sorted(bad_pairs)
+            for pair, variant, phase in kept:
+                if pair in bad_pairs:
+                    continue
                 host_us = phase["host_cpu_seconds"] / phase["completed"] * 1e6
-                runs[variant][name].append({"iops": phase["iops"], "host_cpu_us_per_io": host_us,
+                runs[variant][name].append({"pair": pair, "iops": phase["iops"], "host_cpu_us_per_io": host_us,
                                             "lat_p50_us": phase["lat_p50_us"]})
                 print(f"probe_cost [{pair + 1}/{args.pairs}] {variant:19} {name:5} {phase['iops']:>10,.0f} IOPS"
                       f"  host {host_us:7.3f} us/IO  p50 {phase['lat_p50_us']:.1f} us", flush=True)
-            time.sleep(0.5)
-    return runs, device_clocks
+            if bad_pairs:
+                print(f"probe_cost: {binary} {name}: pairs {sorted(bad_pairs)} dropped (a collector change fell "
+                      "inside a measured phase)", flush=True)
+            if args.pairs - len(bad_pairs) < MIN_PAIRS:
+                sys.exit(f"probe_cost: {binary} {name}: only {args.pairs - len(bad_pairs)} clean pairs of "
+                         f"{args.pairs}; the collector took longer than a {GAP_SECONDS} s gap to start or stop")
+    return runs, device_clocks, dropped
 
 
 def paired_summary(runs):
@@ -140,7 +238,8 @@ def paired_summary(runs):
             base = VARIANTS[variant][2]
             if base is None:
                 continue
-            pairs = list(zip(samples, runs[base][name]))
+            by_pair = {r["pair"]: r for r in runs[base][name]}
+            pairs = [(a, by_pair[a["pair"]]) for a in samples if a["pair"] in by_pair]
             ratios = [a["host_cpu_us_per_io"] / b["host_cpu_us_per_io"] for a, b in pairs]
             summary[f"{name}_{variant}_vs_{base}"] = statistics.median(ratios)
             summary[f"{name}_{variant}_vs_{base}_pairs"] = ratios
@@ -153,15 +252,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build")
     parser.add_argument("output")
-    parser.add_argument("--phase-seconds", type=float, default=4.0)
-    parser.add_argument("--pairs", type=int, default=7, help="alternations of the paired runs (at least 7)")
+    parser.add_argument("--phase-seconds", type=float, default=3.0)
+    parser.add_argument("--pairs", type=int, default=9, help=f"alternations of the paired phases (at least {MIN_PAIRS})")
     parser.add_argument("--extra", default="", help=f"variants added to every pair: {', '.join(EXTRA)}")
     parser.add_argument("--fire-rounds", type=int, default=9)
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("probe_cost: needs root (loads BPF programs)")
-    if args.pairs < 7:
-        sys.exit("probe_cost: --pairs must be at least 7 (one bimodal run must not decide a median)")
+    if args.pairs < MIN_PAIRS:
+        sys.exit(f"probe_cost: --pairs must be at least {MIN_PAIRS} (one odd phase must not decide a median)")
     variants = ["none", "default_probes"]
     for extra in filter(None, args.extra.split(",")):
         if extra not in EXTRA:
@@ -184,7 +283,7 @@ def main():
                      if "--controller-cpus" in where else {"exclusive": False, "reason": "the device has no CPU of its own"})
         with open(stats_path, "w") as f:
             f.write("1")
-        runs, device_clocks = run_pairs(build, variants, args, where, program_time)
+        runs, device_clocks, dropped = run_pairs(build, variants, args, where, program_time)
     finally:
         try:
             with open(stats_path, "w") as f:
@@ -202,7 +301,7 @@ def main():
         if ns is not None:
             summary[f"bpf_{program}_ns_per_fire"] = ns
     result = {"command": " ".join(sys.argv), "placement": where, "phase_seconds": args.phase_seconds,
-              "pairs": args.pairs, "variants": variants, "rt_budget": rt, "device_cpu": exclusive,
+              "pairs": args.pairs, "dropped_pairs": dropped, "gap_seconds": GAP_SECONDS, "variants": variants, "rt_budget": rt, "device_cpu": exclusive,
               "device_clock": sorted(c for c in device_clocks if c), "fire_benches": fires,
               "runs": {f"{v}/{n}": r for v, by_load in runs.items() for n, r in by_load.items()},
               "bpf_ns_per_fire": bpf_ns, "summary": summary}

@@ -72,6 +72,8 @@ json PhasesJson(const LoadOptions& options, const LoadResult& result) {
     }
     json p = {{"label", phase.phase.label},
               {"seconds", phase.seconds},
+              {"start_monotonic_ns", phase.start_ns},
+              {"end_monotonic_ns", phase.end_ns},
               {"qd", phase.phase.queue_depth},
               {"mode", phase.phase.mode ? json(std::string(ReapModeName(*phase.phase.mode))) : json(nullptr)},
               {"completed", completed},

@@ -237,7 +237,8 @@ Result<LoadResult> Run::Execute(const sigset_t* stop_signals) {
     const int64_t phase_end = MonotonicNanos();
     const CpuSample after = Sample();
     PhaseResult summary{phase, Seconds(phase_end - phase_start),
-                        {after.process - before.process, after.host - before.host, after.controller - before.controller}};
+                        {after.process - before.process, after.host - before.host, after.controller - before.controller},
+                        phase_start, phase_end};
     for (size_t q = 0; q < queues.size(); ++q) {
       const QueueCounters now = queues[q]->Counters();
       summary.wakeups += now.wakeups - counters_before[q].wakeups;

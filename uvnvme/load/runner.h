@@ -43,6 +43,10 @@ struct PhaseResult {
   Phase phase;
   double seconds = 0;  // measured
   CpuSample cpu;       // used during the phase
+  // CLOCK_MONOTONIC bounds, so a harness that changes the machine between phases (attaches probes, say)
+  // can check its change fell outside every phase it measures
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
   uint64_t wakeups = 0;
   uint64_t mode_switches = 0;
 };

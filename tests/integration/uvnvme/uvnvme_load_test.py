@@ -19,7 +19,8 @@ class LoadReport(unittest.TestCase):
     QUEUE = ["ctrl", "qid", "mode", "submitted", "completed", "iops", "lat_p50_us", "lat_p99_us", "lat_p999_us",
              "wakeups", "interrupts", "mode_switches", "protocol_errors", "host_cpu_seconds"]
     PHASE = ["label", "seconds", "qd", "mode", "completed", "iops", "lat_p50_us", "lat_p99_us", "lat_p999_us",
-             "cpu_seconds", "host_cpu_seconds", "controller_cpu_seconds", "wakeups", "mode_switches"]
+             "cpu_seconds", "host_cpu_seconds", "controller_cpu_seconds", "wakeups", "mode_switches",
+             "start_monotonic_ns", "end_monotonic_ns"]
 
     def test_json_fields_and_totals_agree(self):
         result = run_load("--json", "--no-socket", "--controllers", "2", "--queues", "2", "--jobs", "3",
@@ -52,6 +53,14 @@ class LoadReport(unittest.TestCase):
                 self.assertIn(key, phase)
             self.assertLessEqual(phase["lat_p50_us"], phase["lat_p99_us"])
         self.assertEqual([p["qd"] for p in report["phases"]], [4, 16, 0])
+        # bench/probe_cost.py checks its collector changes against these bounds: they must be the phases' own
+        phases = report["phases"]
+        for before, after in zip(phases, phases[1:]):
+            self.assertEqual(before["end_monotonic_ns"], after["start_monotonic_ns"])
+        for phase in phases:
+            self.assertAlmostEqual((phase["end_monotonic_ns"] - phase["start_monotonic_ns"]) / 1e9, phase["seconds"],
+                                   delta=1e-6)
+        self.assertLess(phases[-1]["end_monotonic_ns"], time.monotonic_ns())
         self.assertEqual([p["mode"] for p in report["phases"]], [None, "poll", "interrupt"])
         # Interrupts are raised in interrupt mode, each write timed; in poll mode only until each queue's
         # switch took effect (7-489 in runs of this test, against 7,800-17,500 in the interrupt phase).
