@@ -30,7 +30,7 @@ import plots  # noqa: E402
 import summary  # noqa: E402
 import switches  # noqa: E402
 from agent_session import AgentError  # noqa: E402
-from evaluation import Evaluation, label  # noqa: E402
+from evaluation import Evaluation, label, repeats_of  # noqa: E402
 
 SINGLE = [dict(controllers=1, queues=1, jobs=1, qd=qd) for qd in (1, 8, 32, 64, 128)]
 CONTENDED = [dict(controllers=4, queues=2, jobs=8, qd=qd) for qd in (32, 64, 128)]
@@ -51,7 +51,8 @@ def estimate_minutes(args, configs):
     phased_runs = len(phased.TIMELINE_MODES) * (1 if args.quick else phased.PHASED_REPEATS)
     phased_run = args.agent_warmup_seconds + sum(seconds for _, seconds, _ in plan)  # every arm warms up
     timeline = phased_runs * (phased_run + RUN_OVERHEAD_S + 1.0)
-    return (len(configs) * args.repeats * per_point + timeline + 5.0) / 60, args.max_total_quiet_wait_seconds / 60
+    points = sum(repeats_of(config, args) for config in configs)
+    return (points * per_point + timeline + 5.0) / 60, args.max_total_quiet_wait_seconds / 60
 
 
 def flat_summary(summaries, timeline):
@@ -91,6 +92,9 @@ def parse_args():
     parser.add_argument("--agent-warmup-seconds", type=float, default=3.0,
                         help="adaptive and shadow runs, not measured: the agent's discovery runs every 2 s")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--qd1-repeats", type=int, default=7,
+                        help="repetitions of the QD1 configurations, whose CPU goal is a median of paired ratios: "
+                             "one run's wake-up cost there is bimodal, so it needs more pairs than the rest")
     parser.add_argument("--agent-cpus", type=lambda text: {int(c) for c in text.split(",")}, default=None,
                         help="pin nvme-adaptd to these CPUs (default: the host CPUs, every CPU but the "
                              "emulated device's, where the reapers run too)")
@@ -113,7 +117,7 @@ def parse_args():
     if args.agent_cpus is None and len(cpus := sorted(os.sched_getaffinity(0))) >= 2:
         args.agent_cpus = set(cpus[:-1])
     if args.quick:
-        args.measure_seconds, args.repeats = 3.0, 1
+        args.measure_seconds, args.repeats, args.qd1_repeats = 3.0, 1, 1
         configs = configs if args.only else [SINGLE[0], SINGLE[2], CONTENDED[0]]
     return args, configs
 
@@ -229,7 +233,7 @@ def main():
         "shadow_arm": "uvnvme-load --mode external (interrupt mode, never switched) with the agent's global default "
                       "mode set to shadow (nvme-adaptctl policy set --mode shadow) before the run",
         "measure_seconds": args.measure_seconds, "warmup_seconds": args.warmup_seconds,
-        "agent_warmup_seconds": args.agent_warmup_seconds, "repeats": args.repeats,
+        "agent_warmup_seconds": args.agent_warmup_seconds, "repeats": args.repeats, "qd1_repeats": args.qd1_repeats,
         "estimated_minutes": round(minutes, 1),
         "started_unix": round(began), "minutes": round((time.time() - began) / 60, 1),
         "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in os.getloadavg()],

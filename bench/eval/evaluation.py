@@ -181,10 +181,10 @@ class Evaluation:
     def grid(self, configs):
         runs = []
         arms = summary.MODES
-        total = len(configs) * len(arms) * self.args.repeats
-        for rep in range(self.args.repeats):
+        total = len(arms) * sum(repeats_of(config, self.args) for config in configs)
+        for rep in range(max(repeats_of(config, self.args) for config in configs)):
             order = arms[rep % len(arms):] + arms[:rep % len(arms)]
-            for config in configs:
+            for config in (c for c in configs if rep < repeats_of(c, self.args)):
                 before = self.wait_until_quiet()
                 for arm in order:
                     run = self.grid_run(config, arm, rep)
@@ -192,6 +192,11 @@ class Evaluation:
                     runs.append(run)
                     print(f"eval [{len(runs)}/{total}] rep {rep} {progress(run)}", flush=True)
         return runs
+
+
+def repeats_of(config, args):
+    """How often a configuration runs: QD1's CPU goal takes more pairs (--qd1-repeats) than the rest."""
+    return max(args.repeats, args.qd1_repeats) if config["qd"] == 1 else args.repeats
 
 
 def progress(run):

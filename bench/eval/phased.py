@@ -14,7 +14,7 @@ TIMELINE_MODES = ("interrupt", "poll", "adaptive")
 CONFIG = dict(controllers=1, queues=1, jobs=1, qd=1)
 HEAVY_GOAL = 0.95      # heavy phase: adaptive IOPS at least this times the better static mode's
 LIGHT_CPU_GOAL = 1.10  # light phases: adaptive host (+ agent) CPU per completion at most this times interrupt's
-PHASED_REPEATS = 3     # one light phase's host CPU per completion varied 15 % between identical phases of one run
+PHASED_REPEATS = 5     # one light phase's host CPU per completion varied 15 % between identical phases of one run
 
 
 def recorded_poll_share(windows, t_from, t_to):
