@@ -70,9 +70,9 @@ Decision Engine::Reset(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
   q.baseline_completions = 0;
   if (!q.eligible) {
     q.state = QueueState::kObserving;  // never switched: keeps whatever mode it is in
-  } else if (q.has_override) {
+  } else if (q.override_mode) {
     q.state = QueueState::kForced;
-    q.mode = q.override_mode.mode;
+    q.mode = q.override_mode->mode;
   } else {
     switch (q.policy.mode) {
       case ControllerMode::kOff:
@@ -283,7 +283,7 @@ std::optional<Decision> Engine::OnWindow(const WindowRecord& record) {
 bool Engine::NeedsTimer(QueueHandle queue) const {
   const Queue* q = Find(queue);
   if (q == nullptr) return false;
-  return q->state == QueueState::kPolling || (q->has_override && q->override_mode.expires_at != 0);
+  return q->state == QueueState::kPolling || (q->override_mode && q->override_mode->expires_at != 0);
 }
 
 std::optional<Decision> Engine::SetPolicy(QueueHandle queue, const Policy& policy, Nanos now) {
@@ -292,7 +292,7 @@ std::optional<Decision> Engine::SetPolicy(QueueHandle queue, const Policy& polic
   const Policy old = q->policy;
   q->policy = policy;
   if (policy.mode != old.mode) {
-    if (q->has_override || !q->eligible) return std::nullopt;  // the override rules until it ends
+    if (q->override_mode || !q->eligible) return std::nullopt;  // the override rules until it ends
     return Reset(*q, queue, now, Reason::kModeChanged);
   }
   const ReapMode from = q->mode;
@@ -311,8 +311,7 @@ std::optional<Decision> Engine::SetOverride(QueueHandle queue, std::optional<Ove
                                             Nanos now) {
   Queue* q = Find(queue);
   if (q == nullptr || !q->eligible) return std::nullopt;
-  q->has_override = override_mode.has_value();
-  if (override_mode) q->override_mode = *override_mode;
+  q->override_mode = override_mode;
   return Reset(*q, queue, now, Reason::kOverride);
 }
 
@@ -341,29 +340,9 @@ std::optional<Decision> Engine::OnLeverResult(QueueHandle queue, ReapMode actual
 }
 
 QueueView Engine::View(QueueHandle queue) const {
-  QueueView view;
   const Queue* q = Find(queue);
-  if (q == nullptr) return view;
-  view.eligible = q->eligible;
-  view.policy = q->policy;
-  view.state = q->state;
-  view.mode = q->mode;
-  if (q->has_override) view.override_mode = q->override_mode;
-  view.baseline_span = q->baseline_span;
-  view.baseline_completions = q->baseline_completions;
-  view.failures = q->failures;
-  view.poll_windows = q->poll_windows;
-  view.backoff_left = q->backoff_left;
-  view.settle_left = q->settle_left;
-  view.pace_credit = q->pace_credit;
-  view.backoff_level = q->backoff_level;
-  view.poll_run_level = q->poll_run_level;
-  view.remeasuring = q->remeasuring;
-  view.windows = q->windows;
-  view.ignored_windows = q->ignored_windows;
-  view.rejected_pace_misses = q->rejected_pace_misses;
-  view.shadow_would_poll = q->shadow_would_poll;
-  return view;
+  if (q == nullptr) return QueueView{};
+  return static_cast<const QueueView&>(*q);  // the view part only: live, safe and resume_credit stay inside
 }
 
 }  // namespace nvmeadapt::engine

@@ -28,7 +28,8 @@ struct Override {
   Nanos expires_at = 0;  // 0: until cleared
 };
 
-// A read-only view of one queue's engine state (for status, metrics and tests).
+// One queue's engine state as callers see it (for status, metrics and tests). The engine keeps its queues
+// in this shape too (Engine::Queue), so that View() is one copy rather than a copy per field.
 struct QueueView {
   bool eligible = false;
   Policy policy;
@@ -104,30 +105,12 @@ class Engine {
   static constexpr Nanos kIdleFactor = 8;
 
  private:
-  struct Queue {
+  // A queue's state is its view plus what callers need not see: the shared fields are declared once, and
+  // View() returns the QueueView part as it is (a copy, no field list to keep in step with this one).
+  struct Queue : QueueView {
     bool live = false;
-    bool eligible = false;
     ReapMode safe = ReapMode::kInterrupt;
-    Policy policy;
-    QueueState state = QueueState::kObserving;
-    ReapMode mode = ReapMode::kInterrupt;
-    bool has_override = false;
-    Override override_mode;
-    Nanos baseline_span = 0;
-    uint32_t baseline_completions = 0;
-    uint32_t failures = 0;
-    uint32_t poll_windows = 0;
-    uint32_t backoff_left = 0;
-    uint32_t settle_left = 0;
-    Nanos pace_credit = 0;
     Nanos resume_credit = 0;  // the credit of the run a re-measure interrupted
-    uint32_t backoff_level = 0;
-    uint32_t poll_run_level = 0;
-    bool remeasuring = false;
-    uint64_t windows = 0;
-    uint64_t ignored_windows = 0;
-    uint64_t rejected_pace_misses = 0;
-    uint64_t shadow_would_poll = 0;
   };
 
   Queue* Find(QueueHandle queue);

@@ -10,8 +10,8 @@ namespace nvmeadapt::engine {
 std::optional<Decision> Engine::OnTimer(QueueHandle queue, Nanos now, const WindowProgress& progress) {
   Queue* q = Find(queue);
   if (q == nullptr) return std::nullopt;
-  if (q->has_override && q->override_mode.expires_at != 0 && now >= q->override_mode.expires_at) {
-    q->has_override = false;
+  if (q->override_mode && q->override_mode->expires_at != 0 && now >= q->override_mode->expires_at) {
+    q->override_mode.reset();
     return Reset(*q, queue, now, Reason::kOverrideExpired);
   }
   if (q->state != QueueState::kPolling) return std::nullopt;

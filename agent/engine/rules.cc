@@ -67,7 +67,7 @@ Nanos Engine::NextTimer(QueueHandle queue, Nanos now, const WindowProgress& prog
   const Nanos soonest = now + (q != nullptr ? q->policy.timer_granularity : kMinTimerGranularity);
   if (q == nullptr) return soonest;
   Nanos next = std::numeric_limits<Nanos>::max();
-  if (q->has_override && q->override_mode.expires_at != 0) next = q->override_mode.expires_at;
+  if (q->override_mode && q->override_mode->expires_at != 0) next = q->override_mode->expires_at;
   if (q->state == QueueState::kPolling) {
     if (q->baseline_completions == 0) return soonest;  // nothing to be behind: keep looking
     // OnTimer fails the window once it has been quiet a whole period and its next completion is late.
