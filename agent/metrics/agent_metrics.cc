@@ -83,7 +83,7 @@ AgentMetrics::~AgentMetrics() {
 
 Status AgentMetrics::Start(const std::string& listen_address) {
   if (exposer_) return MakeError(ErrorCode::kFailedPrecondition, "metrics: already serving");
-  if (Status valid = ValidateListenAddress(listen_address); !valid) return valid;
+  NA_RETURN_IF_ERROR(ValidateListenAddress(listen_address));
   try {
     auto exposer = std::make_unique<prometheus::Exposer>(listen_address, kExposerThreads);
     exposer->RegisterCollectable(state_);
