@@ -134,7 +134,6 @@ Status ControlClient::CheckPeer(const struct stat& file) {
   socklen_t size = sizeof peer;
   if (getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) return SysError("SO_PEERCRED of", path_, errno);
   peer_pid_ = peer.pid;
-  peer_uid_ = peer.uid;
   if (file.st_uid != peer.uid) {
     return Untrusted(path_, "the socket file is owned by uid " + std::to_string(file.st_uid) +
                                 " but served by uid " + std::to_string(peer.uid) + " (pid " +
@@ -149,7 +148,7 @@ Status ControlClient::CheckPeer(const struct stat& file) {
 }
 
 ControlClient::ControlClient(ControlClient&& other) noexcept
-    : fd_(other.fd_), peer_pid_(other.peer_pid_), peer_uid_(other.peer_uid_), path_(std::move(other.path_)),
+    : fd_(other.fd_), peer_pid_(other.peer_pid_), path_(std::move(other.path_)),
       timeout_ms_(other.timeout_ms_),
       pending_(std::move(other.pending_)) {
   other.fd_ = -1;
@@ -160,7 +159,6 @@ ControlClient& ControlClient::operator=(ControlClient&& other) noexcept {
     if (fd_ >= 0) close(fd_);
     fd_ = other.fd_;
     peer_pid_ = other.peer_pid_;
-    peer_uid_ = other.peer_uid_;
     path_ = std::move(other.path_);
     timeout_ms_ = other.timeout_ms_;
     pending_ = std::move(other.pending_);

@@ -165,11 +165,6 @@ void AgentMetrics::ExportPerQueueIntervalHistogram(bool on) {
   state_->agent.per_queue_interval_histogram = on;
 }
 
-void AgentMetrics::SetEligible(QueueId id, bool eligible) {
-  std::lock_guard lock(state_->mutex);
-  if (QueueSeries* series = state_->Find(static_cast<uint64_t>(id))) series->eligible = eligible;
-}
-
 void AgentMetrics::SetPollThreshold(QueueId id, engine::Nanos poll_threshold) {
   std::lock_guard lock(state_->mutex);
   if (QueueSeries* series = state_->Find(static_cast<uint64_t>(id))) {
