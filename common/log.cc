@@ -14,27 +14,6 @@ namespace {
 std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
 std::mutex g_write_mutex;
 
-const char* LevelName(LogLevel level) {
-  switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
-  }
-  return "info";
-}
-
-// sd-daemon's priority prefixes (syslog's levels), which journald reads off the start of a line.
-int SyslogPriority(LogLevel level) {
-  switch (level) {
-    case LogLevel::kDebug: return 7;
-    case LogLevel::kInfo: return 6;
-    case LogLevel::kWarn: return 4;
-    case LogLevel::kError: return 3;
-  }
-  return 6;
-}
-
 // True when stderr is the journal's stream: systemd sets JOURNAL_STREAM to its "device:inode". Then a line
 // carries a priority prefix and no timestamp (the journal stamps each line itself).
 bool StderrIsJournal() {
@@ -51,12 +30,9 @@ void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level)); }
 LogLevel CurrentLogLevel() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }
 
 Result<LogLevel> ParseLogLevel(std::string_view name) {
-  if (name == "debug") return LogLevel::kDebug;
-  if (name == "info" || name.empty()) return LogLevel::kInfo;
-  if (name == "warn") return LogLevel::kWarn;
-  if (name == "error") return LogLevel::kError;
+  if (auto level = kLogLevels.Parse(name)) return *level;
   return MakeError(ErrorCode::kInvalidArgument,
-                   "log_level: unknown level '" + std::string(name) + "' (debug, info, warn, error)");
+                   "log_level: unknown level '" + std::string(name) + "' (" + kLogLevels.Choices() + ")");
 }
 
 std::string EscapeControlCharacters(std::string_view text) {
@@ -80,8 +56,8 @@ void WriteLog(LogLevel level, std::string_view message) {
   static const bool to_journal = StderrIsJournal();
   if (to_journal) {
     std::lock_guard lock(g_write_mutex);
-    std::fprintf(stderr, "<%d>%s %.*s\n", SyslogPriority(level), LevelName(level), static_cast<int>(message.size()),
-                 message.data());
+    std::fprintf(stderr, "<%d>%s %.*s\n", kLogLevels.Proto(level), kLogLevels.Name(level).data(),
+                 static_cast<int>(message.size()), message.data());
     return;
   }
   timespec now{};
@@ -94,7 +70,7 @@ void WriteLog(LogLevel level, std::string_view message) {
   // line that looks like the agent's own.
   const std::string line = EscapeControlCharacters(message);
   std::lock_guard lock(g_write_mutex);
-  std::fprintf(stderr, "%s.%03ldZ %s %.*s\n", stamp, now.tv_nsec / 1000000, LevelName(level),
+  std::fprintf(stderr, "%s.%03ldZ %s %.*s\n", stamp, now.tv_nsec / 1000000, kLogLevels.Name(level).data(),
                static_cast<int>(line.size()), line.data());
 }
 

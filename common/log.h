@@ -10,6 +10,14 @@
 namespace nvmeadapt {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
+// The config's log_level words; an empty one is info. The number is syslog's priority, which journald reads
+// off the start of a line (sd-daemon's prefixes).
+inline constexpr EnumTable<LogLevel, 5> kLogLevels({{LogLevel::kDebug, "debug", 7},
+                                                    {LogLevel::kInfo, "info", 6},
+                                                    {LogLevel::kWarn, "warn", 4},
+                                                    {LogLevel::kError, "error", 3},
+                                                    {LogLevel::kInfo, ""}},
+                                                   "info");
 
 void SetLogLevel(LogLevel level);
 LogLevel CurrentLogLevel();

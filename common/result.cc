@@ -5,21 +5,6 @@
 
 namespace nvmeadapt {
 
-std::string_view ErrorCodeName(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kNotFound: return "not_found";
-    case ErrorCode::kPermissionDenied: return "permission_denied";
-    case ErrorCode::kUnavailable: return "unavailable";
-    case ErrorCode::kFailedPrecondition: return "failed_precondition";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kRefused: return "refused";
-    case ErrorCode::kIo: return "io";
-    case ErrorCode::kInternal: return "internal";
-  }
-  return "internal";
-}
-
 RetryClass RetryClassOf(ErrorCode code) {
   return code == ErrorCode::kUnavailable || code == ErrorCode::kIo || code == ErrorCode::kInternal
              ? RetryClass::kTransient

@@ -11,6 +11,8 @@
 #include <utility>
 #include <variant>
 
+#include "common/enum_table.h"
+
 namespace nvmeadapt {
 
 enum class ErrorCode {
@@ -25,7 +27,21 @@ enum class ErrorCode {
   kInternal,            // a bug
 };
 
-std::string_view ErrorCodeName(ErrorCode code);
+// Each code's word (logs, the metrics' code label) and, as its API number, the gRPC status code the API
+// answers it with (agent/api/status_map.cc holds the numbers to grpc::StatusCode at compile time).
+inline constexpr EnumTable<ErrorCode, 9> kErrorCodes({{ErrorCode::kInvalidArgument, "invalid_argument", 3},
+                                                      {ErrorCode::kNotFound, "not_found", 5},
+                                                      {ErrorCode::kPermissionDenied, "permission_denied", 7},
+                                                      {ErrorCode::kUnavailable, "unavailable", 14},
+                                                      {ErrorCode::kFailedPrecondition, "failed_precondition", 9},
+                                                      // what gRPC defines UNIMPLEMENTED as: not supported here
+                                                      {ErrorCode::kUnsupported, "unsupported", 12},
+                                                      // a valid request the system's state does not allow
+                                                      {ErrorCode::kRefused, "refused", 9},
+                                                      {ErrorCode::kIo, "io", 13},
+                                                      {ErrorCode::kInternal, "internal", 13}},
+                                                     "internal");
+constexpr std::string_view ErrorCodeName(ErrorCode code) { return kErrorCodes.Name(code); }
 
 // Whether trying again may succeed by itself.
 enum class RetryClass : uint8_t {

@@ -58,9 +58,8 @@ Result<BearerToken> BearerToken::Load(const std::string& path) {
     return MakeError(ErrorCode::kPermissionDenied, path + ": other users can access the token file (mode " +
                                                        mode + "); chmod 0600 it");
   }
-  auto text = ReadWholeFile(path, 4096);
-  if (!text) return text.error();
-  auto token = FromSecret(*text);
+  NA_ASSIGN_OR_RETURN(auto text, ReadWholeFile(path, 4096));
+  auto token = FromSecret(text);
   if (!token) return MakeError(token.error().code, path + ": " + token.error().message);
   return token;
 }
@@ -71,14 +70,12 @@ Result<std::optional<BearerToken>> BearerToken::Reread(const std::string& path) 
     if (errno == ENOENT) return std::optional<BearerToken>();
     return SysError("stat", path, errno);
   }
-  auto text = ReadWholeFile(path, 4096);
-  if (!text) return text.error();
-  if (std::all_of(text->begin(), text->end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); })) {
+  NA_ASSIGN_OR_RETURN(auto text, ReadWholeFile(path, 4096));
+  if (std::all_of(text.begin(), text.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); })) {
     return std::optional<BearerToken>();
   }
-  auto token = Load(path);
-  if (!token) return token.error();
-  return std::optional<BearerToken>(*token);
+  NA_ASSIGN_OR_RETURN(auto token, Load(path));
+  return std::optional<BearerToken>(token);
 }
 
 bool BearerToken::Matches(std::string_view presented) const {

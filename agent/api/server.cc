@@ -194,19 +194,17 @@ class ApiServerImpl final : public ApiServer {
   Status Start(TcpCredentialPolicy policy, std::optional<gid_t> admin_gid) {
     const ApiSettings& s = core_.settings();
     if (s.unix_socket) {
-      auto prepared = UnixSocketListener::Prepare(*s.unix_socket, s.unix_socket_group);
-      if (!prepared) return prepared.error();
-      socket_.emplace(std::move(prepared).value());
+      NA_ASSIGN_OR_RETURN(auto prepared, UnixSocketListener::Prepare(*s.unix_socket, s.unix_socket_group));
+      socket_.emplace(std::move(prepared));
       peers_ = std::make_unique<UnixPeers>(admin_gid);
       unix_ = std::make_unique<Listener>(core_, Transport::kUnixSocket,
                                          std::make_shared<const Authorizer>(s.unix_socket_admin_group), peers_.get());
       if (Status st = unix_->Start("", nullptr, s, /*reflection=*/true, /*health=*/true); !st) {
         return MakeError(st.error().code, "api.unix_socket: cannot serve " + *s.unix_socket);
       }
-      auto listening = socket_->Listen(128);
-      if (!listening) return listening.error();
-      if (Status st = peers_->Start(*listening, unix_->server()); !st) return st.error();
-      if (Status st = socket_->Publish(); !st) return st.error();
+      NA_ASSIGN_OR_RETURN(auto listening, socket_->Listen(128));
+      NA_RETURN_IF_ERROR(peers_->Start(listening, unix_->server()));
+      NA_RETURN_IF_ERROR(socket_->Publish());
       NA_INFO("api: listening on unix:" << *s.unix_socket << " (mode 0660, group " << s.unix_socket_group
                                         << ", admin: "
                                         << (s.unix_socket_admin_group.empty() ? "every peer"
@@ -218,9 +216,8 @@ class ApiServerImpl final : public ApiServer {
       tcp_authorizer_ = std::make_shared<Authorizer>(Transport::kTcp, std::move(policy));
       std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
       if (!s.tcp_insecure_loopback) {
-        auto tls = TlsCredentials(s);
-        if (!tls) return tls.error();
-        credentials = *tls;
+        NA_ASSIGN_OR_RETURN(auto tls, TlsCredentials(s));
+        credentials = tls;
         credentials->SetAuthMetadataProcessor(std::make_shared<TransportGate>(tcp_authorizer_));
       }
       tcp_ = std::make_unique<Listener>(core_, Transport::kTcp, tcp_authorizer_, nullptr);
@@ -301,15 +298,12 @@ class ApiServerImpl final : public ApiServer {
 
 Result<std::unique_ptr<ApiServer>> StartApiServer(const v1::ApiConfig& config, AgentControl& agent,
                                                   RequestObserver* observer) {
-  auto settings = ResolveApiConfig(config);
-  if (!settings) return settings.error();
-  auto policy = LoadTcpPolicy(*settings);
-  if (!policy) return policy.error();
+  NA_ASSIGN_OR_RETURN(auto settings, ResolveApiConfig(config));
+  NA_ASSIGN_OR_RETURN(auto policy, LoadTcpPolicy(settings));
   std::optional<gid_t> admin_gid;
-  if (!settings->unix_socket_admin_group.empty()) {
-    auto gid = LookUpGroup(settings->unix_socket_admin_group, "api.unix_socket_admin_group");
-    if (!gid) return gid.error();
-    admin_gid = *gid;
+  if (!settings.unix_socket_admin_group.empty()) {
+    NA_ASSIGN_OR_RETURN(auto gid, LookUpGroup(settings.unix_socket_admin_group, "api.unix_socket_admin_group"));
+    admin_gid = gid;
   }
   static std::once_flag plugins;
   std::call_once(plugins, [] {
@@ -319,8 +313,8 @@ Result<std::unique_ptr<ApiServer>> StartApiServer(const v1::ApiConfig& config, A
     // server shuts the library down, which waits up to 10 s for an idle internal thread.
     grpc_init();
   });
-  auto server = std::make_unique<ApiServerImpl>(agent, observer, *settings);
-  if (Status started = server->Start(std::move(policy).value(), admin_gid); !started) return started.error();
+  auto server = std::make_unique<ApiServerImpl>(agent, observer, settings);
+  NA_RETURN_IF_ERROR(server->Start(std::move(policy), admin_gid));
   return std::unique_ptr<ApiServer>(std::move(server));
 }
 

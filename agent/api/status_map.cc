@@ -4,22 +4,18 @@
 
 namespace nvmeadapt::api {
 
-grpc::StatusCode ToGrpcCode(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument: return grpc::StatusCode::INVALID_ARGUMENT;
-    case ErrorCode::kNotFound: return grpc::StatusCode::NOT_FOUND;
-    case ErrorCode::kPermissionDenied: return grpc::StatusCode::PERMISSION_DENIED;
-    case ErrorCode::kUnavailable: return grpc::StatusCode::UNAVAILABLE;
-    case ErrorCode::kFailedPrecondition: return grpc::StatusCode::FAILED_PRECONDITION;
-    // "not supported/enabled in this service" is what gRPC defines UNIMPLEMENTED as.
-    case ErrorCode::kUnsupported: return grpc::StatusCode::UNIMPLEMENTED;
-    // A device or driver refused a valid request: the system is not in a state that allows it.
-    case ErrorCode::kRefused: return grpc::StatusCode::FAILED_PRECONDITION;
-    case ErrorCode::kIo: return grpc::StatusCode::INTERNAL;
-    case ErrorCode::kInternal: return grpc::StatusCode::INTERNAL;
-  }
-  return grpc::StatusCode::INTERNAL;
-}
+grpc::StatusCode ToGrpcCode(ErrorCode code) { return static_cast<grpc::StatusCode>(kErrorCodes.Proto(code)); }
+
+// The error codes' API numbers are gRPC's.
+static_assert(kErrorCodes.Proto(ErrorCode::kInvalidArgument) == grpc::StatusCode::INVALID_ARGUMENT);
+static_assert(kErrorCodes.Proto(ErrorCode::kNotFound) == grpc::StatusCode::NOT_FOUND);
+static_assert(kErrorCodes.Proto(ErrorCode::kPermissionDenied) == grpc::StatusCode::PERMISSION_DENIED);
+static_assert(kErrorCodes.Proto(ErrorCode::kUnavailable) == grpc::StatusCode::UNAVAILABLE);
+static_assert(kErrorCodes.Proto(ErrorCode::kFailedPrecondition) == grpc::StatusCode::FAILED_PRECONDITION);
+static_assert(kErrorCodes.Proto(ErrorCode::kUnsupported) == grpc::StatusCode::UNIMPLEMENTED);
+static_assert(kErrorCodes.Proto(ErrorCode::kRefused) == grpc::StatusCode::FAILED_PRECONDITION);
+static_assert(kErrorCodes.Proto(ErrorCode::kIo) == grpc::StatusCode::INTERNAL);
+static_assert(kErrorCodes.Proto(ErrorCode::kInternal) == grpc::StatusCode::INTERNAL);
 
 grpc::Status ToGrpcStatus(const Error& error) { return grpc::Status(ToGrpcCode(error.code), error.message); }
 

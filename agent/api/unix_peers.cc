@@ -121,11 +121,6 @@ int UnixPeers::ShutRefused() {
   return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(*next - now).count()) + 1;
 }
 
-size_t UnixPeers::open_connections() const {
-  std::lock_guard lock(mutex_);
-  return by_fd_.size();
-}
-
 std::string UnixPeers::OverCap(const UnixPeer& peer) {
   const auto count_of = [&] {
     return std::count_if(by_fd_.begin(), by_fd_.end(), [&](const auto& entry) { return entry.second.peer.uid == peer.uid; });

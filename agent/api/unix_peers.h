@@ -48,8 +48,6 @@ class UnixPeers {
   std::optional<UnixPeer> PeerOf(std::string_view grpc_peer) const;
   // What the kernel says of the peer of a connected socket.
   Result<UnixPeer> Identify(int fd) const;
-  // Connections handed to gRPC and still open.
-  size_t open_connections() const;
 
  private:
   struct Connection {

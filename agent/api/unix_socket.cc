@@ -55,10 +55,9 @@ Result<gid_t> LookUpGroup(const std::string& name, const std::string& field) {
 }
 
 Result<UnixSocketListener> UnixSocketListener::Prepare(const std::string& path, const std::string& group) {
-  auto gid = LookUpGroup(group);
-  if (!gid) return gid.error();
+  NA_ASSIGN_OR_RETURN(auto gid, LookUpGroup(group));
   const std::string dir = DirectoryOf(path);
-  if (Status made = MakeDirectories(dir, 0755); !made) return made.error();
+  NA_RETURN_IF_ERROR(MakeDirectories(dir, 0755));
 
   struct stat st {};
   if (lstat(path.c_str(), &st) == 0) {
@@ -66,9 +65,8 @@ Result<UnixSocketListener> UnixSocketListener::Prepare(const std::string& path, 
       return MakeError(ErrorCode::kFailedPrecondition, "api.unix_socket: " + path +
                                                            " exists and is not a socket; refusing to replace it");
     }
-    auto listening = SomeoneListens(path);
-    if (!listening) return listening.error();
-    if (*listening) {
+    NA_ASSIGN_OR_RETURN(auto listening, SomeoneListens(path));
+    if (listening) {
       return MakeError(ErrorCode::kFailedPrecondition,
                        "api.unix_socket: " + path + " is in use: another process listens on it");
     }
@@ -78,7 +76,7 @@ Result<UnixSocketListener> UnixSocketListener::Prepare(const std::string& path, 
 
   std::string private_dir = dir + (dir == "/" ? "" : "/") + ".agent-sock.XXXXXX";
   if (mkdtemp(private_dir.data()) == nullptr) return SysError("mkdtemp", private_dir, errno);
-  return UnixSocketListener(path, std::move(private_dir), *gid);
+  return UnixSocketListener(path, std::move(private_dir), gid);
 }
 
 UnixSocketListener::UnixSocketListener(UnixSocketListener&& other) noexcept

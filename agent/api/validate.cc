@@ -29,15 +29,14 @@ Status ValidateSource(v1::Source source, std::string_view field_path) {
 // A selector entry's name is shown in logs and tables: the controller name's characters, 64 at most.
 static Status ValidateSelectorFields(const v1::SetPolicyRequest& request) {
   if (request.selector().empty()) return Invalid("selector", "must name the entry that match and remove apply to");
-  if (Status status = ValidateControllerName(request.selector(), "selector", true); !status) return status;
+  NA_RETURN_IF_ERROR(ValidateControllerName(request.selector(), "selector", true));
   if (!request.controller().empty()) return Invalid("controller", "must not be set with selector");
   if (request.remove() && (request.has_match() || request.policy().ByteSizeLong() != 0 || request.replace())) {
     return Invalid("remove", "takes no match, policy or replace (it drops the selector entry)");
   }
   if (request.has_match()) {
-    auto selector = config::SelectorOf(request.match(), "match");
-    if (!selector) return selector.error();
-    if (selector->criteria.empty() && !selector->QueueScoped()) {
+    NA_ASSIGN_OR_RETURN(auto selector, config::SelectorOf(request.match(), "match"));
+    if (selector.criteria.empty() && !selector.QueueScoped()) {
       return Invalid("match", "sets no criterion (" + engine::SelectorFieldNames() + ")");
     }
   }
@@ -85,12 +84,12 @@ Status ValidateControllerName(std::string_view name, std::string_view field_path
 }
 
 Status ValidateListQueuesRequest(const v1::ListQueuesRequest& request) {
-  if (Status status = ValidateSource(request.source(), "source"); !status) return status;
+  NA_RETURN_IF_ERROR(ValidateSource(request.source(), "source"));
   return ValidateControllerName(request.controller(), "controller", false);
 }
 
 Status ValidateSetPolicyRequest(const v1::SetPolicyRequest& request) {
-  if (Status status = ValidateControllerName(request.controller(), "controller", false); !status) return status;
+  NA_RETURN_IF_ERROR(ValidateControllerName(request.controller(), "controller", false));
   if (request.queue() != 0 && request.controller().empty()) {
     return Invalid("controller", "must be set when queue is set");
   }
@@ -104,7 +103,7 @@ Status ValidateSetPolicyRequest(const v1::SetPolicyRequest& request) {
     return OkStatus();
   }
   if (!request.selector().empty() || request.has_match() || request.remove()) {
-    if (Status status = ValidateSelectorFields(request); !status) return status;
+    NA_RETURN_IF_ERROR(ValidateSelectorFields(request));
     if (request.remove()) return OkStatus();
   }
   if (!request.replace() && policy.ByteSizeLong() == 0) {
@@ -112,8 +111,7 @@ Status ValidateSetPolicyRequest(const v1::SetPolicyRequest& request) {
   }
   // Each field set must be valid on its own; laid over the built-in defaults (all valid), an error can
   // only come from a field of the request, and it carries that field's path.
-  auto alone = config::Overlay(engine::Policy{}, policy, "policy");
-  if (!alone) return alone.error();
+  NA_RETURN_IF_ERROR(config::Overlay(engine::Policy{}, policy, "policy"));
   return OkStatus();
 }
 
@@ -155,7 +153,7 @@ Status ValidateWatchEventsRequest(const v1::WatchEventsRequest& request) {
     if (!v1::EventKind_IsValid(kind)) return Invalid(path, "unknown event kind " + std::to_string(kind));
     if (kind == v1::EVENT_KIND_UNSPECIFIED) return Invalid(path, "must not be EVENT_KIND_UNSPECIFIED");
   }
-  if (Status status = ValidateSource(request.source(), "source"); !status) return status;
+  NA_RETURN_IF_ERROR(ValidateSource(request.source(), "source"));
   return ValidateControllerName(request.controller(), "controller", false);
 }
 

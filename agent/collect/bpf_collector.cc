@@ -292,7 +292,7 @@ Status BpfCollector::DetachProcess(pid_t pid) {
   if (pid == 0) return OkStatus();
   for (const QueueKey& key : queues_->Keys()) {
     if ((key.source == Source::kUvnvme || key.source == Source::kSpdk) && key.pid == static_cast<uint32_t>(pid)) {
-      if (Status forgotten = queues_->Forget(key); !forgotten.ok()) return forgotten;
+      NA_RETURN_IF_ERROR(queues_->Forget(key));
     }
   }
   return OkStatus();

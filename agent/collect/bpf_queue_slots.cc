@@ -94,7 +94,7 @@ Result<uint32_t> BpfQueueSlots::LookupOrCreate(const QueueKey& key) {
 }
 
 Status BpfQueueSlots::SetControl(const QueueKey& key, const QueueControl& control) {
-  if (Status valid = ValidateControl(control); !valid.ok()) return valid;
+  NA_RETURN_IF_ERROR(ValidateControl(control));
   std::lock_guard lock(mutex_);
   auto index = LookupOrCreate(key);
   if (!index.ok()) return std::move(index).take_error();

@@ -55,9 +55,8 @@ Result<int> OpenBinary(const std::string& path) {
 
 Result<BinaryHooks> ReadBinaryHooks(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) return MakeError(ErrorCode::kInternal, "libelf: version mismatch");
-  auto opened = OpenBinary(path);
-  if (!opened) return opened.error();
-  const int fd = *opened;
+  NA_ASSIGN_OR_RETURN(auto opened, OpenBinary(path));
+  const int fd = opened;
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   if (elf == nullptr) {
     close(fd);

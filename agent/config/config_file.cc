@@ -27,7 +27,7 @@ bool IsInteger(const std::string& text) {
 Status DurationsToNanos(nlohmann::json& value, const std::string& path) {
   if (value.is_array()) {
     for (size_t i = 0; i < value.size(); ++i) {
-      if (Status st = DurationsToNanos(value[i], path + "[" + std::to_string(i) + "]"); !st) return st;
+      NA_RETURN_IF_ERROR(DurationsToNanos(value[i], path + "[" + std::to_string(i) + "]"));
     }
   }
   if (!value.is_object()) return OkStatus();
@@ -49,10 +49,10 @@ Status DurationsToNanos(nlohmann::json& value, const std::string& path) {
 }  // namespace
 
 Status ValidateConfig(const v1::Config& config) {
-  if (Status status = ValidatePolicies(config); !status) return status;
-  if (Status status = ValidateLevers(config); !status) return status;
-  if (auto node = NodeLayerFromConfig(config.node()); !node) return node.error();
-  if (auto level = ParseLogLevel(config.log_level()); !level) return level.error();
+  NA_RETURN_IF_ERROR(ValidatePolicies(config));
+  NA_RETURN_IF_ERROR(ValidateLevers(config));
+  NA_RETURN_IF_ERROR(NodeLayerFromConfig(config.node()));
+  NA_RETURN_IF_ERROR(ParseLogLevel(config.log_level()));
   if (const std::string& s = config.cpu_scheduling(); !s.empty() && s != "batch" && s != "normal") {
     return MakeError(ErrorCode::kInvalidArgument, "cpu_scheduling: must be batch or normal (got '" + s + "')");
   }
@@ -90,9 +90,8 @@ Result<v1::Config> ParseConfigJson(std::string_view json) {
 }
 
 Result<v1::Config> LoadConfigFile(const std::string& path) {
-  auto text = ReadWholeFile(path, kMaxConfigBytes);
-  if (!text) return text.error();
-  auto config = ParseConfigJson(*text);
+  NA_ASSIGN_OR_RETURN(auto text, ReadWholeFile(path, kMaxConfigBytes));
+  auto config = ParseConfigJson(text);
   if (!config) return MakeError(config.error().code, path + ": " + config.error().message);
   return config;
 }

@@ -95,19 +95,18 @@ Status ControllersFromConfig(const v1::LeversConfig& in, LeverSettings& out) {
       return Refuse(field + ".controller", "'" + entry.controller() + "' is neither nvmeN nor uvnvme:PID:CTRL");
     }
     if (!seen.insert(entry.controller()).second) return Refuse(field + ".controller", entry.controller() + " twice");
-    auto lever = FromProto(entry.lever(), "levers." + field + ".lever");
-    if (!lever) return lever.error();
-    if (name_kind == NameKind::kKernel ? !ServesKernel(*lever) : !ServesUvnvme(*lever)) {
-      return Refuse(field + ".lever", std::string(LeverKindName(*lever)) + " cannot serve " +
+    NA_ASSIGN_OR_RETURN(auto lever, FromProto(entry.lever(), "levers." + field + ".lever"));
+    if (name_kind == NameKind::kKernel ? !ServesKernel(lever) : !ServesUvnvme(lever)) {
+      return Refuse(field + ".lever", std::string(LeverKindName(lever)) + " cannot serve " +
                                           entry.controller());
     }
     if (entry.has_hdr_digest() != entry.has_data_digest()) {
       return Refuse(field + ".hdr_digest", "hdr_digest and data_digest are declared together or not at all");
     }
-    if (entry.has_hdr_digest() && *lever != LeverKind::kTcpReconnect) {
+    if (entry.has_hdr_digest() && lever != LeverKind::kTcpReconnect) {
       return Refuse(field + ".hdr_digest", "digests are declared for the tcp_reconnect lever only");
     }
-    ControllerLeverSetting setting{entry.controller(), *lever, std::nullopt, std::nullopt};
+    ControllerLeverSetting setting{entry.controller(), lever, std::nullopt, std::nullopt};
     if (entry.has_hdr_digest()) {
       setting.hdr_digest = entry.hdr_digest();
       setting.data_digest = entry.data_digest();
@@ -123,29 +122,27 @@ Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config) {
   const v1::LeversConfig& in = config.levers();
   LeverSettings out;
 
-  auto kernel = FromProto(in.kernel_lever(), "levers.kernel_lever");
-  if (!kernel) return kernel.error();
-  if (!ServesKernel(*kernel)) return Refuse("kernel_lever", "uvnvme_socket serves uvnvme controllers only");
-  out.kernel_lever = *kernel;
-  auto uvnvme = FromProto(in.uvnvme_lever(), "levers.uvnvme_lever");
-  if (!uvnvme) return uvnvme.error();
-  if (!ServesUvnvme(*uvnvme)) {
-    return Refuse("uvnvme_lever", std::string(LeverKindName(*uvnvme)) + " serves kernel controllers only");
+  NA_ASSIGN_OR_RETURN(auto kernel, FromProto(in.kernel_lever(), "levers.kernel_lever"));
+  if (!ServesKernel(kernel)) return Refuse("kernel_lever", "uvnvme_socket serves uvnvme controllers only");
+  out.kernel_lever = kernel;
+  NA_ASSIGN_OR_RETURN(auto uvnvme, FromProto(in.uvnvme_lever(), "levers.uvnvme_lever"));
+  if (!ServesUvnvme(uvnvme)) {
+    return Refuse("uvnvme_lever", std::string(LeverKindName(uvnvme)) + " serves kernel controllers only");
   }
-  out.uvnvme_lever = *uvnvme;
+  out.uvnvme_lever = uvnvme;
 
-  if (Status controllers = ControllersFromConfig(in, out); !controllers) return controllers.error();
+  NA_RETURN_IF_ERROR(ControllersFromConfig(in, out));
   if (!in.nvme_cli_config().empty()) {
     if (in.nvme_cli_config().front() != '/') return Refuse("nvme_cli_config", "'" + in.nvme_cli_config() + "' is not an absolute path");
     out.nvme_cli_config = in.nvme_cli_config();
   }
 
   if (!in.adaptive_poll_path_template().empty()) out.adaptive_poll_path_template = in.adaptive_poll_path_template();
-  if (Status s = CheckTemplate(out.adaptive_poll_path_template); !s) return s.error();
+  NA_RETURN_IF_ERROR(CheckTemplate(out.adaptive_poll_path_template));
   if (!in.adaptive_poll_on_value().empty()) out.adaptive_poll_on_value = in.adaptive_poll_on_value();
   if (!in.adaptive_poll_off_value().empty()) out.adaptive_poll_off_value = in.adaptive_poll_off_value();
-  if (Status s = CheckValue("adaptive_poll_on_value", out.adaptive_poll_on_value); !s) return s.error();
-  if (Status s = CheckValue("adaptive_poll_off_value", out.adaptive_poll_off_value); !s) return s.error();
+  NA_RETURN_IF_ERROR(CheckValue("adaptive_poll_on_value", out.adaptive_poll_on_value));
+  NA_RETURN_IF_ERROR(CheckValue("adaptive_poll_off_value", out.adaptive_poll_off_value));
   if (out.adaptive_poll_on_value == out.adaptive_poll_off_value) {
     return Refuse("adaptive_poll_off_value", "equals adaptive_poll_on_value ('" + out.adaptive_poll_on_value + "')");
   }
@@ -169,7 +166,7 @@ Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config) {
   };
   for (const auto& n : numbers) {
     if (!n.set) continue;
-    if (Status s = CheckRange(n.field, n.value, n.low, n.high); !s) return s.error();
+    NA_RETURN_IF_ERROR(CheckRange(n.field, n.value, n.low, n.high));
     *n.target = n.value;
   }
   if (out.coalescing_time_us % 100 != 0) {
@@ -180,8 +177,7 @@ Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config) {
 }
 
 Status ValidateLevers(const v1::Config& config) {
-  auto settings = LeverSettingsFromConfig(config);
-  if (!settings) return settings.error();
+  NA_RETURN_IF_ERROR(LeverSettingsFromConfig(config));
   return OkStatus();
 }
 

@@ -59,17 +59,15 @@ void SetProtoPolicyValue(v1::Policy* policy, const engine::PolicyField& field, i
 Result<engine::Policy> Overlay(const engine::Policy& base, const v1::Policy& layer, std::string_view field_path) {
   engine::Policy p = base;
   if (layer.has_profile()) {
-    auto profile = FindProfile(layer.profile(), std::string(field_path) + ".profile");
-    if (!profile) return profile.error();
-    engine::ApplyPolicyProfile(**profile, p);
+    NA_ASSIGN_OR_RETURN(auto profile, FindProfile(layer.profile(), std::string(field_path) + ".profile"));
+    engine::ApplyPolicyProfile(*profile, p);
   }
   for (const engine::PolicyField& field : engine::PolicyFields()) {
-    auto value = ProtoPolicyValue(layer, field, field_path);
-    if (!value) return value.error();
-    if (*value) field.set(p, **value);
+    NA_ASSIGN_OR_RETURN(auto value, ProtoPolicyValue(layer, field, field_path));
+    if (value) field.set(p, *value);
   }
   const std::string prefix = std::string(field_path) + ".";
-  if (Status status = engine::ValidatePolicy(p, prefix); !status) return status.error();
+  NA_RETURN_IF_ERROR(engine::ValidatePolicy(p, prefix));
   return p;
 }
 
@@ -97,20 +95,17 @@ Result<engine::Policy> EffectivePolicy(const v1::Config& config, std::string_vie
 }
 
 Status ValidatePolicies(const v1::PolicySet& set) {
-  auto global = Overlay(engine::Policy{}, set.policy(), "policy");
-  if (!global) return global.error();
+  NA_ASSIGN_OR_RETURN(auto global, Overlay(engine::Policy{}, set.policy(), "policy"));
   for (int i = 0; i < set.controllers_size(); ++i) {
     const std::string path = "controllers[" + std::to_string(i) + "]";
     if (set.controllers(i).controller().empty()) {
       return MakeError(ErrorCode::kInvalidArgument, path + ".controller: must name a controller");
     }
-    auto merged = Overlay(*global, set.controllers(i).policy(), path + ".policy");
-    if (!merged) return merged.error();
+    NA_RETURN_IF_ERROR(Overlay(global, set.controllers(i).policy(), path + ".policy"));
   }
-  if (Status selectors = ValidateSelectors(set); !selectors) return selectors;
+  NA_RETURN_IF_ERROR(ValidateSelectors(set));
   for (int i = 0; i < set.selectors_size(); ++i) {
-    auto merged = Overlay(*global, set.selectors(i).policy(), "selectors[" + std::to_string(i) + "].policy");
-    if (!merged) return merged.error();
+    NA_RETURN_IF_ERROR(Overlay(global, set.selectors(i).policy(), "selectors[" + std::to_string(i) + "].policy"));
   }
   for (int i = 0; i < set.queues_size(); ++i) {
     const auto& q = set.queues(i);
@@ -121,8 +116,7 @@ Status ValidatePolicies(const v1::PolicySet& set) {
     if (q.queue() == 0) {
       return MakeError(ErrorCode::kInvalidArgument, path + ".queue: must be an I/O queue id (>= 1)");
     }
-    auto merged = EffectivePolicy(set, q.controller(), q.queue());
-    if (!merged) return merged.error();
+    NA_RETURN_IF_ERROR(EffectivePolicy(set, q.controller(), q.queue()));
   }
   return OkStatus();
 }

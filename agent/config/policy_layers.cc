@@ -88,24 +88,23 @@ Status ValidateSelectors(const v1::PolicySet& set) {
         return Invalid(path + ".name: '" + entry.name() + "' is also selectors[" + std::to_string(j) + "]'s name");
       }
     }
-    auto selector = SelectorOf(entry.match(), path + ".match");
-    if (!selector) return selector.error();
-    if (selector->criteria.empty() && !selector->QueueScoped()) {
+    NA_ASSIGN_OR_RETURN(auto selector, SelectorOf(entry.match(), path + ".match"));
+    if (selector.criteria.empty() && !selector.QueueScoped()) {
       return Invalid(path + ".match: sets no criterion (" + engine::SelectorFieldNames() +
                      "); the global policy already covers every queue");
     }
     for (const ScopedSelector& other : checked) {
       const engine::Selector& o = other.selector;
-      if (o.QueueScoped() != selector->QueueScoped() || o.Specificity() != selector->Specificity()) continue;
-      if (!engine::MayOverlap(o, *selector)) continue;
+      if (o.QueueScoped() != selector.QueueScoped() || o.Specificity() != selector.Specificity()) continue;
+      if (!engine::MayOverlap(o, selector)) continue;
       const v1::SelectorPolicy& before = set.selectors(other.index);
       return Invalid(path + ": selectors '" + before.name() + "' (" + SelectorText(before.match()) + ") and '" +
                      entry.name() + "' (" + SelectorText(entry.match()) + ") are as specific as each other (" +
-                     std::to_string(selector->Specificity()) + " criteria, " + ScopeWord(*selector) +
+                     std::to_string(selector.Specificity()) + " criteria, " + ScopeWord(selector) +
                      " scope) and may match the same device: neither would win. Add a criterion to the one "
                      "that should win, or make them disjoint");
     }
-    checked.push_back({std::move(*selector), i});
+    checked.push_back({std::move(selector), i});
   }
   return OkStatus();
 }
@@ -157,20 +156,18 @@ std::vector<PolicyLayer> LayersFor(const v1::PolicySet& set, const engine::Devic
 Result<engine::Policy> EffectivePolicy(const v1::PolicySet& set, const engine::DeviceFacts& facts, uint32_t qid) {
   engine::Policy policy;
   for (const PolicyLayer& layer : LayersFor(set, facts, qid)) {
-    auto next = Overlay(policy, *layer.policy, layer.field_path);
-    if (!next) return next.error();
-    policy = *next;
+    NA_ASSIGN_OR_RETURN(auto next, Overlay(policy, *layer.policy, layer.field_path));
+    policy = next;
   }
   return policy;
 }
 
 Result<std::vector<FieldOrigin>> ExplainPolicy(const v1::PolicySet& set, const engine::DeviceFacts& facts,
                                                uint32_t qid) {
-  auto effective = EffectivePolicy(set, facts, qid);
-  if (!effective) return effective.error();
+  NA_ASSIGN_OR_RETURN(auto effective, EffectivePolicy(set, facts, qid));
   std::vector<FieldOrigin> origins;
   for (const engine::PolicyField& field : engine::PolicyFields()) {
-    origins.push_back({&field, field.get(*effective), "default", ""});
+    origins.push_back({&field, field.get(effective), "default", ""});
   }
   for (const PolicyLayer& layer : LayersFor(set, facts, qid)) {
     const engine::PolicyProfile* profile =

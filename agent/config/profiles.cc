@@ -22,9 +22,8 @@ v1::Policy ProfileLevel(const Profile& profile) {
 
 Result<v1::Policy> ExpandProfile(const v1::Policy& level, std::string_view where) {
   if (!level.has_profile()) return level;
-  auto profile = FindProfile(level.profile(), where);
-  if (!profile) return profile.error();
-  v1::Policy expanded = ProfileLevel(**profile);
+  NA_ASSIGN_OR_RETURN(auto profile, FindProfile(level.profile(), where));
+  v1::Policy expanded = ProfileLevel(*profile);
   v1::Policy own = level;
   own.clear_profile();
   expanded.MergeFrom(own);

@@ -58,20 +58,17 @@ Result<AgentClient> AgentClient::Create(const ClientOptions& options) {
     } else {
       grpc::SslCredentialsOptions tls;
       if (!options.ca_file.empty()) {
-        auto ca = ReadPem(options.ca_file, "--ca");
-        if (!ca) return ca.error();
-        tls.pem_root_certs = *ca;
+        NA_ASSIGN_OR_RETURN(auto ca, ReadPem(options.ca_file, "--ca"));
+        tls.pem_root_certs = ca;
       }
       if (options.cert_file.empty() != options.key_file.empty()) {
         return MakeError(ErrorCode::kInvalidArgument, "--cert and --key go together");
       }
       if (!options.cert_file.empty()) {
-        auto cert = ReadPem(options.cert_file, "--cert");
-        if (!cert) return cert.error();
-        auto key = ReadPem(options.key_file, "--key");
-        if (!key) return key.error();
-        tls.pem_cert_chain = *cert;
-        tls.pem_private_key = *key;
+        NA_ASSIGN_OR_RETURN(auto cert, ReadPem(options.cert_file, "--cert"));
+        NA_ASSIGN_OR_RETURN(auto key, ReadPem(options.key_file, "--key"));
+        tls.pem_cert_chain = cert;
+        tls.pem_private_key = key;
       }
       if (!options.server_name.empty()) arguments.SetSslTargetNameOverride(options.server_name);
       credentials = grpc::SslCredentials(tls);

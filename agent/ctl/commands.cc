@@ -84,9 +84,8 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
   v1::SetPolicyRequest request;
   v1::Policy* policy = request.mutable_policy();
   if (const std::string* file = args.value("file")) {
-    auto loaded = ReadPolicyFile(*file);
-    if (!loaded) return loaded.error();
-    *policy = *loaded;
+    NA_ASSIGN_OR_RETURN(auto loaded, ReadPolicyFile(*file));
+    *policy = loaded;
   }
   NA_RETURN_IF_ERROR(ApplyPolicyFlags(args, policy));
   if (const std::string* mode = args.value("mode")) {
@@ -96,7 +95,7 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
   }
   std::string controller;
   uint32_t queue = 0;
-  if (Status st = ApplyQueueOption(args, &controller, &queue); !st) return st.error();
+  NA_RETURN_IF_ERROR(ApplyQueueOption(args, &controller, &queue));
   request.set_controller(controller);
   request.set_queue(queue);
   request.set_replace(args.flag("replace"));
@@ -123,14 +122,12 @@ Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args) {
 Result<v1::SetQueueModeRequest> BuildSetQueueModeRequest(const Args& args) {
   if (args.positional.size() != 3) return Usage("override: expected QUEUE MODE (e.g. override nvme0:q1 poll --for 5m)");
   v1::SetQueueModeRequest request;
-  auto id = ParseQueueName(args.positional[1]);
-  if (!id) return id.error();
-  *request.mutable_queue() = *id;
-  auto mode = ParseOverrideMode(args.positional[2]);
-  if (!mode) return mode.error();
-  request.set_mode(*mode);
+  NA_ASSIGN_OR_RETURN(auto id, ParseQueueName(args.positional[1]));
+  *request.mutable_queue() = id;
+  NA_ASSIGN_OR_RETURN(auto mode, ParseOverrideMode(args.positional[2]));
+  request.set_mode(mode);
   if (const std::string* duration = args.value("for")) {
-    if (*mode == v1::REAP_MODE_UNSPECIFIED) return Usage("--for: not with mode none (it clears the override)");
+    if (mode == v1::REAP_MODE_UNSPECIFIED) return Usage("--for: not with mode none (it clears the override)");
     auto nanos = ParseDuration(*duration);
     if (!nanos) return Usage("--for: " + nanos.error().message);
     if (*nanos == 0) return Usage("--for: must be longer than 0 (leave it out for no expiry)");
@@ -153,7 +150,7 @@ Result<v1::WatchEventsRequest> BuildWatchEventsRequest(const Args& args) {
   }
   std::string controller;
   uint32_t queue = 0;
-  if (Status st = ApplyQueueOption(args, &controller, &queue); !st) return st.error();
+  NA_RETURN_IF_ERROR(ApplyQueueOption(args, &controller, &queue));
   request.set_controller(controller);
   request.set_queue(queue);
   return request;

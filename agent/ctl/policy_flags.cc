@@ -1,6 +1,5 @@
 #include "agent/ctl/policy_flags.h"
 
-#include <algorithm>
 #include <vector>
 
 #include "agent/config/policy_convert.h"
@@ -73,10 +72,6 @@ Status ApplyOne(const PolicyFlag& flag, const std::string& text, v1::Policy* pol
 
 std::span<const PolicyFlag> PolicyFlags() { return Flags(); }
 
-bool IsPolicyFlag(std::string_view option) {
-  return std::any_of(Flags().begin(), Flags().end(), [&](const PolicyFlag& f) { return f.option == option; });
-}
-
 Status ApplyPolicyFlags(const Args& args, v1::Policy* policy) {
   for (const PolicyFlag& flag : Flags()) {
     if (const std::string* text = args.value(flag.option)) NA_RETURN_IF_ERROR(ApplyOne(flag, *text, policy));
@@ -94,21 +89,6 @@ std::string PolicyFlagText(const PolicyFlag& flag, const v1::Policy& policy) {
     case PolicyFieldKind::kFlag: return **value != 0 ? "on" : "off";
     default: return std::to_string(**value);
   }
-}
-
-std::string PolicyFlagsHelp(std::string_view first, std::string_view indent) {
-  constexpr size_t kWidth = 100;
-  std::string out, line = std::string(indent) + std::string(first);
-  for (const PolicyFlag& flag : Flags()) {
-    const std::string item = "--" + std::string(flag.option) + " " + std::string(flag.value);
-    if (line.size() + 3 + item.size() > kWidth) {
-      out += line + "\n";
-      line = std::string(indent) + item;
-    } else {
-      line += "   " + item;
-    }
-  }
-  return out + line + "\n";
 }
 
 }  // namespace nvmeadapt::ctl

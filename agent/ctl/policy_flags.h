@@ -23,14 +23,10 @@ struct PolicyFlag {
 };
 
 std::span<const PolicyFlag> PolicyFlags();
-bool IsPolicyFlag(std::string_view option);
 
 // Sets on `policy` each field whose option `args` gives; a bad value is kInvalidArgument naming the option.
 Status ApplyPolicyFlags(const Args& args, v1::Policy* policy);
 // The field as `policy get` shows it: "-" when unset.
 std::string PolicyFlagText(const PolicyFlag& flag, const v1::Policy& policy);
-// `first`, then "--OPTION VALUE" of each field, three spaces apart, in lines of at most 100 columns that
-// begin with `indent`; ends with a newline.
-std::string PolicyFlagsHelp(std::string_view first, std::string_view indent);
 
 }  // namespace nvmeadapt::ctl

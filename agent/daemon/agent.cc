@@ -75,7 +75,7 @@ void Agent::ToLoop(std::function<void()> step) {
 Status Agent::Start() {
   const engine::Nanos now = deps_.monotonic();
   started_at_ = now;
-  if (Status opened = store_.Open(); !opened) return opened;
+  NA_RETURN_IF_ERROR(store_.Open());
   if (Status loaded = journal_.Load(); !loaded) {
     return MakeError(loaded.error().code, "journal unreadable, refusing to start (inspect or remove it): " +
                                               loaded.error().message);
@@ -91,12 +91,11 @@ Status Agent::Start() {
     for (const std::string& line : report.lines) NA_INFO("journal: " << line);
     if (!restored) NA_WARN("journal: could not restore everything: " << restored.error().message);
   }
-  auto book = policy_source_.Initial(options_.config_policies);
-  if (!book) return book.error();
-  policy_.Install(std::move(*book));
+  NA_ASSIGN_OR_RETURN(auto book, policy_source_.Initial(options_.config_policies));
+  policy_.Install(std::move(book));
   NotePolicyOrigin();
   if (!options_.record_windows_path.empty()) {
-    if (Status opened = trace_.Open(options_.record_windows_path); !opened) return opened;
+    NA_RETURN_IF_ERROR(trace_.Open(options_.record_windows_path));
     listeners_.Add(trace_);  // only then: a line per window is formatted for nobody otherwise
   }
   Rediscover(now);

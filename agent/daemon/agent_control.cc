@@ -212,11 +212,10 @@ Result<v1::SetPolicyResponse> Agent::SetPolicy(const v1::SetPolicyRequest& reque
         if (!HasEntryNamed(policy_.book().policies(), request)) keyed.set_controller(any->desc.ControllerId());
       }
       std::vector<std::string> cleared;
-      Result<PolicyBook> book = request.reset() ? PolicyBook::Create(options_.config_policies)
-                                                : policy_.book().With(keyed, &cleared);
-      if (!book) return book.error();
+      NA_ASSIGN_OR_RETURN(PolicyBook book, request.reset() ? PolicyBook::Create(options_.config_policies)
+                                                           : policy_.book().With(keyed, &cleared));
       note.set_set_unix_ns(deps_.wall());
-      return Next{std::move(*book), std::move(cleared), policy_changes_, keyed.controller()};
+      return Next{std::move(book), std::move(cleared), policy_changes_, keyed.controller()};
     });
     if (!next) return next.error();
     if (Status saved = request.reset() ? policy_source_.Forget() : policy_source_.Persist(next->book, note); !saved) {
@@ -314,11 +313,10 @@ Result<Agent::ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& po
   return OnLoop([&]() -> Result<ReloadOutcome> {
     options_.config_policies = policies;
     std::string why_not;
-    auto book = policy_source_.Reload(policies, &why_not);
-    if (!book) return book.error();
-    if (!book->has_value()) return ReloadOutcome{false, why_not};
+    NA_ASSIGN_OR_RETURN(auto book, policy_source_.Reload(policies, &why_not));
+    if (!book.has_value()) return ReloadOutcome{false, why_not};
     ++policy_changes_;
-    policy_.Apply(std::move(**book), queues_, deps_.monotonic());
+    policy_.Apply(std::move(*book), queues_, deps_.monotonic());
     NotePolicyOrigin();
     return ReloadOutcome{true, ""};
   });

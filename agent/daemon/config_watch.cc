@@ -27,15 +27,13 @@ ConfigReloader::ConfigReloader(std::string config_path, Loader load, Agent& agen
 Status ConfigReloader::Reload(std::string_view cause) {
   std::string policy_not_applied;
   Status outcome = [&]() -> Status {
-    auto reloaded = load_();
-    if (!reloaded) return reloaded.error();
+    NA_ASSIGN_OR_RETURN(auto reloaded, load_());
     // The policies first: a refusal there must not leave the new log level behind.
-    auto applied = agent_.ReloadConfigPolicies(config::PoliciesOf(*reloaded));
-    if (!applied) return applied.error();
-    if (!applied->policy_applied) policy_not_applied = applied->why_not;
+    NA_ASSIGN_OR_RETURN(auto applied, agent_.ReloadConfigPolicies(config::PoliciesOf(reloaded)));
+    if (!applied.policy_applied) policy_not_applied = applied.why_not;
     // The loader validated it.
-    if (Status node = agent_.ReloadNode(*config::NodeLayerFromConfig(reloaded->node())); !node) return node;
-    SetLogLevel(*ParseLogLevel(reloaded->log_level()));
+    NA_RETURN_IF_ERROR(agent_.ReloadNode(*config::NodeLayerFromConfig(reloaded.node())));
+    SetLogLevel(*ParseLogLevel(reloaded.log_level()));
     return OkStatus();
   }();
   Report(cause, outcome, policy_not_applied);

@@ -98,20 +98,18 @@ class FlagCursor {
     return args_[++i_];
   }
   Status Take(std::optional<std::string>& field) {
-    auto v = Value();
-    if (!v) return v.error();
-    if (v->empty()) return Bad(word_.name + ": must not be empty");
-    field = *v;
+    NA_ASSIGN_OR_RETURN(auto v, Value());
+    if (v.empty()) return Bad(word_.name + ": must not be empty");
+    field = v;
     return OkStatus();
   }
   // A number of seconds in [low, 86400].
   Status TakeSeconds(std::optional<double>& field, double low) {
-    auto v = Value();
-    if (!v) return v.error();
-    const std::optional<double> seconds = Seconds(*v);
+    NA_ASSIGN_OR_RETURN(auto v, Value());
+    const std::optional<double> seconds = Seconds(v);
     if (!seconds || *seconds < low || *seconds > 86400) {
       return Bad(word_.name + ": not a duration (30s, 500ms) or number of seconds in [" + std::to_string(static_cast<int>(low)) +
-                 ", 86400]: '" + *v + "'");
+                 ", 86400]: '" + v + "'");
     }
     field = *seconds;
     return OkStatus();
@@ -140,9 +138,8 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
     } else if (arg == "--restore-only") {
       flags.restore_only = true;
     } else if (arg == "--config") {
-      auto v = cursor.Value();
-      if (!v) return v.error();
-      flags.config_path = *v;
+      NA_ASSIGN_OR_RETURN(auto v, cursor.Value());
+      flags.config_path = v;
       flags.config_explicit = true;
     } else if (arg == "--state-dir") {
       status = cursor.Take(flags.state_dir);
@@ -159,24 +156,21 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
     } else if (arg == "--sources") {
       status = cursor.Take(flags.sources);
     } else if (arg == "--record-windows") {
-      auto v = cursor.Value();
-      if (!v) return v.error();
-      flags.record_windows = *v;
+      NA_ASSIGN_OR_RETURN(auto v, cursor.Value());
+      flags.record_windows = v;
     } else if (arg == "--default-mode") {
-      auto v = cursor.Value();
-      if (!v) return v.error();
-      auto mode = engine::ParseControllerMode(*v);
-      if (!mode) return Bad("--default-mode: unknown mode '" + *v + "' (off, adaptive, interrupt, poll, shadow)");
+      NA_ASSIGN_OR_RETURN(auto v, cursor.Value());
+      auto mode = engine::ParseControllerMode(v);
+      if (!mode) return Bad("--default-mode: unknown mode '" + v + "' (off, adaptive, interrupt, poll, shadow)");
       flags.default_mode = *mode;
     } else if (arg == "--min-disruptive-interval") {
       status = cursor.TakeSeconds(flags.min_disruptive_interval_seconds, 0);
     } else if (arg == "--target-idle") {
       status = cursor.TakeSeconds(flags.target_idle_seconds, 1);
     } else if (arg == "--exit-after") {
-      auto v = cursor.Value();
-      if (!v) return v.error();
-      const std::optional<double> seconds = Seconds(*v);
-      if (!seconds || *seconds <= 0) return Bad("--exit-after: not a positive number of seconds: '" + *v + "'");
+      NA_ASSIGN_OR_RETURN(auto v, cursor.Value());
+      const std::optional<double> seconds = Seconds(v);
+      if (!seconds || *seconds <= 0) return Bad("--exit-after: not a positive number of seconds: '" + v + "'");
       flags.exit_after_seconds = *seconds;
     } else {
       return Bad("unknown argument '" + args[i] + "' (see --help)");

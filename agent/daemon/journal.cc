@@ -56,27 +56,25 @@ std::string DescribeEntry(const v1::JournalEntry& entry) {
 }
 
 Status Journal::Load() {
-  auto loaded = store_.LoadJournalOrPrevious();
-  if (!loaded) return loaded.error();
-  auto log = store_.LoadJournalLog();
-  if (!log) return log.error();
+  NA_ASSIGN_OR_RETURN(auto loaded, store_.LoadJournalOrPrevious());
+  NA_ASSIGN_OR_RETURN(auto log, store_.LoadJournalLog());
   std::lock_guard lock(mutex_);
-  journal_ = std::move(loaded->journal);
-  for (StateStore::JournalRecord& record : log->records) {
+  journal_ = std::move(loaded.journal);
+  for (StateStore::JournalRecord& record : log.records) {
     const int i = Find(record.entry.lever(), record.entry.target());
     if (record.op == 'A' && i < 0) *journal_.add_entries() = std::move(record.entry);
     if (record.op == 'D' && i >= 0) journal_.mutable_entries()->erase(journal_.mutable_entries()->begin() + i);
   }
   size_.store(journal_.entries_size());
-  appended_ = log->records.size();
-  load_warning_ = std::move(loaded->warning);
-  if (!log->warning.empty()) load_warning_ += (load_warning_.empty() ? "" : "; ") + log->warning;
+  appended_ = log.records.size();
+  load_warning_ = std::move(loaded.warning);
+  if (!log.warning.empty()) load_warning_ += (load_warning_.empty() ? "" : "; ") + log.warning;
   return OkStatus();
 }
 
 Result<v1::Journal> Journal::ReadFrom(const StateStore& store) {
   Journal journal(store);
-  if (Status loaded = journal.Load(); !loaded) return loaded.error();
+  NA_RETURN_IF_ERROR(journal.Load());
   return journal.entries();
 }
 
@@ -93,7 +91,7 @@ int Journal::Find(const std::string& lever, const std::string& target) const {
 }
 
 Status Journal::Append(char op, const v1::JournalEntry& entry, bool sync) {
-  if (Status appended = store_.AppendJournalRecord(op, entry, sync); !appended) return appended;
+  NA_RETURN_IF_ERROR(store_.AppendJournalRecord(op, entry, sync));
   ++appended_;
   return OkStatus();
 }
@@ -113,7 +111,7 @@ Status Journal::WillChange(const v1::JournalEntry& entry) {
     journal_.mutable_entries(i)->set_time_unix_ns(entry.time_unix_ns());
     return OkStatus();
   }
-  if (Status saved = Append('A', entry, true); !saved) return saved;
+  NA_RETURN_IF_ERROR(Append('A', entry, true));
   *journal_.add_entries() = entry;
   size_.store(journal_.entries_size());
   CompactIfDue();
@@ -126,7 +124,7 @@ Status Journal::Restored(const std::string& lever, const std::string& target) {
   if (i < 0) return OkStatus();
   // Not synced: a drop lost to a crash repeats a restore, which is harmless; the next synced add makes it
   // durable with itself.
-  if (Status saved = Append('D', journal_.entries(i), false); !saved) return saved;
+  NA_RETURN_IF_ERROR(Append('D', journal_.entries(i), false));
   journal_.mutable_entries()->erase(journal_.mutable_entries()->begin() + i);
   size_.store(journal_.entries_size());
   CompactIfDue();

@@ -71,11 +71,11 @@ Result<v1::Config> LoadConfig(const DaemonFlags& flags) {
   if (flags.api_socket) config.mutable_api()->set_unix_socket(*flags.api_socket);
   if (flags.cpu_scheduling) config.set_cpu_scheduling(*flags.cpu_scheduling);
   if (config.cpu_scheduling().empty()) config.set_cpu_scheduling("batch");
-  if (Status valid = config::ValidateConfig(config); !valid) return valid.error();
+  NA_RETURN_IF_ERROR(config::ValidateConfig(config));
   if (!flags.metrics_listen || *flags.metrics_listen != "off") {
-    if (auto metrics = metrics::MetricsOptionsFromConfig(config.metrics()); !metrics) return metrics.error();
+    NA_RETURN_IF_ERROR(metrics::MetricsOptionsFromConfig(config.metrics()));
   }
-  if (auto api = api::ResolveApiConfig(config.api()); !api) return api.error();
+  NA_RETURN_IF_ERROR(api::ResolveApiConfig(config.api()));
   return config;
 }
 
@@ -162,7 +162,7 @@ Result<std::unique_ptr<metrics::AgentMetrics>> StartMetrics(const v1::Config& co
   auto metrics_options = metrics::MetricsOptionsFromConfig(config.metrics());
   auto agent_metrics = std::make_unique<metrics::AgentMetrics>(metrics_options->max_tracked_queues);
   agent_metrics->ExportPerQueueIntervalHistogram(metrics_options->per_queue_interval_histogram);
-  if (Status started = agent_metrics->Start(metrics_options->listen_address); !started) return started.error();
+  NA_RETURN_IF_ERROR(agent_metrics->Start(metrics_options->listen_address));
   return agent_metrics;
 }
 

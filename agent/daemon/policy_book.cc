@@ -39,47 +39,44 @@ static Status AboveFloors(const v1::Policy& policy, const std::string& where) {
 
 // Every level's profile expanded into its fields (profiles.h); errors name the level.
 static Result<v1::PolicySet> Expanded(v1::PolicySet set) {
-  auto global = config::ExpandProfile(set.policy(), "policy.profile");
-  if (!global) return global.error();
-  *set.mutable_policy() = *global;
+  NA_ASSIGN_OR_RETURN(auto global, config::ExpandProfile(set.policy(), "policy.profile"));
+  *set.mutable_policy() = global;
   for (auto& c : *set.mutable_controllers()) {
-    auto level = config::ExpandProfile(c.policy(), "controllers[" + c.controller() + "].policy.profile");
-    if (!level) return level.error();
-    *c.mutable_policy() = *level;
+    NA_ASSIGN_OR_RETURN(auto level,
+                        config::ExpandProfile(c.policy(), "controllers[" + c.controller() + "].policy.profile"));
+    *c.mutable_policy() = level;
   }
   for (auto& q : *set.mutable_queues()) {
-    auto level = config::ExpandProfile(q.policy(), "queues[" + QueueName(q.controller(), q.queue()) + "].policy.profile");
-    if (!level) return level.error();
-    *q.mutable_policy() = *level;
+    NA_ASSIGN_OR_RETURN(auto level, config::ExpandProfile(q.policy(), "queues[" + QueueName(q.controller(), q.queue()) +
+                                                                          "].policy.profile"));
+    *q.mutable_policy() = level;
   }
   for (auto& s : *set.mutable_selectors()) {
-    auto level = config::ExpandProfile(s.policy(), "selectors[" + s.name() + "].policy.profile");
-    if (!level) return level.error();
-    *s.mutable_policy() = *level;
+    NA_ASSIGN_OR_RETURN(auto level, config::ExpandProfile(s.policy(), "selectors[" + s.name() + "].policy.profile"));
+    *s.mutable_policy() = level;
   }
   return set;
 }
 
 Result<PolicyBook> PolicyBook::Create(v1::PolicySet policies) {
-  auto expanded = Expanded(policies);
-  if (!expanded) return expanded.error();
-  if (Status valid = config::ValidatePolicies(*expanded); !valid) return valid.error();
-  if (Status floor = AboveFloors(expanded->policy(), "policy."); !floor) return floor.error();
-  for (const auto& controller : expanded->controllers()) {
+  NA_ASSIGN_OR_RETURN(auto expanded, Expanded(policies));
+  NA_RETURN_IF_ERROR(config::ValidatePolicies(expanded));
+  NA_RETURN_IF_ERROR(AboveFloors(expanded.policy(), "policy."));
+  for (const auto& controller : expanded.controllers()) {
     if (Status floor = AboveFloors(controller.policy(), "controllers[" + controller.controller() + "].policy."); !floor)
       return floor.error();
   }
-  for (const auto& selector : expanded->selectors()) {
+  for (const auto& selector : expanded.selectors()) {
     if (Status floor = AboveFloors(selector.policy(), "selectors[" + selector.name() + "].policy."); !floor)
       return floor.error();
   }
-  for (const auto& queue : expanded->queues()) {
+  for (const auto& queue : expanded.queues()) {
     if (Status floor = AboveFloors(queue.policy(), "queues[" + QueueName(queue.controller(), queue.queue()) +
                                                        "].policy.");
         !floor)
       return floor.error();
   }
-  return PolicyBook(std::move(policies), std::move(*expanded));
+  return PolicyBook(std::move(policies), std::move(expanded));
 }
 
 engine::Policy PolicyBook::Effective(const engine::DeviceFacts& device, uint32_t queue) const {
@@ -160,10 +157,9 @@ Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request, std::ve
     if (!request.controller().empty() || request.queue() != 0) {
       return Invalid("selector: names an entry of its own; controller and queue must not be set with it");
     }
-    auto next = WithSelector(policies_, request);
-    if (!next) return next.error();
-    if (auto checked = config::Overlay(EffectiveGlobal(), request.policy(), "policy"); !checked) return checked.error();
-    return Create(std::move(*next));
+    NA_ASSIGN_OR_RETURN(auto next, WithSelector(policies_, request));
+    NA_RETURN_IF_ERROR(config::Overlay(EffectiveGlobal(), request.policy(), "policy"));
+    return Create(std::move(next));
   }
   if (request.remove()) return Invalid("remove: only a selector entry can be removed (set selector)");
   if (request.queue() != 0 && request.controller().empty()) {
@@ -199,7 +195,7 @@ Result<PolicyBook> PolicyBook::With(const v1::SetPolicyRequest& request, std::ve
     }
   }
   Apply(*layer, request.policy(), request.replace());
-  if (auto checked = config::Overlay(parent, *layer, "policy"); !checked) return checked.error();
+  NA_RETURN_IF_ERROR(config::Overlay(parent, *layer, "policy"));
   if (request.controller().empty() && request.policy().has_mode() &&
       request.policy().mode() == v1::CONTROLLER_MODE_OFF) {
     ClearModesBelowGlobal(next, cleared);

@@ -44,7 +44,7 @@ Status PolicySource::Persist(const PolicyBook& book, const v1::PolicyNote& note)
   if (file_authoritative_) return OkStatus();
   // The note first: a policy.json whose note is older only names the wrong caller; the reverse order
   // could leave a new policy without its note.
-  if (Status saved = store_.SavePolicyNote(note); !saved) return saved;
+  NA_RETURN_IF_ERROR(store_.SavePolicyNote(note));
   return store_.SavePolicy(book.policies());
 }
 
@@ -67,10 +67,9 @@ Result<std::optional<PolicyBook>> PolicySource::Reload(const v1::PolicySet& file
                " stays in force over the file's (nvme-adaptctl policy reset goes back to the file)";
     return std::optional<PolicyBook>();
   }
-  auto book = PolicyBook::Create(file);
-  if (!book) return book.error();
+  NA_ASSIGN_OR_RETURN(auto book, PolicyBook::Create(file));
   FromFile();
-  return std::optional<PolicyBook>(std::move(*book));
+  return std::optional<PolicyBook>(std::move(book));
 }
 
 v1::PolicyOrigin PolicySource::Origin(const PolicyBook& in_force) const {

@@ -50,9 +50,8 @@ Status StateStore::Open() const { return MakeDirectories(dir_, 0750); }
 
 Result<std::optional<v1::PolicySet>> StateStore::LoadPolicy() const {
   v1::PolicySet policy;
-  auto found = FromJsonFile(PolicyPath(), &policy);
-  if (!found) return found.error();
-  if (!*found) return std::optional<v1::PolicySet>();
+  NA_ASSIGN_OR_RETURN(auto found, FromJsonFile(PolicyPath(), &policy));
+  if (!found) return std::optional<v1::PolicySet>();
   if (Status valid = config::ValidatePolicies(policy); !valid) {
     return MakeError(ErrorCode::kInvalidArgument, PolicyPath() + ": " + valid.error().message);
   }
@@ -60,22 +59,19 @@ Result<std::optional<v1::PolicySet>> StateStore::LoadPolicy() const {
 }
 
 Status StateStore::SavePolicy(const v1::PolicySet& policy) const {
-  auto json = ToJson(policy, PolicyPath());
-  if (!json) return json.error();
-  return WriteFileAtomically(PolicyPath(), *json, 0640);
+  NA_ASSIGN_OR_RETURN(auto json, ToJson(policy, PolicyPath()));
+  return WriteFileAtomically(PolicyPath(), json, 0640);
 }
 
 Result<v1::PolicyNote> StateStore::LoadPolicyNote() const {
   v1::PolicyNote note;
-  auto found = FromJsonFile(PolicyNotePath(), &note);
-  if (!found) return found.error();
+  NA_RETURN_IF_ERROR(FromJsonFile(PolicyNotePath(), &note));
   return note;
 }
 
 Status StateStore::SavePolicyNote(const v1::PolicyNote& note) const {
-  auto json = ToJson(note, PolicyNotePath());
-  if (!json) return json.error();
-  return WriteFileAtomically(PolicyNotePath(), *json, 0640);
+  NA_ASSIGN_OR_RETURN(auto json, ToJson(note, PolicyNotePath()));
+  return WriteFileAtomically(PolicyNotePath(), json, 0640);
 }
 
 Status StateStore::ClearPolicy() const {
@@ -88,14 +84,12 @@ Status StateStore::ClearPolicy() const {
 
 Result<v1::Journal> StateStore::LoadJournal() const {
   v1::Journal journal;
-  auto found = FromJsonFile(JournalPath(), &journal);
-  if (!found) return found.error();
+  NA_RETURN_IF_ERROR(FromJsonFile(JournalPath(), &journal));
   return journal;
 }
 
 Status StateStore::SaveJournal(const v1::Journal& journal) const {
-  auto json = ToJson(journal, JournalPath());
-  if (!json) return json.error();
+  NA_ASSIGN_OR_RETURN(auto json, ToJson(journal, JournalPath()));
   // The journal being replaced becomes the previous copy: link it first, then rename over the link, so
   // that journal.prev.json is never missing once it existed. The directory fsync of the write below makes
   // both durable.
@@ -110,7 +104,7 @@ Status StateStore::SaveJournal(const v1::Journal& journal) const {
   } else if (errno != ENOENT) {
     return SysError("link " + JournalPath() + " to", link_path, errno);
   }
-  return WriteFileAtomically(JournalPath(), *json, 0640);
+  return WriteFileAtomically(JournalPath(), json, 0640);
 }
 
 Result<StateStore::LoadedJournal> StateStore::LoadJournalOrPrevious() const {
@@ -142,9 +136,8 @@ Result<StateStore::LoadedJournal> StateStore::LoadJournalOrPrevious() const {
 }
 
 Status StateStore::AppendJournalRecord(char op, const v1::JournalEntry& entry, bool sync) const {
-  auto json = ToJson(entry, JournalLogPath(), false);
-  if (!json) return json.error();
-  const std::string line = std::string(1, op) + " " + *json + "\n";
+  NA_ASSIGN_OR_RETURN(auto json, ToJson(entry, JournalLogPath(), false));
+  const std::string line = std::string(1, op) + " " + json + "\n";
   const std::string path = JournalLogPath();
   const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
   if (fd < 0) return SysError("open", path, errno);

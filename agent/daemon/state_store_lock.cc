@@ -28,7 +28,7 @@ std::string HolderPid(const std::string& state_dir) {
 std::string StateDirLockPath(const std::string& state_dir) { return state_dir + "/nvme-adaptd.lock"; }
 
 Result<StateDirLock> StateDirLock::Acquire(const std::string& state_dir) {
-  if (Status made = MakeDirectories(state_dir, 0750); !made) return made.error();
+  NA_RETURN_IF_ERROR(MakeDirectories(state_dir, 0750));
   const std::string path = StateDirLockPath(state_dir);
   // Held open read-only: a file open for writing would keep the state dir's file system from being remounted
   // read-only, which an operator (and the fault campaign) may do while the daemon runs. The pid goes to a

@@ -73,31 +73,28 @@ RealDiscovery::ObservedTargets ObservedTargetsOf(const collect::Collector* colle
 }  // namespace
 
 Result<Components> BuildComponents(const v1::Config& config, const DaemonFlags& flags) {
-  auto sources = ParseSources(flags.sources);
-  if (!sources) return sources.error();
-  auto settings = config::LeverSettingsFromConfig(config);
-  if (!settings) return settings.error();
-  if (flags.dry_run) settings->dry_run = true;
+  NA_ASSIGN_OR_RETURN(auto sources, ParseSources(flags.sources));
+  NA_ASSIGN_OR_RETURN(auto settings, config::LeverSettingsFromConfig(config));
+  if (flags.dry_run) settings.dry_run = true;
 
   collect::CollectorOptions collector_options;
-  collector_options.kernel_nvme = sources->kernel;
-  collector_options.block = sources->block;
-  auto collector = collect::OpenCollector(collector_options);
-  if (!collector) return collector.error();
+  collector_options.kernel_nvme = sources.kernel;
+  collector_options.block = sources.block;
+  NA_ASSIGN_OR_RETURN(auto collector, collect::OpenCollector(collector_options));
 
   discover::DiscoveryOptions discovery_options;
   discovery_options.runtime_dir = config.runtime_dir();
-  discovery_options.kernel = sources->kernel;
-  discovery_options.uvnvme = sources->uvnvme;
+  discovery_options.kernel = sources.kernel;
+  discovery_options.uvnvme = sources.uvnvme;
   if (flags.target_idle_seconds) {
     discovery_options.target_idle = static_cast<engine::Nanos>(*flags.target_idle_seconds * 1e9);
   }
   // The components own the collector as long as the discovery that asks it.
-  auto discovery = std::make_shared<RealDiscovery>(discovery_options, ObservedTargetsOf(collector->get()));
+  auto discovery = std::make_shared<RealDiscovery>(discovery_options, ObservedTargetsOf(collector.get()));
 
   Components components;
-  components.collector = std::move(*collector);
-  components.levers = std::make_unique<OwningLevers>(std::move(*settings), actuate::LeverEnvironment{}, discovery);
+  components.collector = std::move(collector);
+  components.levers = std::make_unique<OwningLevers>(std::move(settings), actuate::LeverEnvironment{}, discovery);
   components.discovery = std::make_unique<SharedDiscovery>(std::move(discovery));
   return components;
 }

@@ -90,30 +90,29 @@ std::string Bounded(std::string_view text, size_t limit) {
 
 Result<ControlClient> ControlClient::Connect(const std::string& path, int timeout_ms) {
   struct stat st{};
-  auto path_fd = OpenSocketFile(path, &st);
-  if (!path_fd) return path_fd.error();
+  NA_ASSIGN_OR_RETURN(auto path_fd, OpenSocketFile(path, &st));
   // Connecting through the opened file, not the name, so that the checked file is the one connected to.
-  const std::string via = "/proc/self/fd/" + std::to_string(*path_fd);
+  const std::string via = "/proc/self/fd/" + std::to_string(path_fd);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, via.c_str(), via.size() + 1);
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     const int err = errno;
-    close(*path_fd);
+    close(path_fd);
     return SysError("socket", path, err);
   }
   ControlClient client(fd, path, timeout_ms);
   const int64_t deadline = MonotonicNanos() + int64_t{timeout_ms} * kNanosPerMilli;
   for (;;) {
     if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-      close(*path_fd);
-      if (Status trusted = client.CheckPeer(st); !trusted) return trusted.error();
+      close(path_fd);
+      NA_RETURN_IF_ERROR(client.CheckPeer(st));
       return client;
     }
     const int err = errno;
     if (err == EINTR) continue;
-    if (err != EAGAIN && err != EINPROGRESS) close(*path_fd);
+    if (err != EAGAIN && err != EINPROGRESS) close(path_fd);
     if (err == ECONNREFUSED) {
       Error error = MakeError(ErrorCode::kUnavailable,
                               "connect " + path + ": connection refused (stale socket: no process listens)");
@@ -123,7 +122,7 @@ Result<ControlClient> ControlClient::Connect(const std::string& path, int timeou
     if (err != EAGAIN && err != EINPROGRESS) return SysError("connect", path, err);
     // The listener's backlog is full: it may drain soon.
     if (RemainingMillis(deadline) == 0) {
-      close(*path_fd);
+      close(path_fd);
       return Timeout(path, timeout_ms, "not accepting connections");
     }
     usleep(5000);
@@ -135,7 +134,6 @@ Status ControlClient::CheckPeer(const struct stat& file) {
   socklen_t size = sizeof peer;
   if (getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) return SysError("SO_PEERCRED of", path_, errno);
   peer_pid_ = peer.pid;
-  peer_uid_ = peer.uid;
   if (file.st_uid != peer.uid) {
     return Untrusted(path_, "the socket file is owned by uid " + std::to_string(file.st_uid) +
                                 " but served by uid " + std::to_string(peer.uid) + " (pid " +
@@ -150,7 +148,7 @@ Status ControlClient::CheckPeer(const struct stat& file) {
 }
 
 ControlClient::ControlClient(ControlClient&& other) noexcept
-    : fd_(other.fd_), peer_pid_(other.peer_pid_), peer_uid_(other.peer_uid_), path_(std::move(other.path_)),
+    : fd_(other.fd_), peer_pid_(other.peer_pid_), path_(std::move(other.path_)),
       timeout_ms_(other.timeout_ms_),
       pending_(std::move(other.pending_)) {
   other.fd_ = -1;
@@ -161,7 +159,6 @@ ControlClient& ControlClient::operator=(ControlClient&& other) noexcept {
     if (fd_ >= 0) close(fd_);
     fd_ = other.fd_;
     peer_pid_ = other.peer_pid_;
-    peer_uid_ = other.peer_uid_;
     path_ = std::move(other.path_);
     timeout_ms_ = other.timeout_ms_;
     pending_ = std::move(other.pending_);
@@ -188,9 +185,8 @@ Status ControlClient::SendAll(const std::string& bytes, int64_t deadline) {
       if (errno == EPIPE || errno == ECONNRESET) error.code = ErrorCode::kUnavailable;
       return error;
     }
-    auto ready = WaitFor(fd_, POLLOUT, deadline, path_);
-    if (!ready) return ready.error();
-    if (!*ready) return Timeout(path_, timeout_ms_, "request not taken");
+    NA_ASSIGN_OR_RETURN(auto ready, WaitFor(fd_, POLLOUT, deadline, path_));
+    if (!ready) return Timeout(path_, timeout_ms_, "request not taken");
   }
   return OkStatus();
 }
@@ -223,20 +219,18 @@ Result<std::string> ControlClient::ReadLine(int64_t deadline) {
       if (errno == ECONNRESET) error.code = ErrorCode::kUnavailable;
       return error;
     }
-    auto ready = WaitFor(fd_, POLLIN, deadline, path_);
-    if (!ready) return ready.error();
-    if (!*ready) return Timeout(path_, timeout_ms_, "no reply");
+    NA_ASSIGN_OR_RETURN(auto ready, WaitFor(fd_, POLLIN, deadline, path_));
+    if (!ready) return Timeout(path_, timeout_ms_, "no reply");
   }
 }
 
 Result<nlohmann::json> ControlClient::Call(const nlohmann::json& request) {
   const int64_t deadline = MonotonicNanos() + int64_t{timeout_ms_} * kNanosPerMilli;
-  if (Status sent = SendAll(request.dump() + "\n", deadline); !sent) return sent.error();
-  auto line = ReadLine(deadline);
-  if (!line) return line.error();
-  nlohmann::json reply = nlohmann::json::parse(*line, nullptr, /*allow_exceptions=*/false);
+  NA_RETURN_IF_ERROR(SendAll(request.dump() + "\n", deadline));
+  NA_ASSIGN_OR_RETURN(auto line, ReadLine(deadline));
+  nlohmann::json reply = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (reply.is_discarded() || !reply.is_object()) {
-    return MakeError(ErrorCode::kIo, path_ + ": reply is not a JSON object: '" + Bounded(*line, 80) + "'");
+    return MakeError(ErrorCode::kIo, path_ + ": reply is not a JSON object: '" + Bounded(line, 80) + "'");
   }
   const auto ok = reply.find("ok");
   if (ok == reply.end() || !ok->is_boolean()) {

@@ -42,7 +42,6 @@ class ControlClient {
   const std::string& path() const { return path_; }
   // The listening process as the kernel reports it (SO_PEERCRED), in this process's pid namespace.
   pid_t peer_pid() const { return peer_pid_; }
-  uid_t peer_uid() const { return peer_uid_; }
 
   static constexpr size_t kMaxReplyBytes = 64 * 1024;  // the protocol's 4096 with room for long queue lists
   static constexpr size_t kMaxKeptTextBytes = 200;     // of a driver's error message, in errors we keep
@@ -55,7 +54,6 @@ class ControlClient {
 
   int fd_ = -1;
   pid_t peer_pid_ = 0;
-  uid_t peer_uid_ = 0;
   std::string path_;
   int timeout_ms_ = 0;
   std::string pending_;  // bytes read past the last reply line

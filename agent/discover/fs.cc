@@ -36,9 +36,8 @@ Result<std::string> ReadText(const std::string& path, size_t limit) {
 }
 
 Result<std::string> ReadTrimmed(const std::string& path) {
-  auto text = ReadText(path);
-  if (!text) return text;
-  return std::string(Trim(*text));
+  NA_ASSIGN_OR_RETURN(auto text, ReadText(path));
+  return std::string(Trim(text));
 }
 
 Result<std::vector<std::string>> ListDir(const std::string& path) {

@@ -163,11 +163,10 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   c.address = OptionalAttribute(dir, "address");
   c.subsysnqn = OptionalAttribute(dir, "subsysnqn");
 
-  auto entries = ListDir(dir);
-  if (!entries) return entries.error();
+  NA_ASSIGN_OR_RETURN(auto entries, ListDir(dir));
   std::map<uint32_t, std::vector<uint32_t>> cpus_by_qid;
   bool have_hctx = false;
-  for (const auto& entry : *entries) {
+  for (const auto& entry : entries) {
     if (!IsNamespaceName(entry)) continue;
     Namespace ns;
     ns.name = entry;
@@ -181,9 +180,8 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
       uint32_t index = 0;
       if (!ParseU32(hctx, &index)) continue;
       const std::string list_path = JoinPath(JoinPath(mq, hctx), "cpu_list");
-      auto text = ReadText(list_path);
-      if (!text) return text.error();
-      auto cpus = ParseCpuList(*text);
+      NA_ASSIGN_OR_RETURN(auto text, ReadText(list_path));
+      auto cpus = ParseCpuList(text);
       if (!cpus) return MakeError(ErrorCode::kIo, list_path + ": " + cpus.error().message);
       cpus_by_qid[index + 1] = std::move(*cpus);
       have_hctx = true;
@@ -231,10 +229,9 @@ Result<std::vector<Controller>> DiscoverKernel(const DiscoveryOptions& options, 
   std::vector<Controller> controllers;
   const std::string class_dir = JoinPath(options.sysfs_root, "class/nvme");
   if (!IsDirectory(class_dir)) return controllers;  // no nvme module: no kernel controllers
-  auto entries = ListDir(class_dir);
-  if (!entries) return entries.error();
+  NA_ASSIGN_OR_RETURN(auto entries, ListDir(class_dir));
   std::vector<std::pair<uint32_t, std::string>> names;
-  for (const auto& entry : *entries) {
+  for (const auto& entry : entries) {
     uint32_t instance = 0;
     if (IsControllerName(entry, &instance)) names.emplace_back(instance, entry);
   }
@@ -246,9 +243,8 @@ Result<std::vector<Controller>> DiscoverKernel(const DiscoveryOptions& options, 
   const std::string interrupts_path = JoinPath(options.procfs_root, "interrupts");
   // The kernel writes this file, and its size grows with CPUs times IRQs (well over 16 MiB on a 512-CPU
   // host): no fixed bound, or such a host would have no kernel queues at all.
-  auto interrupts = ReadText(interrupts_path, kUnboundedRead);
-  if (!interrupts) return interrupts.error();
-  const std::vector<IrqLine> lines = ParseInterrupts(*interrupts);
+  NA_ASSIGN_OR_RETURN(auto interrupts, ReadText(interrupts_path, kUnboundedRead));
+  const std::vector<IrqLine> lines = ParseInterrupts(interrupts);
   KernelFacts facts;
   for (const IrqLine& line : lines) {
     for (const auto& handler : line.handlers) {

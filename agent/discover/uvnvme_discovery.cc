@@ -75,22 +75,19 @@ Queue DriverQueue(uint32_t pid, uint32_t ctrl, uint32_t qid, ReapMode mode) {
 }
 
 Result<DriverListing> ReadProcess(const std::string& path, int timeout_ms) {
-  auto client = ControlClient::Connect(path, timeout_ms);
-  if (!client) return client.error();
-  auto reply = client->Call({{"op", "list"}});
-  if (!reply) return reply.error();
+  NA_ASSIGN_OR_RETURN(auto client, ControlClient::Connect(path, timeout_ms));
+  NA_ASSIGN_OR_RETURN(auto reply, client.Call({{"op", "list"}}));
 
-  const uint32_t pid = static_cast<uint32_t>(client->peer_pid());
-  if (reply->contains("pid")) {
-    auto reported = UnsignedField(*reply, "pid", path);
-    if (!reported) return reported.error();
-    if (*reported != pid) {
-      return MakeError(ErrorCode::kPermissionDenied, path + ": refused: reports pid " + std::to_string(*reported) +
+  const uint32_t pid = static_cast<uint32_t>(client.peer_pid());
+  if (reply.contains("pid")) {
+    NA_ASSIGN_OR_RETURN(auto reported, UnsignedField(reply, "pid", path));
+    if (reported != pid) {
+      return MakeError(ErrorCode::kPermissionDenied, path + ": refused: reports pid " + std::to_string(reported) +
                                                          " but its socket is served by pid " + std::to_string(pid));
     }
   }
-  const auto queues = reply->find("queues");
-  if (queues == reply->end() || !queues->is_array()) {
+  const auto queues = reply.find("queues");
+  if (queues == reply.end() || !queues->is_array()) {
     return MakeError(ErrorCode::kIo, path + ": \"queues\" missing or not an array");
   }
   std::map<uint32_t, Controller> by_ctrl;
@@ -100,10 +97,8 @@ Result<DriverListing> ReadProcess(const std::string& path, int timeout_ms) {
     const nlohmann::json& entry = (*queues)[i];
     const std::string where = path + ": queues[" + std::to_string(i) + "]";
     if (!entry.is_object()) return MakeError(ErrorCode::kIo, where + ": not an object");
-    auto ctrl = UnsignedField(entry, "ctrl", where);
-    if (!ctrl) return ctrl.error();
-    auto qid = UnsignedField(entry, "qid", where);
-    if (!qid) return qid.error();
+    NA_ASSIGN_OR_RETURN(auto ctrl, UnsignedField(entry, "ctrl", where));
+    NA_ASSIGN_OR_RETURN(auto qid, UnsignedField(entry, "qid", where));
     const auto mode_field = entry.find("mode");
     const std::optional<ReapMode> mode =
         mode_field != entry.end() && mode_field->is_string()
@@ -111,12 +106,12 @@ Result<DriverListing> ReadProcess(const std::string& path, int timeout_ms) {
             : std::nullopt;
     if (!mode) return MakeError(ErrorCode::kIo, where + ": \"mode\" is not \"interrupt\" or \"poll\"");
 
-    if (!by_ctrl.contains(*ctrl) && by_ctrl.size() >= kMaxControllersPerDriver) {
+    if (!by_ctrl.contains(ctrl) && by_ctrl.size() >= kMaxControllersPerDriver) {
       ++over_limit;
       continue;
     }
-    Controller& c = by_ctrl[*ctrl];
-    if (!listed.insert({*ctrl, *qid}).second) {
+    Controller& c = by_ctrl[ctrl];
+    if (!listed.insert({ctrl, qid}).second) {
       ++duplicates;
       continue;
     }
@@ -124,8 +119,8 @@ Result<DriverListing> ReadProcess(const std::string& path, int timeout_ms) {
       ++over_limit;
       continue;
     }
-    if (c.name.empty()) c = DriverController(pid, *ctrl, path);
-    c.queues.push_back(DriverQueue(pid, *ctrl, *qid, *mode));
+    if (c.name.empty()) c = DriverController(pid, ctrl, path);
+    c.queues.push_back(DriverQueue(pid, ctrl, qid, *mode));
   }
   DriverListing listing;
   listing.pid = static_cast<pid_t>(pid);

@@ -136,8 +136,6 @@ const PolicyField* FindPolicyTraceKey(std::string_view key) {
   return it == std::end(kFields) ? nullptr : &*it;
 }
 
-int64_t PolicyFieldDefault(const PolicyField& field) { return field.get(Policy{}); }
-
 std::string PolicyFieldBounds(const PolicyField& field) {
   if (field.kind == K::kFlag) return "0|1";
   const std::string max = std::to_string(field.max);

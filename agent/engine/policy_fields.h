@@ -51,8 +51,6 @@ std::span<const PolicyField> PolicyFields();
 const PolicyField* FindPolicyField(std::string_view name);
 const PolicyField* FindPolicyTraceKey(std::string_view key);
 
-// Policy{}'s value of the field (its default lives with the member, in policy.h).
-int64_t PolicyFieldDefault(const PolicyField& field);
 // "[1, 1048575]", "0 or [backoff_windows, 16777216]", "0|1" or the modes.
 std::string PolicyFieldBounds(const PolicyField& field);
 

@@ -35,9 +35,8 @@ Result<PaceMiss> ParsePaceMiss(std::string_view miss) {
 Status ApplyTimerWords(std::span<const std::string_view> words, WindowProgress& progress) {
   for (std::string_view word : words) {
     if (word.starts_with("inflight=")) {
-      auto n = TraceNumber<uint32_t>(word.substr(9), "inflight");
-      if (!n) return n.error();
-      progress.in_flight = *n;
+      NA_ASSIGN_OR_RETURN(auto n, TraceNumber<uint32_t>(word.substr(9), "inflight"));
+      progress.in_flight = n;
     } else if (word == "unread=1") {
       progress.known = false;
     } else {
@@ -91,15 +90,13 @@ Status TraceReplayer::Apply(std::string_view line) {
   Record record{std::span<const std::string_view>(words)};
   if (needs != Needs::kNothing) {
     if (words.size() < 2) return BadTraceLine(std::string(verb) + ": no queue");
-    auto queue = Lookup(words[1]);
-    if (!queue) return queue.error();
-    record.queue = *queue;
+    NA_ASSIGN_OR_RETURN(auto queue, Lookup(words[1]));
+    record.queue = queue;
   }
   if (needs == Needs::kQueueAndTime) {
     if (words.size() < 3) return BadTraceLine(std::string(verb) + ": no time");
-    auto now = TraceNumber<Nanos>(words[2], "now");
-    if (!now) return now.error();
-    record.now = *now;
+    NA_ASSIGN_OR_RETURN(auto now, TraceNumber<Nanos>(words[2], "now"));
+    record.now = now;
   }
   if (kind == nullptr) return BadTraceLine("unknown verb '" + std::string(verb) + "'");
   return (this->*kind->decode)(record);
@@ -111,15 +108,13 @@ Status TraceReplayer::DecodeQueue(const Record& record) {
   if (handles_.count(std::string(w[1]))) return BadTraceLine("queue '" + std::string(w[1]) + "' exists");
   QueueSetup setup;
   setup.policy = ReplayDefaultPolicy();
-  auto rest = ApplyPolicyWords(w.subspan(2), setup.policy);
-  if (!rest) return rest.error();
-  for (auto [key, value] : *rest) {
+  NA_ASSIGN_OR_RETURN(auto rest, ApplyPolicyWords(w.subspan(2), setup.policy));
+  for (auto [key, value] : rest) {
     if (key == "eligible") {
       setup.eligible = value == "1";
     } else if (key == "reap" || key == "safe") {
-      auto mode = TraceReapMode(value);
-      if (!mode) return mode.error();
-      (key == "reap" ? setup.current : setup.safe) = *mode;
+      NA_ASSIGN_OR_RETURN(auto mode, TraceReapMode(value));
+      (key == "reap" ? setup.current : setup.safe) = mode;
     } else {
       return BadTraceLine("queue: unknown key '" + std::string(key) + "'");
     }
@@ -133,9 +128,8 @@ Status TraceReplayer::DecodeQueue(const Record& record) {
 
 Status TraceReplayer::DecodeRemove(const Record& record) {
   NA_RETURN_IF_ERROR(Expect(record.words, 2, "remove NAME"));
-  auto handle = Lookup(record.words[1]);
-  if (!handle) return handle.error();
-  engine_.RemoveQueue(*handle);
+  NA_ASSIGN_OR_RETURN(auto handle, Lookup(record.words[1]));
+  engine_.RemoveQueue(handle);
   handles_.erase(std::string(record.words[1]));
   return OkStatus();
 }
@@ -161,9 +155,8 @@ Status TraceReplayer::DecodeWindow(const Record& record) {
   r.start = *start;
   r.end = *end;
   if (w.size() > 6) {
-    auto miss = ParsePaceMiss(w[6]);
-    if (!miss) return miss.error();
-    r.pace_miss = *miss;
+    NA_ASSIGN_OR_RETURN(auto miss, ParsePaceMiss(w[6]));
+    r.pace_miss = miss;
   }
   Emit(w[1], engine_.OnWindow(r));
   return OkStatus();
@@ -184,17 +177,15 @@ Status TraceReplayer::DecodeTimer(const Record& record) {
   progress.start = *start;
   progress.completions = *completions;
   progress.last = *last;
-  auto rest = ApplyTimerWords(w.size() > 6 ? w.subspan(6) : std::span<const std::string_view>(), progress);
-  if (!rest) return rest;
+  NA_RETURN_IF_ERROR(ApplyTimerWords(w.size() > 6 ? w.subspan(6) : std::span<const std::string_view>(), progress));
   Emit(w[1], engine_.OnTimer(record.queue, *now, progress));
   return OkStatus();
 }
 
 Status TraceReplayer::DecodePolicy(const Record& record) {
   Policy policy = engine_.View(record.queue).policy;
-  auto rest = ApplyPolicyWords(record.words.subspan(3), policy);
-  if (!rest) return rest.error();
-  if (!rest->empty()) return BadTraceLine("policy: unknown key '" + std::string(rest->front().first) + "'");
+  NA_ASSIGN_OR_RETURN(auto rest, ApplyPolicyWords(record.words.subspan(3), policy));
+  if (!rest.empty()) return BadTraceLine("policy: unknown key '" + std::string(rest.front().first) + "'");
   NA_RETURN_IF_ERROR(ValidatePolicy(policy, ""));
   Emit(record.words[1], engine_.SetPolicy(record.queue, policy, record.now));
   return OkStatus();
@@ -205,14 +196,12 @@ Status TraceReplayer::DecodeOverride(const Record& record) {
   NA_RETURN_IF_ERROR(Expect(w, 4, "override NAME NOW MODE|none [expires=NS]"));
   std::optional<Override> o;
   if (w[3] != "none") {
-    auto mode = TraceReapMode(w[3]);
-    if (!mode) return mode.error();
-    o = Override{*mode, 0};
+    NA_ASSIGN_OR_RETURN(auto mode, TraceReapMode(w[3]));
+    o = Override{mode, 0};
     if (w.size() > 4) {
       if (!w[4].starts_with("expires=")) return BadTraceLine("override: expected expires=NS");
-      auto expires = TraceNumber<Nanos>(w[4].substr(8), "expires");
-      if (!expires) return expires.error();
-      o->expires_at = *expires;
+      NA_ASSIGN_OR_RETURN(auto expires, TraceNumber<Nanos>(w[4].substr(8), "expires"));
+      o->expires_at = expires;
     }
   }
   Emit(w[1], engine_.SetOverride(record.queue, o, record.now));
@@ -221,9 +210,8 @@ Status TraceReplayer::DecodeOverride(const Record& record) {
 
 Status TraceReplayer::DecodeLever(const Record& record) {
   NA_RETURN_IF_ERROR(Expect(record.words, 4, "lever NAME NOW MODE"));
-  auto mode = TraceReapMode(record.words[3]);
-  if (!mode) return mode.error();
-  Emit(record.words[1], engine_.OnLeverResult(record.queue, *mode, record.now));
+  NA_ASSIGN_OR_RETURN(auto mode, TraceReapMode(record.words[3]));
+  Emit(record.words[1], engine_.OnLeverResult(record.queue, mode, record.now));
   return OkStatus();
 }
 

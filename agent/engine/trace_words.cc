@@ -52,12 +52,11 @@ Result<TraceKeyValues> ApplyPolicyWords(std::span<const std::string_view> words,
       field->set(policy, value == "1");
     } else {
       // Read as the widest kind, then refused outside the member's type: ValidatePolicy judges the rest.
-      auto n = TraceNumber<int64_t>(value, key);
-      if (!n) return n.error();
-      if (field->kind != PolicyFieldKind::kNanos && (*n < 0 || *n > int64_t{UINT32_MAX})) {
+      NA_ASSIGN_OR_RETURN(auto n, TraceNumber<int64_t>(value, key));
+      if (field->kind != PolicyFieldKind::kNanos && (n < 0 || n > int64_t{UINT32_MAX})) {
         return BadTraceLine(std::string(key) + ": not a 32-bit count: '" + std::string(value) + "'");
       }
-      field->set(policy, *n);
+      field->set(policy, n);
     }
   }
   return rest;

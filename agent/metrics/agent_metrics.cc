@@ -83,7 +83,7 @@ AgentMetrics::~AgentMetrics() {
 
 Status AgentMetrics::Start(const std::string& listen_address) {
   if (exposer_) return MakeError(ErrorCode::kFailedPrecondition, "metrics: already serving");
-  if (Status valid = ValidateListenAddress(listen_address); !valid) return valid;
+  NA_RETURN_IF_ERROR(ValidateListenAddress(listen_address));
   try {
     auto exposer = std::make_unique<prometheus::Exposer>(listen_address, kExposerThreads);
     exposer->RegisterCollectable(state_);
@@ -163,11 +163,6 @@ bool AgentMetrics::IsTracked(QueueId id) const {
 void AgentMetrics::ExportPerQueueIntervalHistogram(bool on) {
   std::lock_guard lock(state_->mutex);
   state_->agent.per_queue_interval_histogram = on;
-}
-
-void AgentMetrics::SetEligible(QueueId id, bool eligible) {
-  std::lock_guard lock(state_->mutex);
-  if (QueueSeries* series = state_->Find(static_cast<uint64_t>(id))) series->eligible = eligible;
 }
 
 void AgentMetrics::SetPollThreshold(QueueId id, engine::Nanos poll_threshold) {

@@ -71,7 +71,6 @@ class AgentMetrics {
   // only (MetricsOptions::per_queue_interval_histogram).
   void ExportPerQueueIntervalHistogram(bool on);
 
-  void SetEligible(QueueId id, bool eligible);
   void SetPollThreshold(QueueId id, engine::Nanos poll_threshold);
   // The collector's absolute counters of the queue and the mode it is reaped in now. Call it after every
   // mode change and at least once per scrape interval: counters are exported as last given.

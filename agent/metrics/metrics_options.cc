@@ -31,7 +31,7 @@ Status ValidateListenAddress(std::string_view address) {
 Result<MetricsOptions> MetricsOptionsFromConfig(const v1::MetricsConfig& config) {
   MetricsOptions options;
   if (!config.listen_address().empty()) options.listen_address = config.listen_address();
-  if (Status valid = ValidateListenAddress(options.listen_address); !valid) return valid.error();
+  NA_RETURN_IF_ERROR(ValidateListenAddress(options.listen_address));
   if (config.max_tracked_queues() > kMaxMaxTrackedQueues) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "metrics.max_tracked_queues: " + std::to_string(config.max_tracked_queues()) +

@@ -36,14 +36,13 @@ bool ParseUnsigned(std::string_view text, uint64_t& out) {
 
 Result<uint64_t> BootTimeSeconds() {
   const std::string path = "/proc/stat";
-  auto text = ReadWholeFile(path, kMaxProcFileBytes);
-  if (!text) return text.error();
-  const size_t at = text->find("\nbtime ");
+  NA_ASSIGN_OR_RETURN(auto text, ReadWholeFile(path, kMaxProcFileBytes));
+  const size_t at = text.find("\nbtime ");
   uint64_t btime = 0;
   if (at != std::string::npos) {
     const size_t start = at + 7;
-    const size_t end = text->find('\n', start);
-    if (ParseUnsigned(std::string_view(*text).substr(start, end - start), btime)) return btime;
+    const size_t end = text.find('\n', start);
+    if (ParseUnsigned(std::string_view(text).substr(start, end - start), btime)) return btime;
   }
   return MakeError(ErrorCode::kIo, path + ": no btime line");
 }
@@ -66,12 +65,11 @@ Result<uint64_t> CountOpenFds(const std::string& fd_dir) {
 
 Result<ProcessStats> ReadProcessStats(const std::string& proc_dir) {
   const std::string stat_path = proc_dir + "/stat";
-  auto stat = ReadWholeFile(stat_path, kMaxProcFileBytes);
-  if (!stat) return stat.error();
+  NA_ASSIGN_OR_RETURN(auto stat, ReadWholeFile(stat_path, kMaxProcFileBytes));
   // Field 2 (comm) is in parentheses and may hold spaces or parentheses itself: count from the last ')'.
-  const size_t comm_end = stat->rfind(')');
+  const size_t comm_end = stat.rfind(')');
   if (comm_end == std::string::npos) return MakeError(ErrorCode::kIo, stat_path + ": no ')' after comm");
-  const std::vector<std::string_view> fields = SplitFields(std::string_view(*stat).substr(comm_end + 1));
+  const std::vector<std::string_view> fields = SplitFields(std::string_view(stat).substr(comm_end + 1));
   // fields[0] is field 3 (state): field N of proc(5) is fields[N - 3].
   constexpr size_t kUtime = 14 - 3, kStime = 15 - 3, kStartTime = 22 - 3, kVsize = 23 - 3, kRss = 24 - 3;
   uint64_t utime = 0, stime = 0, start_ticks = 0, vsize = 0, rss_pages = 0;
@@ -84,10 +82,8 @@ Result<ProcessStats> ReadProcessStats(const std::string& proc_dir) {
   const long page_size = sysconf(_SC_PAGESIZE);
   if (ticks_per_second <= 0 || page_size <= 0) return SysError("sysconf", "_SC_CLK_TCK/_SC_PAGESIZE", errno);
 
-  auto boot_time = BootTimeSeconds();
-  if (!boot_time) return boot_time.error();
-  auto open_fds = CountOpenFds(proc_dir + "/fd");
-  if (!open_fds) return open_fds.error();
+  NA_ASSIGN_OR_RETURN(auto boot_time, BootTimeSeconds());
+  NA_ASSIGN_OR_RETURN(auto open_fds, CountOpenFds(proc_dir + "/fd"));
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return SysError("getrlimit", "RLIMIT_NOFILE", errno);
 
@@ -96,8 +92,8 @@ Result<ProcessStats> ReadProcessStats(const std::string& proc_dir) {
   out.cpu_seconds = static_cast<double>(utime + stime) / ticks;
   out.resident_bytes = rss_pages * static_cast<uint64_t>(page_size);
   out.virtual_bytes = vsize;
-  out.start_time_seconds = static_cast<double>(*boot_time) + static_cast<double>(start_ticks) / ticks;
-  out.open_fds = *open_fds;
+  out.start_time_seconds = static_cast<double>(boot_time) + static_cast<double>(start_ticks) / ticks;
+  out.open_fds = open_fds;
   out.max_fds = limit.rlim_cur;
   return out;
 }
