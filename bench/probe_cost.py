@@ -160,7 +160,8 @@ class Collectors:
 def run_process(build, binary, group, load_name, args, where, program_time):
     """One uvnvme-load process at one load, its measured phases alternating between the group's variants:
     a run's own state (the bimodal wake-up cost at QD1) is shared by both sides of each pair instead of
-    deciding one side. Returns [(pair, variant, phase report)] for the phases whose probes were as planned."""
+    deciding one side. Returns the (pair, variant, phase report) of the phases whose probes were as planned,
+    those of the phases where they were not, and the run's device clock."""
     load = os.path.abspath(f"{build}/uvnvme/{binary}")
     plan = block_plan(group, args.pairs)
     phases = [f"{WARMUP_SECONDS}s:{load_name}"]
@@ -198,10 +199,10 @@ def run_process(build, binary, group, load_name, args, where, program_time):
 
 
 def run_pairs(build, variants, args, where, program_time):
-    """runs[variant][load] = one sample per pair whose phases all ran as planned; dropped[load] = the pairs
-    left out because a collector change fell inside one of their phases."""
+    """runs[variant][load] = one sample per pair whose phases all ran as planned; dropped["BINARY/LOAD"] = the
+    pairs of that process left out because a collector change fell inside one of their phases."""
     runs = {v: {name: [] for name in LOADS} for v in variants}
-    dropped = {name: [] for name in LOADS}
+    dropped = {}
     device_clocks = set()
     for binary, group in binary_groups(variants).items():
         group = sorted(group, key=lambda v: VARIANTS[v][2] is not None)  # the base first
@@ -209,7 +210,7 @@ def run_pairs(build, variants, args, where, program_time):
             kept, broken, device_clock = run_process(build, binary, group, name, args, where, program_time)
             device_clocks.add(device_clock)
             bad_pairs = {pair for pair, _, _ in broken}
-            dropped[name] += sorted(bad_pairs)
+            dropped[f"{binary}/{name}"] = sorted(bad_pairs)
             for pair, variant, phase in kept:
                 if pair in bad_pairs:
                     continue
