@@ -13,8 +13,9 @@ Result<NodeLayerConfig> NodeLayerFromConfig(const v1::NodeConfig& node) {
   if (node.has_min_headroom()) s.min_headroom = node.min_headroom();
   if (node.has_stop_headroom()) s.stop_headroom = node.stop_headroom();
   if (node.has_pressure_some_limit()) s.pressure_some_limit = node.pressure_some_limit();
-  if (node.has_pressure_some_stop()) s.pressure_some_stop = node.pressure_some_stop();
-  if (node.has_pressure_full_stop()) s.pressure_full_stop = node.pressure_full_stop();
+  if (node.has_pressure_idle_share()) s.pressure_idle_share = node.pressure_idle_share();
+  if (node.has_pressure_some_rise()) s.pressure_some_rise = node.pressure_some_rise();
+  if (node.has_pressure_full_rise()) s.pressure_full_rise = node.pressure_full_rise();
   if (node.has_stagger_gap_ns()) s.stagger_gap = node.stagger_gap_ns();
   if (node.has_facts_max_age_ns()) s.facts_max_age = node.facts_max_age_ns();
   if (node.has_facts_interval_ns()) out.facts_interval = node.facts_interval_ns();
@@ -38,8 +39,9 @@ v1::NodeConfig NodeLayerToProto(const NodeLayerConfig& node) {
   out.set_min_headroom(s.min_headroom);
   out.set_stop_headroom(s.stop_headroom);
   out.set_pressure_some_limit(s.pressure_some_limit);
-  out.set_pressure_some_stop(s.pressure_some_stop);
-  out.set_pressure_full_stop(s.pressure_full_stop);
+  out.set_pressure_idle_share(s.pressure_idle_share);
+  out.set_pressure_some_rise(s.pressure_some_rise);
+  out.set_pressure_full_rise(s.pressure_full_rise);
   out.set_stagger_gap_ns(s.stagger_gap);
   out.set_facts_interval_ns(node.facts_interval);
   out.set_facts_max_age_ns(s.facts_max_age);

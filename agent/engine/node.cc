@@ -35,16 +35,18 @@ Status ValidateNodeSettings(const NodeSettings& s, std::string_view prefix) {
   NA_RETURN_IF_ERROR(CheckRange(s.min_headroom, 0, 1, prefix, "min_headroom"));
   NA_RETURN_IF_ERROR(CheckRange(s.stop_headroom, 0, 1, prefix, "stop_headroom"));
   NA_RETURN_IF_ERROR(CheckRange(s.pressure_some_limit, 0, 100, prefix, "pressure_some_limit"));
-  NA_RETURN_IF_ERROR(CheckRange(s.pressure_some_stop, 0, 100, prefix, "pressure_some_stop"));
-  NA_RETURN_IF_ERROR(CheckRange(s.pressure_full_stop, 0, 100, prefix, "pressure_full_stop"));
+  NA_RETURN_IF_ERROR(CheckRange(s.pressure_idle_share, 0, 1, prefix, "pressure_idle_share"));
+  NA_RETURN_IF_ERROR(CheckRange(s.pressure_some_rise, 0, 100, prefix, "pressure_some_rise"));
+  NA_RETURN_IF_ERROR(CheckRange(s.pressure_full_rise, 0, 100, prefix, "pressure_full_rise"));
   if (s.stop_headroom > s.min_headroom) {
     // Else a try admitted at the least headroom would be ended by the next facts.
     return MakeError(ErrorCode::kInvalidArgument,
                      std::string(prefix) + "stop_headroom must not exceed " + std::string(prefix) + "min_headroom");
   }
-  if (s.pressure_some_stop < s.pressure_some_limit) {
-    return MakeError(ErrorCode::kInvalidArgument, std::string(prefix) + "pressure_some_stop must not be below " +
-                                                      std::string(prefix) + "pressure_some_limit");
+  if (s.pressure_some_rise <= 0 || s.pressure_full_rise <= 0) {
+    // A rise of 0 would end every run at the next reading: its floor is at most that reading.
+    return MakeError(ErrorCode::kInvalidArgument, std::string(prefix) + "pressure_some_rise and " + std::string(prefix) +
+                                                      "pressure_full_rise must be positive");
   }
   if (s.stagger_gap < 0) return MakeError(ErrorCode::kInvalidArgument, std::string(prefix) + "stagger_gap is negative");
   if (s.facts_max_age <= 0) {
@@ -125,14 +127,28 @@ std::optional<double> NodeLayer::OtherBusy(uint32_t cpu) const {
   return std::clamp(*facts_.cpu_busy[cpu] - own, 0.0, 1.0);
 }
 
+bool NodeLayer::Pressed(std::optional<double> other) const {
+  if (!facts_.pressure_some_avg10 || *facts_.pressure_some_avg10 < settings_.pressure_some_limit) return false;
+  return !other || Short(*other, settings_.pressure_idle_share);  // no figure: it may be where the work waits
+}
+
+bool NodeLayer::PressureRose(Entry& entry) {
+  bool rose = false;
+  const auto follow = [&rose](std::optional<double> reading, std::optional<double>& floor, double rise) {
+    if (!reading) return;
+    floor = floor ? std::min(*floor, *reading) : *reading;
+    if (*reading - *floor + kEpsilon >= rise) rose = true;
+  };
+  follow(facts_.pressure_some_avg10, entry.some_floor, settings_.pressure_some_rise);
+  follow(facts_.pressure_full_avg10, entry.full_floor, settings_.pressure_full_rise);
+  return rose;
+}
+
 std::optional<NodeReason> NodeLayer::CpuRules(const Entry& entry, Nanos now) const {
   if (!FactsFresh(now)) return std::nullopt;
-  if (facts_.pressure_some_avg10 && *facts_.pressure_some_avg10 >= settings_.pressure_some_limit) {
-    return NodeReason::kCpuPressure;
-  }
-  if (!entry.facts.cpu) return std::nullopt;
-  std::optional<double> other = OtherBusy(*entry.facts.cpu);
+  std::optional<double> other = entry.facts.cpu ? OtherBusy(*entry.facts.cpu) : std::nullopt;
   if (other && entry.facts.own_busy) other = std::max(0.0, *other - *entry.facts.own_busy);
+  if (Pressed(other)) return NodeReason::kCpuPressure;
   if (other && Short(*other, settings_.min_headroom)) return NodeReason::kCpuBusy;
   return std::nullopt;
 }
@@ -191,6 +207,9 @@ TryVerdict NodeLayer::Try(const TryRequest& request) {
     for (const NodeStop& stop : verdict.ended) Release(stop.queue, request.at);
   }
   entry->polling = true;
+  entry->some_floor.reset();
+  entry->full_floor.reset();
+  if (FactsFresh(request.at)) (void)PressureRose(*entry);  // the run's floors start at today's pressure
   if (entry->facts.cpu && !cpus_[*entry->facts.cpu].trying) {
     entry->trying = true;
     cpus_[*entry->facts.cpu].trying = request.queue;
@@ -250,13 +269,11 @@ std::vector<NodeStop> NodeLayer::OnFacts(const NodeFacts& facts) {
   if (facts_.cpu_busy.size() > cpus_.size()) cpus_.resize(facts_.cpu_busy.size());
   std::vector<NodeStop> stops;
   if (!settings_.enabled) return stops;
-  const bool pressed = (facts.pressure_some_avg10 && *facts.pressure_some_avg10 >= settings_.pressure_some_stop) ||
-                       (facts.pressure_full_avg10 && *facts.pressure_full_avg10 >= settings_.pressure_full_stop);
   for (QueueHandle q = 0; q < queues_.size(); ++q) {
-    const Entry& entry = queues_[q];
+    Entry& entry = queues_[q];
     if (!Endable(entry)) continue;
     std::optional<NodeReason> reason;
-    if (pressed) {
+    if (PressureRose(entry)) {
       reason = NodeReason::kCpuPressure;
     } else if (entry.facts.cpu) {
       const std::optional<double> other = OtherBusy(*entry.facts.cpu);

@@ -22,7 +22,7 @@ namespace nvmeadapt::engine {
 enum class NodeReason : uint8_t {
   kCpuBudget,    // the node's polling CPU budget is spent on queues that gain more per CPU second
   kCpuBusy,      // the queue's reaping CPU has no headroom: other work keeps it busy
-  kCpuPressure,  // the node's CPU pressure (PSI cpu some/full avg10) says runnable work already waits
+  kCpuPressure,  // PSI cpu says runnable work waits and the reaping CPU is not idle, or pressure rose in a run
   kStaggered,    // another queue on the same CPU is trying now (or just ended its try)
 };
 inline constexpr size_t kNodeReasonCount = 4;  // the values are 0..3: an index into per-reason counts
@@ -46,10 +46,18 @@ struct NodeSettings {
   double min_headroom = 0.2;
   // A polling run ends when its CPU's headroom falls below this.
   double stop_headroom = 0.05;
-  // No try while PSI cpu some avg10 is at or above this; polling runs end at or above the stop figures.
+  // PSI is one figure for the node: it says runnable work waits, not for which CPU. A CPU that idles while
+  // work waits is not where it waits (the scheduler's idle balancing would have pulled it there), so PSI cpu
+  // some avg10 at or above the limit defers a try only where the reaping CPU's other work (as for
+  // min_headroom: not the queue's own reaper, not the node's polling) left less than pressure_idle_share of
+  // it over the last interval, or has no figure. 1: PSI defers every try.
   double pressure_some_limit = 10.0;
-  double pressure_some_stop = 25.0;
-  double pressure_full_stop = 5.0;
+  double pressure_idle_share = 0.5;
+  // A polling run ends when PSI cpu some avg10 (full avg10) rises this many points above its lowest reading
+  // since the run was admitted: pressure the run met when it began is the node's own, what it rose to since is
+  // the run's or new work's.
+  double pressure_some_rise = 20.0;
+  double pressure_full_rise = 5.0;
   // After a try on a CPU ends, the next queue on that CPU waits this long (its baseline settles first).
   Nanos stagger_gap = 0;
   // Facts older than this say nothing: the headroom and pressure rules are skipped (budget and staggering
@@ -142,6 +150,9 @@ class NodeLayer {
     bool polling = false;  // admitted and not ended: counted in the budget
     bool trying = false;   // admitted, first verdict not yet in: holds its CPU's try slot
     bool forced = false;   // polling the node layer did not admit: counted, never ended by it
+    // The lowest PSI readings since the run was admitted (nullopt: none fresh yet): a rise is measured from them.
+    std::optional<double> some_floor;
+    std::optional<double> full_floor;
   };
   struct Cpu {
     std::optional<QueueHandle> trying;
@@ -155,6 +166,11 @@ class NodeLayer {
   bool FactsFresh(Nanos now) const;
   // The CPU's busy share without the node's own polling on it; nullopt: no figure.
   std::optional<double> OtherBusy(uint32_t cpu) const;
+  // Whether PSI's waiting work may wait for a queue's CPU, whose work other than the queue's own reaping and
+  // the node's polling is `other` (nullopt: unknown): pressure at the limit and that work leaving too little.
+  bool Pressed(std::optional<double> other) const;
+  // Lowers the run's floors to the facts' readings; whether either reading rose past its floor by the rise.
+  bool PressureRose(Entry& entry);
   std::optional<NodeReason> CpuRules(const Entry& entry, Nanos now) const;
   std::optional<NodeReason> Stagger(const Entry& entry, Nanos now) const;
   // A run the node layer may end: one it admitted.

@@ -140,6 +140,8 @@ class Evaluation:
         run["ended"] = time.monotonic_ns()
         cpu_marks.append(self.agent.cpu_seconds())
         run["other_cpus"] = round(sampler.other_cpus(cpu_marks[-1] - agent_at_launch), 3)
+        pressure = sampler.pressure_some_share()  # what the node layer's PSI rules read, over the whole run
+        run["cpu_pressure_some"] = None if pressure is None else round(pressure, 3)
         if arm in AGENT_ARMS:
             run["agent_cpu_marks"] = cpu_marks
         if status != 0:

@@ -19,6 +19,18 @@ def busy_cpu_seconds():
     return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS
 
 
+def cpu_pressure_some_seconds():
+    """Seconds some runnable task waited for a CPU since boot (PSI cpu some total); None without PSI."""
+    try:
+        with open("/proc/pressure/cpu") as pressure:
+            for line in pressure:
+                if line.startswith("some "):
+                    return int(line.rsplit("total=", 1)[1]) / 1e6
+    except OSError:
+        return None
+    raise OSError("/proc/pressure/cpu: no 'some' line")
+
+
 def own_cpu_seconds():
     """This script's own CPU and that of its waited-for children so far."""
     t = os.times()
@@ -30,6 +42,13 @@ class Sampler:
 
     def __init__(self):
         self.wall, self.busy, self.own = time.monotonic(), busy_cpu_seconds(), own_cpu_seconds()
+        self.pressure = cpu_pressure_some_seconds()
+
+    def pressure_some_share(self):
+        """Share of the interval in which some runnable task waited for a CPU (PSI); None without PSI."""
+        now = cpu_pressure_some_seconds()
+        wall = time.monotonic() - self.wall
+        return None if now is None or self.pressure is None or wall <= 0 else (now - self.pressure) / wall
 
     def other_cpus(self, evaluation_cpu_seconds=0.0):
         """evaluation_cpu_seconds: CPU of evaluation processes that are not children waited for (the agent)."""

@@ -66,7 +66,10 @@ TEST(NodeLayerSettings, ErrorNamesTheBadField) {
   s.stop_headroom = 0.3;  // above min_headroom 0.2: a try admitted at 0.25 would be ended at once
   EXPECT_FALSE(ValidateNodeSettings(s).ok());
   s = On();
-  s.pressure_some_stop = 5;  // below the limit that admits tries
+  s.pressure_some_rise = 0;  // every run would end at the next reading
+  EXPECT_FALSE(ValidateNodeSettings(s).ok());
+  s = On();
+  s.pressure_idle_share = 1.01;
   EXPECT_FALSE(ValidateNodeSettings(s).ok());
 }
 
@@ -183,15 +186,48 @@ TEST(NodeLayerPressure, AQueuesOwnReaperIsNotOtherWorkForItsTryButIsForItsNeighb
 }
 
 TEST(NodeLayerPressure, PsiAboveTheLimitDefersAndMissingPsiIsSkipped) {
-  NodeLayer node = Node();  // pressure_some_limit 10
+  NodeLayer node = Node();  // pressure_some_limit 10, pressure_idle_share 0.5
   node.SetQueue(0, OnCpu(0));
-  (void)node.OnFacts(Facts(0, {0.0}, 10.0));
+  (void)node.OnFacts(Facts(0, {0.6}, 10.0));
   EXPECT_EQ(Deferred(Try(node, 0)), "cpu_pressure");
-  (void)node.OnFacts(Facts(kMs, {0.0}, 9.99));
+  (void)node.OnFacts(Facts(kMs, {0.6}, 9.99));
   EXPECT_EQ(Deferred(Try(node, 0, kMs)), "admit");
   node.PollingEnded(0, kMs);
-  (void)node.OnFacts(Facts(2 * kMs, {0.0}));  // a kernel without PSI
+  (void)node.OnFacts(Facts(2 * kMs, {0.6}));  // a kernel without PSI
   EXPECT_EQ(Deferred(Try(node, 0, 2 * kMs)), "admit");
+}
+
+// PSI is the node's: work waiting on another CPU (pinned there, or behind a real-time thread) is no reason to
+// leave an idle reaping CPU idle. The edge is idle exactly pressure_idle_share.
+TEST(NodeLayerPressure, PsiDefersOnlyWhereTheReapingCpuIsNotIdle) {
+  NodeLayer node = Node();
+  node.SetQueue(0, OnCpu(0));
+  node.SetQueue(1, OnCpu(1));
+  node.SetQueue(2, OnCpu(2));
+  node.SetQueue(3, NodeQueue{});  // CPU unknown: it may be where the work waits
+  (void)node.OnFacts(Facts(0, {0.5, 0.51, std::nullopt}, 40.0));
+  EXPECT_EQ(Deferred(Try(node, 0)), "admit");
+  EXPECT_EQ(Deferred(Try(node, 1)), "cpu_pressure");
+  EXPECT_EQ(Deferred(Try(node, 2)), "cpu_pressure") << "no busy figure for CPU 2";
+  EXPECT_EQ(Deferred(Try(node, 3)), "cpu_pressure");
+  NodeSettings everywhere = On();
+  everywhere.pressure_idle_share = 1.0;
+  node.SetSettings(everywhere);
+  node.PollingEnded(0, kMs);
+  EXPECT_EQ(Deferred(Try(node, 0, kMs)), "cpu_pressure") << "idle share 1: PSI defers every try";
+}
+
+// Right after a polling run the last interval has the CPU full of the queue's own spinning reaper: that is not
+// work PSI's waiters do there.
+TEST(NodeLayerPressure, TheQueuesOwnReaperDoesNotMakeItsCpuLookPressed) {
+  NodeLayer node = Node();
+  NodeQueue after_a_run = OnCpu(0);
+  after_a_run.own_busy = 0.95;
+  node.SetQueue(0, after_a_run);
+  node.SetQueue(1, OnCpu(0));
+  (void)node.OnFacts(Facts(0, {1.0}, 40.0));
+  EXPECT_EQ(Deferred(Try(node, 1)), "cpu_pressure") << "queue 0's reaper is other work for queue 1";
+  EXPECT_EQ(Deferred(Try(node, 0)), "admit");
 }
 
 TEST(NodeLayerPressure, StaleFactsSayNothing) {
@@ -205,23 +241,35 @@ TEST(NodeLayerPressure, StaleFactsSayNothing) {
   EXPECT_EQ(Deferred(Try(node, 0, 10 * kMs + 1)), "admit");
 }
 
-TEST(NodeLayerPressure, RisingPressureEndsPollingRuns) {
-  NodeLayer node = Node();  // stop at some 25 or full 5
+TEST(NodeLayerPressure, PressureRisingDuringARunEndsItAndTheLevelItBeganAtDoesNot) {
+  NodeLayer node = Node();  // rise: some 20, full 5
   node.SetQueue(0, OnCpu(0));
   node.SetQueue(1, OnCpu(1));
+  (void)node.OnFacts(Facts(0, {0.0, 0.0}, 30.0, 0.0));  // background pressure from work elsewhere
   ASSERT_TRUE(Try(node, 0).Admitted());
-  ASSERT_TRUE(Try(node, 1).Admitted());
-  EXPECT_TRUE(node.OnFacts(Facts(kMs, {1.0, 1.0}, 24.9, 4.9)).empty());
-  const std::vector<NodeStop> stops = node.OnFacts(Facts(2 * kMs, {1.0, 1.0}, 25.0, 0.0));
-  ASSERT_EQ(stops.size(), 2u);
+  EXPECT_TRUE(node.OnFacts(Facts(kMs, {1.0, 0.0}, 45.0, 0.0)).empty()) << "15 points: under the rise";
+  ASSERT_TRUE(Try(node, 1, kMs).Admitted());  // its floor: 45
+  EXPECT_TRUE(node.OnFacts(Facts(2 * kMs, {1.0, 1.0}, 25.0, 0.0)).empty()) << "a fall lowers both floors to 25";
+  const std::vector<NodeStop> stops = node.OnFacts(Facts(3 * kMs, {1.0, 1.0}, 45.0, 4.9));
+  ASSERT_EQ(stops.size(), 2u) << "20 points above the lowest reading since each run began";
   EXPECT_EQ(stops[0].reason, NodeReason::kCpuPressure);
+  EXPECT_EQ(stops[1].reason, NodeReason::kCpuPressure);
   EXPECT_FALSE(node.Polling(0));
-  ASSERT_TRUE(Try(node, 0, 3 * kMs).Admitted() == false);  // still pressed: deferred too
+  EXPECT_FALSE(node.Polling(1));
   (void)node.OnFacts(Facts(4 * kMs, {0.0, 0.0}, 0.0, 0.0));
   ASSERT_TRUE(Try(node, 0, 4 * kMs).Admitted());
   const std::vector<NodeStop> full = node.OnFacts(Facts(5 * kMs, {1.0, 0.0}, 0.0, 5.0));
   ASSERT_EQ(full.size(), 1u);
   EXPECT_EQ(full[0].reason, NodeReason::kCpuPressure);
+}
+
+TEST(NodeLayerPressure, ARunAdmittedWithoutFactsMeasuresItsRiseFromTheFirstReading) {
+  NodeLayer node = Node();
+  node.SetQueue(0, OnCpu(0));
+  ASSERT_TRUE(Try(node, 0).Admitted());
+  EXPECT_TRUE(node.OnFacts(Facts(kMs, {1.0}, 35.0)).empty());
+  EXPECT_TRUE(node.OnFacts(Facts(2 * kMs, {1.0}, 54.9)).empty());
+  EXPECT_EQ(node.OnFacts(Facts(3 * kMs, {1.0}, 55.0)).size(), 1u);
 }
 
 TEST(NodeLayerPressure, OtherWorkOnTheReapingCpuEndsOnlyTheRunsOnIt) {
@@ -241,8 +289,9 @@ TEST(NodeLayerPressure, OtherWorkOnTheReapingCpuEndsOnlyTheRunsOnIt) {
 TEST(NodeLayerPressure, ASpinningReaperAloneOnItsCpuIsNotOtherWorkOnlyPressureEndsIt) {
   NodeLayer node = Node();
   node.SetQueue(0, OnCpu(0));  // default cost: the whole CPU
+  (void)node.OnFacts(Facts(0, {0.3}, 5.0));
   ASSERT_TRUE(Try(node, 0).Admitted());
-  EXPECT_TRUE(node.OnFacts(Facts(kMs, {1.0})).empty());
+  EXPECT_TRUE(node.OnFacts(Facts(kMs, {1.0}, 5.0)).empty());
   const std::vector<NodeStop> stops = node.OnFacts(Facts(2 * kMs, {1.0}, 30.0));
   ASSERT_EQ(stops.size(), 1u);
   EXPECT_EQ(stops[0].reason, NodeReason::kCpuPressure);
@@ -294,10 +343,10 @@ TEST(NodeLayerQueues, PollingTheLayerDidNotAdmitIsCountedButNeverEnded) {
   const TryVerdict v = Try(node, 1);  // pays more, but a forced run is not the node layer's to end
   EXPECT_EQ(Deferred(v), "cpu_budget");
   EXPECT_TRUE(v.ended.empty());
-  EXPECT_TRUE(node.OnFacts(Facts(kMs, {1.0, 0.0}, 90.0, 90.0)).empty());
+  EXPECT_TRUE(node.OnFacts(Facts(kMs, {1.0, 0.6}, 90.0, 90.0)).empty());
   EXPECT_TRUE(node.Polling(0));
   node.PollingEnded(0, 2 * kMs);
-  EXPECT_TRUE(Try(node, 1, 2 * kMs).Admitted() == false);  // still pressed at 90
+  EXPECT_TRUE(Try(node, 1, 2 * kMs).Admitted() == false);  // still pressed at 90, CPU 1 idling only 0.4
   (void)node.OnFacts(Facts(3 * kMs, {0.0, 0.0}, 0.0, 0.0));
   EXPECT_TRUE(Try(node, 1, 3 * kMs).Admitted());
 }

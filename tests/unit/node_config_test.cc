@@ -32,6 +32,8 @@ TEST(NodeConfig, FieldsAreLaidOverTheDefaults) {
   const v1::NodeConfig shown = NodeLayerToProto(*node);
   EXPECT_DOUBLE_EQ(shown.budget_cores(), 2);
   EXPECT_DOUBLE_EQ(shown.pressure_some_limit(), 10);
+  EXPECT_DOUBLE_EQ(shown.pressure_idle_share(), 0.5);
+  EXPECT_DOUBLE_EQ(shown.pressure_some_rise(), 20);
   EXPECT_EQ(shown.facts_max_age_ns(), 5'000'000'000);
 }
 
@@ -55,7 +57,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Bad{R"({"node": {"budgetShare": -0.1}})", "node.budget_share must be within"},
                       Bad{R"({"node": {"pressureSomeLimit": 101}})", "node.pressure_some_limit must be within"},
                       Bad{R"({"node": {"stopHeadroom": 0.5}})", "node.stop_headroom must not exceed"},
-                      Bad{R"({"node": {"pressureSomeStop": 5}})", "node.pressure_some_stop must not be below"},
+                      Bad{R"({"node": {"pressureIdleShare": 1.2}})", "node.pressure_idle_share must be within"},
+                      Bad{R"({"node": {"pressureFullRise": 0}})", "node.pressure_full_rise must be positive"},
+                      // The absolute stop levels are gone: a config that still sets one says so, not silently.
+                      Bad{R"({"node": {"pressureSomeStop": 25}})", "pressureSomeStop"},
                       Bad{R"({"node": {"staggerGapNs": -1}})", "node.stagger_gap is negative"},
                       Bad{R"({"node": {"factsIntervalNs": "10ms"}})", "node.facts_interval_ns: must be in"},
                       Bad{R"({"node": {"factsIntervalNs": "2s", "factsMaxAgeNs": "1s"}})",

@@ -68,7 +68,7 @@ class NodeLayer(unittest.TestCase):
         # takes is, whatever share the reaper leaves it, and a try here needs the CPU nearly free of it.
         config = {"policy": {"nodeLayer": True, "windowCompletions": 2048, "pollThresholdNs": "50us"},
                   "node": {"factsIntervalNs": "200ms", "minHeadroom": 0.9, "pressureSomeLimit": 100,
-                           "pressureSomeStop": 100, "pressureFullStop": 100}}
+                           "pressureSomeRise": 100, "pressureFullRise": 100}}
         daemon = Daemon(ws, config=config, flags=["--sources", "uvnvme", "--default-mode", "adaptive",
                                                   "--metrics-listen", f"127.0.0.1:{port}", "--record-windows", trace])
         busy = hog(reap_cpu)
