@@ -185,7 +185,7 @@ class Evaluation:
         arms = summary.MODES
         total = len(arms) * sum(repeats_of(config, self.args) for config in configs)
         for rep in range(max(repeats_of(config, self.args) for config in configs)):
-            order = arms[rep % len(arms):] + arms[:rep % len(arms)]
+            order = arms_in_turn(arms, rep)
             for config in (c for c in configs if rep < repeats_of(c, self.args)):
                 before = self.wait_until_quiet()
                 for arm in order:
@@ -194,6 +194,13 @@ class Evaluation:
                     runs.append(run)
                     print(f"eval [{len(runs)}/{total}] rep {rep} {progress(run)}", flush=True)
         return runs
+
+
+def arms_in_turn(arms, rep):
+    """The arms' order in repetition `rep`: each arm starts one repetition in turn, so no arm always follows the
+    same one (a spinning poll run leaves the CPU in a state the next run's wake-ups pay for)."""
+    shift = rep % len(arms)
+    return list(arms[shift:]) + list(arms[:shift])
 
 
 def repeats_of(config, args):

@@ -131,7 +131,7 @@ def timeline(run_eval, quick=False):
     repetitions = []
     for rep in range(1 if quick else PHASED_REPEATS):
         modes = {}
-        for arm in TIMELINE_MODES:
+        for arm in evaluation.arms_in_turn(TIMELINE_MODES, rep):
             modes[arm] = one_run(run_eval, arm, plan)
             print(f"eval phased {rep + 1} {arm:9s} " + "  ".join(f"{p['name']} QD{p['qd']} {p['iops']:,.0f} IOPS "
                                                        f"host {p['host_cpu_us']:.3f} us/IO" for p in modes[arm]["phases"]),
