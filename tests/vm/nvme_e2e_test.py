@@ -255,8 +255,8 @@ def main(argv=None):
     parser.add_argument("--kernel", choices=sorted(KERNELS), default="6.1", help="Debian guest kernel")
     parser.add_argument("--test-name", help="results go to BUILD/vm-results/TEST_NAME (default vm_nvme_e2e_<kernel>)")
     parser.add_argument("--timeout", type=float, default=900.0,
-                        help="seconds before QEMU is killed (the cloud kernel's guest takes about 490 s on a quiet "
-                             "2-core host, 600 with a build beside it)")
+                        help="seconds before QEMU is killed (the guests take 140-280 s on a quiet 2-core host, about "
+                             "twice that with a build beside it)")
     args = parser.parse_args(argv)
     build_dir = args.build_dir.resolve()
     name = args.test_name or "vm_nvme_e2e_" + args.kernel.replace(".", "_").replace("-", "_")

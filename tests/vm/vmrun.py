@@ -155,7 +155,8 @@ def _start_virtiofsd(work, results_dir, clock):
     # The host root: nothing on the host changes what the guest reads there while it runs (the build, the
     # guest scripts and the work dir are ready before boot; the guest writes only to the results share), so
     # the guest may keep what it read, as a local disk's page cache would, without asking virtiofsd again on
-    # every open and exec. The results share is written by the guest and read by the host: revalidated.
+    # every open and exec (cache=loose of the 9p mount, init.sh). The results share is written by the guest and
+    # read by the host: revalidated.
     for tag, source, cache in (("hostroot", "/", "always"), ("results", results_dir, "auto")):
         sockets[tag] = work / f"{tag}.sock"
         log = open(work / f"virtiofsd-{tag}.log", "wb")
