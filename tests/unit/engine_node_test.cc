@@ -256,6 +256,7 @@ TEST(NodeLayerPressure, PressureRisingDuringARunEndsItAndTheLevelItBeganAtDoesNo
   EXPECT_EQ(stops[1].reason, NodeReason::kCpuPressure);
   EXPECT_FALSE(node.Polling(0));
   EXPECT_FALSE(node.Polling(1));
+  EXPECT_EQ(Deferred(Try(node, 0, 3 * kMs)), "cpu_pressure") << "still pressed, on a CPU busy with other work";
   (void)node.OnFacts(Facts(4 * kMs, {0.0, 0.0}, 0.0, 0.0));
   ASSERT_TRUE(Try(node, 0, 4 * kMs).Admitted());
   const std::vector<NodeStop> full = node.OnFacts(Facts(5 * kMs, {1.0, 0.0}, 0.0, 5.0));
