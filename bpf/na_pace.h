@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The pace rule of DESIGN.md section 3 as the BPF side computes it, in plain C so that the unit tests
- * compile the very same function and hold it against the engine's (tests/unit/pace_differential_test.cc).
+ * compile the very same function and hold it against the engine's (tests/unit/pace_differential_test.cc), and
+ * the nvme-pci module's in-driver policy runs it too (kmod/nvme-pci/src/nvme-adaptive-policy.h).
  * Engine rule (agent/engine/engine.cc Engine::BehindPace): a reap of n completions that brings a polling
  * window to completion k is behind iff elapsed * N > (k + n - 1) * S + slack * N, with S and N the
  * baseline's span and completions; without the batch allowance the index is k itself (the patch's rule).
@@ -9,7 +10,9 @@
 #ifndef NVME_ADAPT_PACE_H
 #define NVME_ADAPT_PACE_H
 
-#ifndef __bpf__
+#if defined(__KERNEL__) /* the nvme-pci module's in-driver policy (kmod/nvme-pci/src) */
+#include <linux/types.h>
+#elif !defined(__bpf__)
 #include <linux/stddef.h>
 #include <linux/types.h>
 #include <stdbool.h>
