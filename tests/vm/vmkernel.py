@@ -44,7 +44,7 @@ XZ_MAGIC = b"\xfd7zXZ\x00"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 MODULE_SUFFIX = re.compile(r"\.ko(\.(xz|zst|gz))?$")
 
-__all__ = ["KERNELS", "VmSetupError", "GuestKernel", "guest_kernel"]
+__all__ = ["KERNELS", "VmSetupError", "GuestKernel", "guest_kernel", "vmlinux_elf", "kernel_file", "module_dir"]
 
 
 @dataclass
@@ -64,7 +64,7 @@ def _module_name(path):
     return MODULE_SUFFIX.sub("", Path(path).name).replace("-", "_")
 
 
-def _module_dir(unpacked, version):
+def module_dir(unpacked, version):
     """The unpacked lib/modules/<release>: /usr/lib/modules on trixie (merged /usr), /lib/modules on bookworm."""
     for base in (unpacked, unpacked / "usr"):
         if (base / "lib/modules" / version).is_dir():
@@ -72,7 +72,7 @@ def _module_dir(unpacked, version):
     raise VmSetupError(f"the kernel packages hold no lib/modules/{version}")
 
 
-def _kernel_file(unpacked, moddir, version, boot_name, moddir_name):
+def kernel_file(unpacked, moddir, version, boot_name, moddir_name):
     """boot/<boot_name>-<release> (bookworm, trixie) or lib/modules/<release>/<moddir_name> (7.3's split packages)."""
     for path in (unpacked / "boot" / f"{boot_name}-{version}", moddir / moddir_name):
         if path.exists():
@@ -193,28 +193,34 @@ def _build_initramfs(moddir, version, builtin, share, init_script, target, log):
         partial.rename(target)
 
 
-def _pvh_vmlinux(config, bzimage_path, target):
-    """Writes the bzImage's payload (xz on bookworm, zstd on trixie), an ELF vmlinux, to target when the kernel
-    has a PVH entry point.
-
-    QEMU boots such an ELF directly; the bzImage would decompress itself in the guest, which under TCG takes
-    several seconds of a boot that is otherwise about 3 s. Returns False (bzImage it is) when not possible.
-    """
+def vmlinux_elf(bzimage_path):
+    """The ELF vmlinux a bzImage carries (its payload, xz on bookworm, zstd on trixie, decompressed), or None
+    when the payload is in another format."""
     bzimage = bzimage_path.read_bytes()
     setup_sects = bzimage[0x1F1] or 4
     payload_offset, payload_length = struct.unpack_from("<II", bzimage, 0x248)
     start = (setup_sects + 1) * 512 + payload_offset
     payload = bzimage[start:start + payload_length]
-    if "CONFIG_PVH=y" not in config.read_text().splitlines():
-        return False
     if payload.startswith(XZ_MAGIC):
         elf = lzma.LZMADecompressor().decompress(payload)
     elif payload.startswith(ZSTD_MAGIC):
         # The build appends the uncompressed size (4 bytes) after the zstd frame.
         elf = _run_bytes(["zstd", "-d", "-c", "-q"], payload[:-4], "zstd (Debian package zstd)")
     else:
+        return None
+    return elf if elf.startswith(b"\x7fELF") else None
+
+
+def _pvh_vmlinux(config, bzimage_path, target):
+    """Writes the bzImage's ELF vmlinux to target when the kernel has a PVH entry point.
+
+    QEMU boots such an ELF directly; the bzImage would decompress itself in the guest, which under TCG takes
+    several seconds of a boot that is otherwise about 3 s. Returns False (bzImage it is) when not possible.
+    """
+    if "CONFIG_PVH=y" not in config.read_text().splitlines():
         return False
-    if not elf.startswith(b"\x7fELF"):
+    elf = vmlinux_elf(bzimage_path)
+    if elf is None:
         return False
     partial = target.with_suffix(".partial")
     partial.write_bytes(elf)
@@ -230,7 +236,7 @@ def _build(packages, kdir, initramfs, init_script, log):
         for deb in packages.debs:
             log(f"kernel: unpacking {deb.name} with dpkg-deb -x into {unpacked}")
             _run(["dpkg-deb", "-x", str(deb), str(unpacked)])
-        base, moddir = _module_dir(unpacked, version)
+        base, moddir = module_dir(unpacked, version)
         _run(["depmod", "-b", str(base), version])
         for old in [*kdir.glob("initramfs-*.cpio"), *(kdir / n for n in ("vmlinux", "vmlinuz", "builtin.txt", "share.txt"))]:
             old.unlink(missing_ok=True)
@@ -238,9 +244,9 @@ def _build(packages, kdir, initramfs, init_script, log):
         share = _share(moddir, builtin)
         _build_initramfs(moddir, version, builtin, share, init_script, initramfs, log)
         (kdir / "share.txt").write_text(share + "\n")
-        bzimage = _kernel_file(unpacked, moddir, version, "vmlinuz", "vmlinuz")
+        bzimage = kernel_file(unpacked, moddir, version, "vmlinuz", "vmlinuz")
         image = kdir / "vmlinux"
-        if not _pvh_vmlinux(_kernel_file(unpacked, moddir, version, "config", "config"), bzimage, image):
+        if not _pvh_vmlinux(kernel_file(unpacked, moddir, version, "config", "config"), bzimage, image):
             image = kdir / "vmlinuz"
             shutil.copy2(bzimage, image)
         (kdir / "builtin.txt").write_text(
