@@ -78,7 +78,8 @@ std::optional<Decision> Engine::AfterIdle(Queue& q, QueueHandle handle, const Wi
   q.backoff_level = 0;
   q.poll_run_level = 0;
   q.remeasuring = false;  // a load after idle time is a new one: its try is no resumed run
-  if (q.state != QueueState::kBackoff) return std::nullopt;
+  // Backoffs of a fixed length (max_backoff_windows 0, the patch's rule) run to their end.
+  if (q.state != QueueState::kBackoff || q.policy.max_backoff_windows == 0) return std::nullopt;
   q.backoff_left = 0;
   q.state = QueueState::kMeasuring;
   Decision d = Make(q, handle, record.end, q.mode, Reason::kLoadChanged);

@@ -42,7 +42,7 @@ struct Policy {
   Nanos pace_credit = 5'000'000;
   // Backoffs that follow each other without a kept polling window double, up to this many windows: a queue
   // where polling keeps losing stops paying for tries (each try spins a reaper on a CPU other queues need).
-  // 0: every backoff is backoff_windows long (the patch's rule). Idle time decays the doubling: a full window
+  // 0: every backoff is backoff_windows long, idle time or not (the patch's rule). Idle time decays the doubling: a full window
   // that took at least Engine::kIdleFactor (8) times its baseline's time for as many completions (the
   // queue idled, or its load fell to an eighth) ends a backoff (reason load_changed) and starts the backoff
   // and polling-run levels again, so a queue's level of yesterday does not keep today's new load waiting.
