@@ -103,6 +103,13 @@ struct nvme_queue {
 	u8 cq_phase;
 };
 
+/* Our nvme-pci module's per-queue adaptive state (kmod/nvme-pci/src/nvme-adaptive.h), in the nvme module's
+ * BTF only when that module is loaded: its poll path's programs load only then (agent/collect/hook_plan.cc). */
+struct nvme_adaptive_queue {
+	int ctrl_instance;
+	u16 qid;
+};
+
 /* nvmet module types (drivers/nvme/target/nvmet.h), same names and types in 6.1 and 6.18. A queue's qid is
  * set by its Connect command (nvmet_sq_setup); before that sq->ctrl is NULL. cntlid comes from one IDA
  * for the whole target (nvmet_alloc_ctrl), so it names a controller on this node. */

@@ -140,6 +140,8 @@ static __always_inline __u32 na_nvme_reap_mode(void)
 
 	if (cpu->in_nvme_irq)
 		return NA_MODE_INTERRUPT;
+	if (cpu->in_adaptive_poll)
+		return NA_MODE_POLL;
 	if (cpu->poll_task && cpu->poll_task == (__u64)bpf_get_current_task())
 		return NA_MODE_POLL;
 	return NA_MODE_UNKNOWN;
@@ -236,6 +238,22 @@ int BPF_PROG(na_nvme_poll_exit)
 	return 0;
 }
 
+/* Our nvme-pci module's poll path (kmod/nvme-pci/src/nvme-adaptive.c): nvme_adaptive_poll_cq(aq, budget)
+ * reaps in softirq on the vector's CPU. Only a hard interrupt nests over it, and nvme_irq is checked first. */
+SEC("fentry/nvme_adaptive_poll_cq")
+int BPF_PROG(na_nvme_adaptive_poll_entry)
+{
+	na_this_cpu()->in_adaptive_poll = 1;
+	return 0;
+}
+
+SEC("fexit/nvme_adaptive_poll_cq")
+int BPF_PROG(na_nvme_adaptive_poll_exit)
+{
+	na_this_cpu()->in_adaptive_poll = 0;
+	return 0;
+}
+
 /* ---- kernel nvme, per batch: two program runs per reap instead of one per completion ------------ */
 
 /* Where the driver stands in its completion queue, counted over two laps so that a reap of up to
@@ -322,6 +340,20 @@ int BPF_PROG(na_nvme_poll_batch_exit, struct blk_mq_hw_ctx *hctx, void *iob, int
 	cpu->poll_queue = 0;
 	if (found)
 		na_nvme_batch(nvmeq, na_cq_consumed(nvmeq, cpu->poll_cq_position), NA_MODE_POLL);
+	return 0;
+}
+
+/* Per batch on our module's poll path: the function returns what it reaped, so one program suffices. */
+SEC("fexit/nvme_adaptive_poll_cq")
+int BPF_PROG(na_nvme_adaptive_poll_batch_exit, struct nvme_adaptive_queue *aq, int budget, int reaped)
+{
+	struct na_queue_key key = {.source = NA_SOURCE_KERNEL_NVME, .pid = 0};
+
+	if (reaped <= 0)
+		return 0;
+	key.ctrl = BPF_CORE_READ(aq, ctrl_instance);
+	key.qid = BPF_CORE_READ(aq, qid);
+	na_account_key(&key, bpf_ktime_get_ns(), reaped, 0, NA_MODE_POLL);
 	return 0;
 }
 

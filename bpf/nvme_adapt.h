@@ -206,7 +206,7 @@ struct na_cpu_context {
 	__u64 poll_queue;       /* per-batch nvme: the struct nvme_queue that nvme_poll entered for, 0 if none */
 	__u64 poll_batch_task;  /* per-batch nvme: the task inside that nvme_poll */
 	__u32 poll_cq_position; /* per-batch nvme: the queue's CQ position at nvme_poll entry */
-	__u32 pad;
+	__u32 in_adaptive_poll; /* inside our nvme-pci module's poll path (kmod/nvme-pci), softirq */
 };
 
 /* Per interrupt line, from irq_handler_entry/exit. */

@@ -50,6 +50,20 @@ Attach VmlinuxTracepoint(FeatureProbe& probe, std::string_view event, std::strin
   return Attach::kRawTp;
 }
 
+// Our nvme-pci module (kmod/nvme-pci) reaps polled queues in a function of its own, which nvme_irq's and
+// nvme_poll's hooks do not see.
+void PlanAdaptivePoll(FeatureProbe& probe, HookPlan& plan) {
+  if (!plan.nvme_per_batch && !plan.nvme_attribution) return;
+  if (!probe.FentryAttachable("nvme", "nvme_adaptive_poll_cq")) {
+    plan.decisions.push_back("nvme: no nvme_adaptive_poll_cq (the stock nvme-pci driver): no adaptive poll path to hook");
+    return;
+  }
+  plan.nvme_adaptive_poll = true;
+  plan.decisions.push_back(std::string("nvme: our nvme-pci module's poll path, ") +
+                           (plan.nvme_per_batch ? "fexit/nvme_adaptive_poll_cq counting each poll run"
+                                                : "fentry/fexit on nvme_adaptive_poll_cq marking its completions as poll"));
+}
+
 void PlanNvme(FeatureProbe& probe, const CollectorOptions& options, HookPlan& plan) {
   const bool driver = probe.ModuleBtf("nvme") || probe.ModuleBtf("nvme_core") ||
                       probe.BtfHasStruct("nvme_core", "nvme_request") || probe.Tracepoint("nvme", "nvme_sq").has_value();
@@ -152,10 +166,15 @@ std::vector<std::string> HookPlan::Programs() const {
     for (P program : {P::na_nvme_irq_batch_entry, P::na_nvme_irq_batch_exit, P::na_nvme_poll_batch_entry,
                       P::na_nvme_poll_batch_exit})
       add(program);
+    if (nvme_adaptive_poll) add(P::na_nvme_adaptive_poll_batch_exit);
   }
   if (nvme_attribution) {
     for (P program : {P::na_nvme_irq_entry, P::na_nvme_irq_exit, P::na_nvme_poll_entry, P::na_nvme_poll_exit})
       add(program);
+    if (nvme_adaptive_poll) {
+      add(P::na_nvme_adaptive_poll_entry);
+      add(P::na_nvme_adaptive_poll_exit);
+    }
   }
   if (fabrics_host) add(P::na_fabrics_host_complete_btf);
   if (fabrics_target) add(P::na_fabrics_target_complete_btf);
@@ -190,6 +209,7 @@ HookPlan PlanHooks(FeatureProbe& probe, const CollectorOptions& options) {
   if (options.irqs) plan.irqs = VmlinuxTracepoint(probe, "irq_handler_entry", "irqs", plan.decisions);
   if (options.kernel_nvme) {
     PlanNvme(probe, options, plan);
+    PlanAdaptivePoll(probe, plan);
     PlanFabrics(probe, plan);
   }
   return plan;

@@ -37,6 +37,9 @@ constexpr std::string_view AttachName(Attach attach) { return kAttaches.Name(att
   X(na_nvme_irq_batch_exit, "fexit/nvme_irq")                                          \
   X(na_nvme_poll_batch_entry, "fentry/nvme_poll")                                      \
   X(na_nvme_poll_batch_exit, "fexit/nvme_poll")                                        \
+  X(na_nvme_adaptive_poll_entry, "fentry/nvme_adaptive_poll_cq")                       \
+  X(na_nvme_adaptive_poll_exit, "fexit/nvme_adaptive_poll_cq")                         \
+  X(na_nvme_adaptive_poll_batch_exit, "fexit/nvme_adaptive_poll_cq")                   \
   X(na_irq_handler_entry_btf, "tp_btf/irq_handler_entry")                              \
   X(na_irq_handler_exit_btf, "tp_btf/irq_handler_exit")                                \
   X(na_irq_handler_entry_raw, "raw_tp/irq_handler_entry")                              \
@@ -69,6 +72,9 @@ struct HookPlan {
   Attach nvme = Attach::kNone;            // nvme_sq
   bool nvme_attribution = false;          // fentry/fexit on nvme_irq and nvme_poll (with the nvme_sq program)
   bool nvme_per_batch = false;            // instead of nvme_sq: one program per reap (nvme_irq, nvme_poll)
+  // Our nvme-pci module's poll path (kmod/nvme-pci) is there: its reaps count as poll, per batch or per
+  // completion as the two flags above say.
+  bool nvme_adaptive_poll = false;
   Attach irqs = Attach::kNone;            // irq_handler_entry/exit
   bool fabrics_host = false;              // tp_btf/nvme_complete_rq, fabrics controllers only (na_fabrics.bpf.h)
   bool fabrics_target = false;            // tp_btf/nvmet_req_complete: the NVMe target's queues

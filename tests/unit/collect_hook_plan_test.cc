@@ -60,6 +60,31 @@ TEST(HookPlan, NvmeQueueInModuleBtfSelectsThePerBatchPrograms) {
   EXPECT_TRUE(AnyContains(plan.decisions, "per batch"));
 }
 
+// Our nvme-pci module (kmod/nvme-pci) reaps polled queues in nvme_adaptive_poll_cq, which neither nvme_irq's
+// nor nvme_poll's hooks see: its programs load where the function is, per batch or per completion.
+TEST(HookPlan, OurModulesPollPathGetsItsProgramsOnlyWhereItIs) {
+  FakeFeatureProbe probe;
+  probe.structs.insert({"nvme:nvme_queue", "nvme:nvme_dev"});
+  HookPlan plan = PlanHooks(probe, CollectorOptions{});
+  EXPECT_FALSE(plan.nvme_adaptive_poll);
+  EXPECT_FALSE(Contains(plan.Programs(), "na_nvme_adaptive_poll_batch_exit"));
+  EXPECT_TRUE(AnyContains(plan.decisions, "no nvme_adaptive_poll_cq"));
+
+  probe.fentry.insert("nvme:nvme_adaptive_poll_cq");
+  plan = PlanHooks(probe, CollectorOptions{});
+  EXPECT_TRUE(plan.nvme_adaptive_poll);
+  EXPECT_TRUE(Contains(plan.Programs(), "na_nvme_adaptive_poll_batch_exit"));
+  EXPECT_FALSE(Contains(plan.Programs(), "na_nvme_adaptive_poll_entry"));
+  EXPECT_TRUE(Contains(plan.KernelHooks(), "fexit/nvme_adaptive_poll_cq"));
+
+  CollectorOptions per_completion;
+  per_completion.kernel_nvme_per_batch = false;
+  plan = PlanHooks(probe, per_completion);
+  EXPECT_TRUE(Contains(plan.Programs(), "na_nvme_adaptive_poll_entry"));
+  EXPECT_TRUE(Contains(plan.Programs(), "na_nvme_adaptive_poll_exit"));
+  EXPECT_FALSE(Contains(plan.Programs(), "na_nvme_adaptive_poll_batch_exit"));
+}
+
 TEST(HookPlan, PerBatchOffOrWithoutFentryFallsBackToThePerCompletionTracepoint) {
   FakeFeatureProbe probe;
   probe.structs.insert({"nvme:nvme_queue", "nvme:nvme_dev"});
