@@ -120,9 +120,14 @@ def _header_packages(release, version, options):
     return [f"linux-headers-{release}={version}", *(f"{d}={version}" for d in deps)]
 
 
+# What is extracted from a linux-source tarball: the drivers, and checkpatch.pl with its data (kmod/checkpatch.py).
+EXTRACTED = ("drivers/nvme/host", "drivers/nvme/target", "scripts/checkpatch.pl", "scripts/spelling.txt",
+             "scripts/const_structs.checkpatch")
+
+
 def _extract_sources(source_deb, series, target, subdirs):
     """The driver folders of linux-source-<series>'s tarball, extracted once (the whole xz stream is read)."""
-    marker = target / ".extracted"
+    marker = target / (".extracted-" + hashlib.sha256(" ".join(subdirs).encode()).hexdigest()[:8])
     if marker.exists():
         return
     shutil.rmtree(target, ignore_errors=True)
@@ -230,8 +235,7 @@ def build(kernel, build_dir, module_name="nvme-pci", log=print):
                                                    *_header_packages(image.release, version, options)],
                          kcache / "debs", options, log)
         sources = kcache / "src" / version
-        steps.run("extract sources", _extract_sources, debs[0], series, sources,
-                  ("drivers/nvme/host", "drivers/nvme/target"))
+        steps.run("extract sources", _extract_sources, debs[0], series, sources, EXTRACTED)
         root = chroot if chroot else kcache / "headers" / image.release
         steps.run("unpack headers", _unpack, debs[1:], root, f".headers-{image.release}")
         headers = root / "usr/src" / f"linux-headers-{image.release}"
