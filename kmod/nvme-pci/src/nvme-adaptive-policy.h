@@ -138,7 +138,7 @@ static inline enum nap_verdict nap_window_polled(struct nap_queue *q, const stru
 	__u64 span = now - q->start;
 
 	/* Strictly faster at the same count: span / count < S / N, in integers as the engine has it. */
-	if (!((unsigned __int128)span * q->baseline_count < (unsigned __int128)q->baseline_span * q->count))
+	if (!((__uint128_t)span * q->baseline_count < (__uint128_t)q->baseline_span * q->count))
 		return nap_fail(q, p, NAP_NOT_FASTER);
 	q->failures = 0;
 	if (++q->poll_windows >= p->max_poll_windows) {

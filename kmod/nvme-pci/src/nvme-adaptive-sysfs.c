@@ -167,7 +167,7 @@ static void nvme_adaptive_qdir_release(struct kobject *kobj)
 	kfree(container_of(kobj, struct nvme_adaptive_qdir, kobj));
 }
 
-static struct kobj_type nvme_adaptive_qdir_type = {
+static const struct kobj_type nvme_adaptive_qdir_type = {
 	.release = nvme_adaptive_qdir_release,
 	.sysfs_ops = &nvme_adaptive_sysfs_ops,
 	.default_groups = nvme_adaptive_queue_groups,
