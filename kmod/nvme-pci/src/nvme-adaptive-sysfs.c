@@ -68,6 +68,8 @@ static ssize_t state_show(struct nvme_adaptive_queue *aq, char *buf)
 	const char *state = "interrupt";
 	unsigned long flags;
 
+	if (!aq->cq_lock)
+		return sysfs_emit(buf, "offline\n");
 	spin_lock_irqsave(aq->cq_lock, flags);
 	if (!aq->enabled)
 		state = "offline";
@@ -81,12 +83,15 @@ static ssize_t state_show(struct nvme_adaptive_queue *aq, char *buf)
 
 static ssize_t stats_show(struct nvme_adaptive_queue *aq, char *buf)
 {
-	struct nvme_adaptive_stats s;
+	struct nvme_adaptive_stats s = {};
 	unsigned long flags;
 
+	if (!aq->cq_lock)
+		goto out;
 	spin_lock_irqsave(aq->cq_lock, flags);
 	s = aq->stats;
 	spin_unlock_irqrestore(aq->cq_lock, flags);
+out:
 	return sysfs_emit(buf, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", s.reaped_irq,
 			  s.reaped_poll, s.interrupts, s.timer_runs, s.switches_to_poll, s.switches_to_irq,
 			  s.tries, s.fails_pace, s.fails_slower, s.fails_stalled, s.backoffs);
@@ -115,6 +120,8 @@ static ssize_t policy_show(struct nvme_adaptive_queue *aq, char *buf)
 	unsigned long flags;
 	bool on;
 
+	if (!aq->cq_lock)
+		return sysfs_emit(buf, "off\n");
 	spin_lock_irqsave(aq->cq_lock, flags);
 	q = aq->policy;
 	on = aq->policy_on;
@@ -197,6 +204,9 @@ int nvme_adaptive_ctrl_add(struct nvme_adaptive_ctrl *actrl)
 		struct nvme_adaptive_queue *aq = actrl->ops->slot(actrl, qid);
 		struct nvme_adaptive_qdir *qdir = kzalloc(sizeof(*qdir), GFP_KERNEL);
 
+		/* A slot the controller never sets up (fewer queues than allocated) still has a directory. */
+		aq->actrl = actrl;
+		aq->qid = qid;
 		if (!qdir) {
 			ret = -ENOMEM;
 			goto undo;

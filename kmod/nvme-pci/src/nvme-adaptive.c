@@ -274,11 +274,12 @@ static void nvme_adaptive_start_polling(struct nvme_adaptive_queue *aq)
 /* Puts a live queue where its setting and the controller's mode say. Process context, nothing in flight. */
 static void nvme_adaptive_apply(struct nvme_adaptive_queue *aq)
 {
-	bool adaptive = aq->setting == NVME_ADAPTIVE_AUTO && aq->actrl->adaptive;
 	unsigned long flags;
+	bool adaptive;
 
 	if (!aq->enabled || !aq->eligible)
 		return;
+	adaptive = aq->setting == NVME_ADAPTIVE_AUTO && aq->actrl->adaptive;
 	if (aq->setting == NVME_ADAPTIVE_POLL) {
 		spin_lock_irqsave(aq->cq_lock, flags);
 		aq->policy_on = false;

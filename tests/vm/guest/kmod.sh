@@ -26,12 +26,14 @@ ls /sys/kernel/btf > "$d/btf.txt"
 snapshot_queues "$d"
 say "our nvme.ko: adaptive_poll $(cat "$d/adaptive_poll.txt"), $(tr '\n' ' ' < "$d/queues.txt")"
 
-# The driver's own policy: adaptive_poll on, the queues sampled every 0.25 s while fio reads.
+# The driver's own policy: adaptive_poll on once fio reads (so that no idle time before fio starts is in the
+# first window), the queues sampled every 0.25 s.
 step kmod-driver
 d=$(results_subdir driver)
-echo 1 > "$NVME_CTRL/adaptive_poll"
 kmod_sample_start "$d/samples.txt"
-NVA_FIO_SECONDS=${NVA_KMOD_DRIVER_SECONDS:-10} io_run kmod-driver --name=q --ioengine=libaio --iodepth=32 --numjobs=2
+( sleep 2; echo 1 > "$NVME_CTRL/adaptive_poll" ) &
+NVA_FIO_SECONDS=${NVA_KMOD_DRIVER_SECONDS:-12} io_run kmod-driver --name=q --ioengine=libaio --iodepth=32 --numjobs=2
+wait
 kmod_sample_stop
 kmod_queues "$d/queues.txt"
 echo 0 > "$NVME_CTRL/adaptive_poll"
