@@ -42,7 +42,7 @@ DRIVER_PARAMS = ("adaptive_poll_window=2048 adaptive_poll_threshold_ns=5000000 a
                  "adaptive_poll_interval_ns=50000 adaptive_poll_backoff_windows=4")
 # The agent's policy under fio --verify: the patch's rules with short windows and single-window runs, so that it
 # switches every few dozen completions.
-AGENT_POLICY = ('"mode": "CONTROLLER_MODE_ADAPTIVE", "profile": "patch", "windowCompletions": 32, '
+AGENT_POLICY = ('"mode": "CONTROLLER_MODE_ADAPTIVE", "profile": "patch", "windowCompletions": 16, '
                 '"pollThresholdNs": "5000000", "paceSlackNs": "50000000", "maxPollWindows": 1, "backoffWindows": 1')
 # The comparison's agent: the same numbers as the driver's, the patch's rules, switched on per arm.
 COMPARE_AGENT_POLICY = ('"mode": "CONTROLLER_MODE_OFF", "profile": "patch", "windowCompletions": 2048, '
@@ -94,19 +94,23 @@ def _agent(checks, results, summary):
     a = results / "agent"
     before, after = kmod_facts.queues(a / "queues-before.txt"), kmod_facts.queues(a / "queues-after.txt")
     switches = kmod_facts.delta(before, after, "switches")
-    run = results / "io" / "kmod-verify"
-    fio_ios, errors = kmod_facts.fio_totals(run / "fio.json")
-    fio_status = int((run / "fio.status").read_text())
-    hist = sum(n for q, n in nvme_facts.hist_by_qid(run / "hist-qid.txt").items() if q > 0)
+    runs = sorted((results / "io").glob("kmod-verify-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
+    fio_ios, errors, fio_status, hist, timeouts, aborts = 0, [], 0, 0, "", []
+    for run in runs:
+        ios, errs = kmod_facts.fio_totals(run / "fio.json")
+        fio_ios += ios
+        errors += errs
+        fio_status = max(fio_status, int((run / "fio.status").read_text()))
+        hist += sum(n for q, n in nvme_facts.hist_by_qid(run / "hist-qid.txt").items() if q > 0)
+        timeouts = timeouts or nvme_facts.describe_timeouts(nvme_facts.nvme_timeouts(run / "dmesg-during.txt"))
+        aborts += [line for line in (run / "dmesg-during.txt").read_text().splitlines() if "abort" in line.lower()]
     counted0 = nvme_facts.agent_completions(a / "agent-queues-before.json")
     counted1 = nvme_facts.agent_completions(a / "agent-queues-after.json")
     counted = sum(counted1[q] - counted0.get(q, 0) for q in counted1 if q > 0)
-    timeouts = nvme_facts.describe_timeouts(nvme_facts.nvme_timeouts(run / "dmesg-during.txt"))
-    aborts = [line for line in (run / "dmesg-during.txt").read_text().splitlines() if "abort" in line.lower()]
     report = json.loads((a / "report.json").read_text())
     levers = {c.get("controller"): (c.get("lever"), c.get("leverRisk")) for c in report.get("controllers", [])}
     events = nvme_facts.json_lines(a / "watch.json")
-    summary["agent"] = {"switches": switches, "fio_ios": fio_ios, "fio_errors": errors, "fio_status": fio_status,
+    summary["agent"] = {"fio_runs": len(runs), "switches": switches, "fio_ios": fio_ios, "fio_errors": errors, "fio_status": fio_status,
                         "hist": hist, "agent_counted": counted, "lever": levers.get("nvme0"),
                         "events": len(events), "modes_before": kmod_facts.modes(a / "modes-before.txt")}
     checks.check(f"agent: its lever switched the queues >= {MIN_AGENT_SWITCHES} times (the driver's counters)",

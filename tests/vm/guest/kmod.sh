@@ -32,8 +32,9 @@ step kmod-driver
 d=$(results_subdir driver)
 kmod_sample_start "$d/samples.txt"
 ( sleep 2; echo 1 > "$NVME_CTRL/adaptive_poll" ) &
+enabler=$!
 NVA_FIO_SECONDS=${NVA_KMOD_DRIVER_SECONDS:-12} io_run kmod-driver --name=q --ioengine=libaio --iodepth=32 --numjobs=2
-wait
+wait "$enabler"
 kmod_sample_stop
 kmod_queues "$d/queues.txt"
 echo 0 > "$NVME_CTRL/adaptive_poll"
@@ -52,9 +53,18 @@ ctl --json status > "$a/status.json"
 agent_watch "$a/watch.json"
 kmod_queues "$a/queues-before.txt"
 agent_settled_queues "$a/agent-queues-before.json"
-io_may_fail=1 NVA_FIO_SECONDS=${NVA_KMOD_VERIFY_SECONDS:-30} io_run kmod-verify --name=v --ioengine=libaio \
-  --iodepth=16 --numjobs=2 --rw=randrw --verify=crc32c --verify_fatal=1 --size=16M
-kmod_queues "$a/queues-after.txt"
+# Verifying fio in runs of a few seconds until the driver has counted the switches asked for (or 10 runs).
+# Each job writes its own 32 MiB and verifies what it wrote as it goes; the queue depth is low because every
+# switch drains the controller's I/O, and TCG completes writes slowly.
+for ((run = 0; run < 10; run++)); do
+  io_may_fail=1 NVA_FIO_SECONDS=${NVA_KMOD_VERIFY_SECONDS:-20} io_run "kmod-verify-$run" --name=v --ioengine=libaio \
+    --iodepth=4 --numjobs=2 --rw=randrw --rwmixread=80 --size=32M --offset_increment=64M --verify=crc32c \
+    --verify_backlog=32 --verify_fatal=1
+  kmod_queues "$a/queues-after.txt"
+  switches=$(kmod_switches "$a/queues-before.txt" "$a/queues-after.txt")
+  say "verify run $run: $switches switches so far"
+  ((switches < ${NVA_KMOD_SWITCHES:-1000})) || break
+done
 agent_settled_queues "$a/agent-queues-after.json"
 
 # SIGTERM puts every queue back to the mode it had before the agent: hold both in poll first.

@@ -19,8 +19,13 @@ kmod_modes() {
   local q state
   for q in "$KMOD_QUEUES"/q*; do
     state=$(cat "$q/state")
-    [[ $state == interrupt || $state == poll ]] && echo "${q##*/} $(cat "$q/mode") $state"
+    if [[ $state == interrupt || $state == poll ]]; then echo "${q##*/} $(cat "$q/mode") $state"; fi
   done > "$1"
+}
+
+# kmod_switches BEFORE AFTER: the switches the driver counted between two kmod_queues files.
+kmod_switches() {
+  awk '{ n = $8 + $9 } FNR == NR { before[$1] = n; next } { total += n - before[$1] } END { print total + 0 }' "$1" "$2"
 }
 
 # kmod_all_modes MODE: every eligible queue's mode file says MODE.
