@@ -6,11 +6,15 @@ readonly KMOD_QUEUES=$NVME_CTRL/adaptive
 sampler_pid=""
 readonly CPU_TICKS=(awk '/^cpu / { busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6 }' /proc/stat)
 
-# kmod_queues OUT: one line per I/O queue slot: qN mode state stats... | policy.
+# kmod_queues OUT: one line per I/O queue slot: qN mode state stats... | policy (bash builtins: no fork per file).
 kmod_queues() {
-  local q
+  local q mode state stats policy
   for q in "$KMOD_QUEUES"/q*; do
-    echo "${q##*/} $(cat "$q/mode") $(cat "$q/state") $(cat "$q/stats") | $(cat "$q/policy")"
+    read -r mode < "$q/mode"
+    read -r state < "$q/state"
+    read -r stats < "$q/stats"
+    read -r policy < "$q/policy"
+    echo "${q##*/} $mode $state $stats | $policy"
   done > "$1"
 }
 
@@ -21,6 +25,12 @@ kmod_modes() {
     state=$(cat "$q/state")
     if [[ $state == interrupt || $state == poll ]]; then echo "${q##*/} $(cat "$q/mode") $state"; fi
   done > "$1"
+}
+
+# kmod_none_polled: no eligible queue's mode file says poll.
+kmod_none_polled() {
+  local q
+  for q in "$KMOD_QUEUES"/q*; do [[ $(cat "$q/mode") != poll ]] || return 1; done
 }
 
 # kmod_switches BEFORE AFTER: the switches the driver counted between two kmod_queues files.
@@ -92,14 +102,17 @@ kmod_arm() {
     driver:off) echo 0 > "$NVME_CTRL/adaptive_poll" ;;
     agent:on) ctl policy set --mode adaptive > /dev/null ;;
     agent:off)
+      # Off puts the agent's queues in its safe mode, interrupt; the other arms want them as loaded.
       ctl policy set --mode off > /dev/null
-      wait_until 20 "the agent to put the queues back" kmod_all_modes auto
+      wait_until 20 "the agent to leave no queue polling" kmod_none_polled
+      for q in "$KMOD_QUEUES"/q*; do [[ $(cat "$q/state") == offline ]] || echo auto > "$q/mode"; done
       ;;
   esac
 }
 
-# kmod_compare DIR: 4 KiB random reads at each point (queue depth x jobs) in each arm, repetitions rotating the
-# arms' order; per run DIR/runs.jsonl gets the fio file, CPU ticks and the queues' counters around it.
+# kmod_compare DIR: 4 KiB random reads at each point (queue depth x jobs) in each arm; each repetition takes the
+# arms in another order (rotated), each arm its points in turn. Per run DIR/runs.jsonl gets the fio file, CPU
+# ticks over the measured seconds and the queues' counters around it.
 kmod_compare() {
   local dir=$1 reps=${NVA_KMOD_COMPARE_REPEATS:-3} seconds=${NVA_KMOD_COMPARE_SECONDS:-2}
   local arms=(interrupt poll driver agent) points=() r p i arm name cpu0 cpu1 cpu_reader
@@ -108,26 +121,26 @@ kmod_compare() {
   kmod_agent_policy compare "$NVA_KMOD_COMPARE_AGENT_POLICY"
   agent_start compare "$dir/agent" --metrics-listen off
   for ((r = 0; r < reps; r++)); do
-    for p in "${points[@]}"; do
-      for ((i = 0; i < ${#arms[@]}; i++)); do
-        arm=${arms[$(((i + r) % ${#arms[@]}))]}
+    for ((i = 0; i < ${#arms[@]}; i++)); do
+      arm=${arms[$(((i + r) % ${#arms[@]}))]}
+      kmod_arm "$arm" on
+      for p in "${points[@]}"; do
         name="qd${p%%:*}-j${p##*:}-$arm-r$r"
-        kmod_arm "$arm" on
         kmod_queues "$dir/$name.before"
         # CPU ticks over the measured seconds, after fio's ramp: a reader beside fio.
-        ( sleep 1; "${CPU_TICKS[@]}"; sleep "$seconds"; "${CPU_TICKS[@]}" ) > "$dir/$name.cpu" &
+        ( sleep 0.5; "${CPU_TICKS[@]}"; sleep "$seconds"; "${CPU_TICKS[@]}" ) > "$dir/$name.cpu" &
         cpu_reader=$!
         fio --filename="/dev/$NVME_NS" --rw=randread --bs=4k --direct=1 --size=64M --ioengine=libaio \
-          --iodepth="${p%%:*}" --numjobs="${p##*:}" --group_reporting --name=c --time_based --ramp_time=1 \
+          --iodepth="${p%%:*}" --numjobs="${p##*:}" --group_reporting --name=c --time_based --ramp_time=500ms \
           --runtime="$seconds" --eta=never --output-format=json --output="$dir/$name.fio.json"
         wait "$cpu_reader"
         kmod_queues "$dir/$name.after"
-        kmod_arm "$arm" off
         { read -r cpu0; read -r cpu1; } < "$dir/$name.cpu"
         printf '{"run": "%s", "qd": %s, "jobs": %s, "arm": "%s", "rep": %s, "cpu_before": "%s", "cpu_after": "%s"}\n' \
           "$name" "${p%%:*}" "${p##*:}" "$arm" "$r" "$cpu0" "$cpu1" >> "$dir/runs.jsonl"
       done
-      say "compare: repetition $r, point $p done"
+      kmod_arm "$arm" off
+      say "compare: repetition $r, arm $arm done"
     done
   done
   agent_stop "$dir/agent" TERM
