@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Builds one of our kernel modules (kmod/README.md) for a Debian kernel, from Debian's own sources.
 
-  kmod/build_module.py [--build-dir build] [--module nvme-pci] --kernel 6.1|6.12|7.3
+  kmod/build_module.py [--build-dir build] [--module nvme-pci|nvmet] --kernel 6.1|6.12|7.3
 
-Prints the path of the built module. For the kernel that Debian's package of that name depends on today (the
+Prints the path of the built module (for nvmet: nvmet.ko; nvmet-tcp.ko and nvme-loop.ko, built with it against
+its changed structures, lie beside it). For the kernel that Debian's package of that name depends on today (the
 same one the VM tests boot, tests/vm/vmpackages.py): the `linux-source-X` package of the image's exact version
 (its tarball; only the driver's folder is extracted), the matching `linux-headers-*` and `linux-kbuild-*`, our
 patch series for that kernel (kmod/<module>/patches/<kernel>/), our source files (kmod/<module>/src/) and
-bpf/na_pace.h. Bookworm's kernel builds with the host's gcc-12; trixie's need gcc-14 and a newer glibc, so they
-build in a trixie chroot made once with mmdebstrap. Module BTF comes from the image's own vmlinux.
+the project files the module shares (nvme-pci: bpf/na_pace.h). Bookworm's kernel builds with the host's gcc-12;
+trixie's need gcc-14 and a newer glibc, so they build in a trixie chroot made once with mmdebstrap. Module BTF
+comes from the image's own vmlinux.
 
 Everything lands in BUILD/vm-cache/kmod/ and is reused: the downloads, the extracted sources and headers, the
 chroot, and the module itself, keyed by the patches, sources, kernel version and compiler. A patch that does
@@ -46,12 +48,22 @@ class ModuleSpec:
     subdir: str  # the driver's folder in the kernel tree
     kbuild: str  # what the out-of-tree build compiles (the tree's own Makefile builds every module there)
     product: str
+    extra_products: tuple = ()  # built by the same make beside product, cached and kept with it
+    shared_sources: tuple = ("bpf/na_pace.h",)  # project files copied beside src/ (and keyed)
+    include_dirs: tuple = ()  # other extracted folders of the tree the driver's files include, copied as they are
 
 
 MODULES = {
     "nvme-pci": ModuleSpec("nvme-pci", "drivers/nvme/host",
                            "obj-m := nvme.o\nnvme-y := pci.o nvme-adaptive.o nvme-adaptive-sysfs.o\n"
                            "ccflags-y += -I$(src)\n", "nvme.ko"),
+    # The patched tree's own Makefile (it adds nvmet-pqt.o), for the three modules the VM loads: the patch
+    # changes struct nvmet_ns, so the transports must come from the same build as nvmet.ko.
+    "nvmet": ModuleSpec("nvmet", "drivers/nvme/target",
+                        "include $(dir $(lastword $(MAKEFILE_LIST)))Makefile\n"
+                        "obj-m := nvmet.o nvmet-tcp.o nvme-loop.o\n", "nvmet.ko",
+                        extra_products=("nvmet-tcp.ko", "nvme-loop.ko"), shared_sources=(),
+                        include_dirs=("drivers/nvme/host",)),  # nvme-loop includes ../host/nvme.h
 }
 
 
@@ -186,7 +198,7 @@ def _key(module, release, version, toolchain):
     h = hashlib.sha256()
     for part in (module.name, module.kbuild, release, version, toolchain):
         h.update(part.encode() + b"\0")
-    for path in sorted((KMOD_DIR / module.name / "src").iterdir()) + [SOURCE_DIR / "bpf" / "na_pace.h"]:
+    for path in sorted((KMOD_DIR / module.name / "src").iterdir()) + [SOURCE_DIR / s for s in module.shared_sources]:
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h
 
@@ -228,7 +240,7 @@ def build(kernel, build_dir, module_name="nvme-pci", log=print):
             key.update(patch.name.encode() + b"\0" + patch.read_bytes())
         out_dir = kcache / "modules" / f"{image.release}-{module.name}-{key.hexdigest()[:12]}"
         product = out_dir / module.product
-        if product.exists():
+        if all((out_dir / p).exists() for p in (module.product, *module.extra_products)):
             log(f"kmod: cached {product}")
             return product
         debs = steps.run("download", _download, [f"linux-source-{series}={version}",
@@ -248,11 +260,14 @@ def build(kernel, build_dir, module_name="nvme-pci", log=print):
         work = kcache / "work" / out_dir.name
         shutil.rmtree(work, ignore_errors=True)
         shutil.copytree(sources / module.subdir, work / module.subdir)
+        for folder in module.include_dirs:
+            shutil.copytree(sources / folder, work / folder)
         steps.run("patch", _patch, work, patches)
         driver = work / module.subdir
         for path in (KMOD_DIR / module.name / "src").iterdir():
             shutil.copy2(path, driver / path.name)
-        shutil.copy2(SOURCE_DIR / "bpf" / "na_pace.h", driver / "na_pace.h")
+        for shared in module.shared_sources:
+            shutil.copy2(SOURCE_DIR / shared, driver / Path(shared).name)
         (driver / "Kbuild").write_text(module.kbuild)
         make = ["make", f"-j{os.cpu_count() or 1}", "modules"]
         if not (headers / "scripts/../tools/bpf/resolve_btfids/resolve_btfids").exists():
@@ -268,10 +283,12 @@ def build(kernel, build_dir, module_name="nvme-pci", log=print):
             cmd = [*make, "-C", str(headers), f"M={driver}"]
         result = steps.run("compile", lambda: subprocess.run(cmd, text=True, capture_output=True))
         (work / "build.log").write_text(result.stdout + result.stderr)
-        if result.returncode or not (driver / module.product).exists():
+        if result.returncode or not all((driver / p).exists() for p in (module.product, *module.extra_products)):
             raise KmodBuildError(f"compile: make failed with status {result.returncode} (log {work / 'build.log'}): "
                                  f"{(result.stdout + result.stderr).strip()[-1500:]}")
         out_dir.mkdir(parents=True, exist_ok=True)
+        for extra in module.extra_products:  # before the product, whose presence marks the build complete
+            shutil.copy2(driver / extra, out_dir / extra)
         shutil.copy2(driver / module.product, product.with_suffix(".partial"))
         (out_dir / "build.json").write_text(json.dumps(
             {"module": module.name, "kernel": kernel, "release": image.release, "source_version": version,

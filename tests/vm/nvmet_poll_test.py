@@ -21,7 +21,7 @@ The agent's arm of the comparison is a hook: --agent-arm EXE (a path the guest s
 is run in the guest as `EXE on` before and `EXE off` after each run of a third arm, "agent".
 
   tests/vm/nvmet_poll_test.py [--build-dir build] [--kernel 6.1|6.12|7.3] [--compare] [--agent-arm EXE]
-                              [--test-name vm_nvmet_poll_6_1]
+                              [--pqt-cpu N] [--test-name vm_nvmet_poll_6_1]
 """
 
 import argparse
@@ -214,6 +214,8 @@ def main(argv=None):
     parser.add_argument("--kernel", choices=("6.1", "6.12", "7.3"), default="6.1")
     parser.add_argument("--compare", action="store_true", help="also run the seed's comparison")
     parser.add_argument("--agent-arm", help="executable the guest runs as `EXE on|off` around an agent arm's runs")
+    parser.add_argument("--pqt-cpu", type=int, help="vCPU of the polling-queue task in the comparison "
+                        "(default: the target's, 0)")
     parser.add_argument("--test-name")
     parser.add_argument("--timeout", type=float, default=1200.0)
     args = parser.parse_args(argv)
@@ -229,6 +231,8 @@ def main(argv=None):
                "NVA_NVMET_COMPARE": "1" if args.compare else "0"}
         if args.agent_arm:
             env["NVA_NVMET_AGENT_ARM"] = args.agent_arm
+        if args.pqt_cpu is not None:
+            env["NVA_NVMET_PQT_CPU"] = str(args.pqt_cpu)
         vm = run_vm(VmOptions(guest_script=VM_DIR / "guest" / "nvmet_poll.sh", build_dir=build_dir,
                               results_dir=results, kernel=args.kernel, env=env, timeout=args.timeout,
                               kernel_args=KERNEL_ARGS, smp=VCPUS), clock)

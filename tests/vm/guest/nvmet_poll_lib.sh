@@ -76,6 +76,13 @@ pqt_route() {
   say "route $name: pqt $(cat "$dir/enable.txt"), $(head -1 "$dir/pqt.after"); fio status $(cat "$dir/fio.status")"
 }
 
+# pqt_alive PID: the background child PID still runs (not gone, not a zombie: bash reaps a child only when it
+# forks or waits, and the switching loop does neither).
+pqt_alive() {
+  local stat=()
+  [[ -r /proc/$1/stat ]] && read -r -a stat < "/proc/$1/stat" 2> /dev/null && [[ ${stat[2]} != Z ]]
+}
+
 # pqt_nap SECONDS: sleeps without a fork (a fork costs tens of ms under TCG): a read that times out on a FIFO
 # this shell holds both ends of.
 pqt_nap_fd=""
@@ -99,7 +106,7 @@ pqt_toggle() {
     --runtime="${NVA_NVMET_TOGGLE_SECONDS:-15}" &
   fio_pid=$!
   : > "$dir/toggle-errors.txt"
-  while kill -0 "$fio_pid" 2> /dev/null; do
+  while pqt_alive "$fio_pid"; do
     for v in 1 0; do
       pqt_try -q "$PQT_NS/pqt_enable" "$v"
       n=$((n + 1))
@@ -114,7 +121,7 @@ pqt_toggle() {
           echo "switch $n: inflight ${stats[5]} after the switch-off returned" >> "$dir/toggle-errors.txt"
         fi
       fi
-      pqt_nap "${NVA_NVMET_TOGGLE_NAP:-0.02}"
+      pqt_nap "${NVA_NVMET_TOGGLE_NAP:-0.005}"
     done
   done
   wait "$fio_pid" || true
@@ -127,7 +134,8 @@ pqt_toggle() {
 
 # pqt_compare DIR: the seed's comparison. NVMe/TCP over the loopback, one queue pair, QD32, one job; the target's
 # work on one vCPU (NVA_NVMET_TARGET_CPU: the loopback's receive side steered there by RPS, so nvmet-tcp's
-# io_work follows it, and the polling-queue task bound there), fio on another (NVA_NVMET_FIO_CPU). Per
+# io_work follows it, and the polling-queue task bound there unless NVA_NVMET_PQT_CPU names another), fio on
+# another (NVA_NVMET_FIO_CPU). Per
 # repetition one fio runs every workload in every arm, one job after the other (stonewall), the arms' order
 # rotating from one repetition to the next; each job's exec_prerun and exec_postrun (guest/nvmet_poll_arm.sh)
 # put the target in its arm, take it out again and record the pqt counters and the per-CPU ticks around it. The
@@ -136,10 +144,11 @@ pqt_toggle() {
 pqt_compare() {
   local dir=$1 reps=${NVA_NVMET_COMPARE_REPEATS:-3} r w i arm name jobs status
   local target_cpu=${NVA_NVMET_TARGET_CPU:-0} fio_cpu=${NVA_NVMET_FIO_CPU:-1}
+  local pqt_cpu=${NVA_NVMET_PQT_CPU:-${NVA_NVMET_TARGET_CPU:-0}}
   local arms=(interrupt polled) workloads=(4k-randread 4k-randwrite 4k-randrw 2m-randread)
   [[ -n ${NVA_NVMET_AGENT_ARM:-} ]] && arms+=(agent)
   printf '%x\n' $((1 << target_cpu)) > /sys/class/net/lo/queues/rx-0/rps_cpus
-  echo "$target_cpu" > "$PQT_PARAMS/pqt_affinity_core"
+  echo "$pqt_cpu" > "$PQT_PARAMS/pqt_affinity_core"
   export PQT_NS PQT_SYS PQT_RAMP=${NVA_NVMET_COMPARE_RAMP:-0.5} PQT_SECONDS=${NVA_NVMET_COMPARE_SECONDS:-2}
   {
     echo "rps_cpus $(cat /sys/class/net/lo/queues/rx-0/rps_cpus)"
