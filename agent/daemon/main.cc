@@ -180,7 +180,7 @@ class LoopWatchdog {
       while (!stop_cv_.wait_for(lock, period, [this] { return stop_; })) {
         lock.unlock();
         // Answered from outside the loop (no collector named) when the loop did not take the call.
-        if (!agent.GetStatus().collector().empty()) (void)sd_notify(0, "WATCHDOG=1");
+        if (!agent.api().GetStatus().collector().empty()) (void)sd_notify(0, "WATCHDOG=1");
         lock.lock();
       }
     });
@@ -269,7 +269,7 @@ int Run(const DaemonFlags& flags) {
     return kExitRuntime;
   }
   GrpcMetrics grpc_metrics(agent_metrics->get());
-  auto api_server = api::StartApiServer(config->api(), agent, &grpc_metrics);
+  auto api_server = api::StartApiServer(config->api(), agent.api(), &grpc_metrics);
   if (!api_server) {
     NA_ERROR("cannot start: api: " << api_server.error().message);
     (void)agent.Shutdown();

@@ -144,9 +144,9 @@ std::optional<RealLevers::ControllerLever> RealLevers::For(const std::string& na
   return levers_[name] = std::move(resolved);
 }
 
-std::string RealLevers::LeverFor(const DiscoveredQueue& queue) const {
+std::optional<std::string> RealLevers::LeverNameFor(const DiscoveredQueue& queue) const {
   const auto lever = For(queue.controller);
-  if (!lever || !lever->lever) return "";
+  if (!lever || !lever->lever) return std::nullopt;
   return std::string(LeverKindName(lever->choice.kind));
 }
 

@@ -58,7 +58,7 @@ class RealLevers : public Levers {
   RealLevers(config::LeverSettings settings, actuate::LeverEnvironment environment, const RealDiscovery& discovery)
       : settings_(std::move(settings)), environment_(std::move(environment)), discovery_(discovery) {}
 
-  std::string LeverFor(const DiscoveredQueue& queue) const override;
+  std::optional<std::string> LeverNameFor(const DiscoveredQueue& queue) const override;
   engine::ControllerMode ModeFor(const DiscoveredQueue& queue, engine::ControllerMode mode) const override;
   bool Disruptive(const DiscoveredQueue& queue) const override;
   Result<LeverPlan> Plan(const DiscoveredQueue& queue, ReapMode mode) override;

@@ -89,7 +89,7 @@ TEST_F(AgentListening, AListenerHearsPolicyOverridesAndTheQueuesDeparture) {
   StartHeard();
   v1::SetPolicyRequest request;
   request.mutable_policy()->set_poll_threshold_ns(30'000);
-  ASSERT_TRUE(agent_->SetPolicy(request));
+  ASSERT_TRUE(agent_->api().SetPolicy(request));
   EXPECT_EQ(recorder_.Of("policy", 1), 1);
   EXPECT_EQ(recorder_.Of("policy", 2), 1);
   EXPECT_EQ(recorder_.heard["policy set: policy global: poll_threshold_ns: 30000"], 1);
@@ -97,7 +97,7 @@ TEST_F(AgentListening, AListenerHearsPolicyOverridesAndTheQueuesDeparture) {
   mode.mutable_queue()->set_controller("uvnvme:7:0");
   mode.mutable_queue()->set_queue(2);
   mode.set_mode(v1::REAP_MODE_POLL);
-  ASSERT_TRUE(agent_->SetQueueMode(mode));
+  ASSERT_TRUE(agent_->api().SetQueueMode(mode));
   EXPECT_EQ(recorder_.Of("override", 2), 1);
   EXPECT_EQ(recorder_.Of("applied", 2), 1);
   now_ += 1'000'000'000'000;  // discovery and the counters are due

@@ -117,7 +117,7 @@ TEST_F(RealPorts, TheTargetsQueuesAreListedFromTheCollectorsCountsAndLeaveOnceId
   ASSERT_NE(discovery.snapshot()->Find("nvmet:c3"), nullptr) << "levers resolve the target from the snapshot";
 
   RealLevers levers(settings_, environment_, discovery);
-  EXPECT_EQ(levers.LeverFor(target), "dry_run") << "no lever switches a target queue on a stock kernel";
+  EXPECT_EQ(levers.LeverNameFor(target), "dry_run") << "no lever switches a target queue on a stock kernel";
   for (engine::ControllerMode asked : {engine::ControllerMode::kAdaptive, engine::ControllerMode::kPoll,
                                        engine::ControllerMode::kInterrupt, engine::ControllerMode::kShadow}) {
     EXPECT_EQ(levers.ModeFor(target, asked), engine::ControllerMode::kShadow)
@@ -143,7 +143,7 @@ TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePe
   ASSERT_TRUE(queues);
   RealLevers levers(settings_, environment_, discovery);
   const DiscoveredQueue q1 = Find(*queues, 1), q2 = Find(*queues, 2);
-  EXPECT_EQ(levers.LeverFor(q1), "adaptive_poll_sysfs");
+  EXPECT_EQ(levers.LeverNameFor(q1), "adaptive_poll_sysfs");
   // Adaptive on a controller-wide attribute: the kernel adapts, so the attribute is turned on.
   EXPECT_EQ(levers.ModeFor(q1, engine::ControllerMode::kAdaptive), engine::ControllerMode::kPoll);
   EXPECT_EQ(levers.ModeFor(q1, engine::ControllerMode::kShadow), engine::ControllerMode::kShadow);
@@ -221,7 +221,7 @@ TEST_F(RealPorts, ApplyWithoutPlanAndVanishedQueuesAreErrors) {
   gone.controller = "nvme7";
   gone.qid = 1;
   EXPECT_EQ(levers.Plan(gone, ReapMode::kPoll).error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(levers.LeverFor(gone), "");
+  EXPECT_EQ(levers.LeverNameFor(gone), std::nullopt);
 }
 
 // One switch reads its device once: the plan that gives the journal its restore point is the one executed
@@ -261,7 +261,7 @@ TEST_F(RealPorts, ASwitchConnectsToTheControlSocketOnce) {
   ASSERT_TRUE(queues);
   ASSERT_EQ(queues->size(), 1u);
   RealLevers levers(settings_, environment_, discovery);
-  ASSERT_EQ(levers.LeverFor(queues->front()), "uvnvme_socket");
+  ASSERT_EQ(levers.LeverNameFor(queues->front()), "uvnvme_socket");
   const int connections = server.Connections();
   const size_t requests = server.Requests().size();
   auto plan = levers.Plan(queues->front(), ReapMode::kPoll);
