@@ -22,7 +22,11 @@ class AgentInFlight : public AgentLoop {
   }
   std::vector<v1::JournalEntry> Entries() const {
     auto journal = Journal::ReadFrom(StateStore(state_dir_));
-    if (!journal) return {};
+    if (!journal) {
+      // Not an empty journal: the checks that an entry is gone would pass on a read error.
+      ADD_FAILURE() << "journal unreadable: " << journal.error().message;
+      return {};
+    }
     return {journal->entries().begin(), journal->entries().end()};
   }
   static const v1::JournalEntry* Find(const std::vector<v1::JournalEntry>& entries, const std::string& target) {
