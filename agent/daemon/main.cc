@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/actuate/resolver.h"
 #include "agent/api/api_config.h"
 #include "agent/api/server.h"
 #include "agent/config/config_file.h"
@@ -72,6 +73,9 @@ Result<v1::Config> LoadConfig(const DaemonFlags& flags) {
   if (flags.cpu_scheduling) config.set_cpu_scheduling(*flags.cpu_scheduling);
   if (config.cpu_scheduling().empty()) config.set_cpu_scheduling("batch");
   NA_RETURN_IF_ERROR(config::ValidateConfig(config));
+  // Whether each lever named can serve the controllers it is named for is the levers' to say.
+  NA_ASSIGN_OR_RETURN(const config::LeverSettings levers, config::LeverSettingsFromConfig(config));
+  NA_RETURN_IF_ERROR(actuate::CheckLeverChoices(levers));
   if (!flags.metrics_listen || *flags.metrics_listen != "off") {
     NA_RETURN_IF_ERROR(metrics::MetricsOptionsFromConfig(config.metrics()));
   }
