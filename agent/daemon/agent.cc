@@ -71,7 +71,7 @@ Status Agent::Start() {
   if (options_.restore_at_start && !journal_.empty()) {
     NA_INFO("journal: putting " << journal_.size()
                                 << " changed setting(s) back to their safe values before anything else");
-    RestoreReport report;
+    state::RestoreReport report;
     Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
                                           options_.restore_rules, &report);
     for (const std::string& line : report.lines) NA_INFO("journal: " << line);
@@ -308,7 +308,7 @@ Status Agent::Shutdown() {
   bus_.CancelAll();
   if (journal_.empty()) return OkStatus();
   NA_INFO("shutdown: putting " << journal_.size() << " changed setting(s) back");
-  RestoreReport report;
+  state::RestoreReport report;
   Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
                                         options_.restore_rules, &report);
   for (const std::string& line : report.lines) NA_INFO("shutdown: " << line);

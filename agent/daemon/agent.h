@@ -21,7 +21,7 @@
 #include "agent/daemon/agent_listeners.h"
 #include "agent/daemon/api_adapter.h"
 #include "agent/daemon/decision_pipeline.h"
-#include "agent/daemon/journal.h"
+#include "agent/state/journal.h"
 #include "agent/daemon/loop_commands.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/payoff_listener.h"
@@ -30,7 +30,7 @@
 #include "agent/daemon/poller_cpu.h"
 #include "agent/daemon/queue_roster.h"
 #include "agent/daemon/serial_workers.h"
-#include "agent/daemon/state_store.h"
+#include "agent/state/state_store.h"
 #include "agent/daemon/switch_protocol.h"
 #include "agent/metrics/agent_metrics.h"
 
@@ -61,7 +61,7 @@ struct AgentOptions {
   size_t max_queues = collect::kQueueTableSlots;
   std::string version;
   // Journal entries are stamped with restore_rules.boot_id and judged by these rules when restored.
-  RestoreRules restore_rules;
+  state::RestoreRules restore_rules;
   // False when the daemon already restored the journal before anything else (main.cc): Start then only
   // loads what is left, which shutdown retries.
   bool restore_at_start = true;
@@ -123,8 +123,8 @@ class Agent {
 
   AgentOptions options_;
   AgentDeps deps_;
-  StateStore store_;
-  Journal journal_;
+  state::StateStore store_;
+  state::Journal journal_;
   ManagedQueues queues_;
   api::EventBus bus_;
   // Who hears of the loop: the trace, the metrics (when there are any), the event stream, then any added.

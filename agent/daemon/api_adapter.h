@@ -13,7 +13,7 @@
 #include "agent/api/event_bus.h"
 #include "agent/collect/collector.h"
 #include "agent/daemon/decision_pipeline.h"
-#include "agent/daemon/journal.h"
+#include "agent/state/journal.h"
 #include "agent/daemon/loop_commands.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/payoff_listener.h"
@@ -38,7 +38,7 @@ class ApiAdapter final : public api::AgentControl {
     DecisionPipeline& pipeline;
     SwitchProtocol& switches;
     PolicyApplier& policy;
-    const Journal& journal;
+    const state::Journal& journal;
     collect::Collector& collector;
     api::EventBus& bus;
     const PayoffListener& payoff;

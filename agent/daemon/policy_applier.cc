@@ -4,7 +4,7 @@
 
 namespace nvmeadapt::daemon {
 
-PolicyApplier::PolicyApplier(Parts parts, const StateStore& store, v1::PolicySet file, bool file_authoritative)
+PolicyApplier::PolicyApplier(Parts parts, const state::StateStore& store, v1::PolicySet file, bool file_authoritative)
     : parts_(parts), source_(store, file_authoritative), file_(std::move(file)) {}
 
 engine::DeviceFacts FactsOf(const DiscoveredQueue& queue) {

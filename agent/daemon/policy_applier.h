@@ -42,7 +42,7 @@ class PolicyApplier {
   };
   // `file`: the config file's levels; `file_authoritative`: a policy set over the API is not persisted and
   // lasts until the next reload (policy_source.h).
-  PolicyApplier(Parts parts, const StateStore& store, v1::PolicySet file, bool file_authoritative);
+  PolicyApplier(Parts parts, const state::StateStore& store, v1::PolicySet file, bool file_authoritative);
 
   // The book at start, before any queue is known.
   Status Install();

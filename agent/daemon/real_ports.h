@@ -45,11 +45,6 @@ class RealDiscovery : public Discovery {
   std::map<std::string, std::string> reported_skips_;  // last scan's unreadable sources and why
 };
 
-// Writes a journal entry's restore point back with a new lever of its kind, never in dry run: what the
-// daemon runs before anything else at start, and --restore-only.
-Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
-                             const actuate::LeverEnvironment& environment);
-
 // Thread-safe: the loop asks which lever serves a queue while controllers' workers plan and execute (each
 // controller's switches one at a time; different controllers' at once). A plan reads the device once and
 // carries what its Execute writes; it keeps its lever, so it outlives a device replaced meanwhile.

@@ -20,7 +20,7 @@ struct SwitchProtocol::SwitchInFlight {
   SwitchThen then;
 };
 
-SwitchProtocol::SwitchProtocol(Parts parts, Levers& levers, Journal& journal, SwitchOptions options,
+SwitchProtocol::SwitchProtocol(Parts parts, Levers& levers, state::Journal& journal, SwitchOptions options,
                                ModeSwitcher::PostToLoop post)
     : queues_(parts.queues),
       pipeline_(parts.pipeline),

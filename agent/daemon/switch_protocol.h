@@ -16,7 +16,7 @@
 #include "agent/collect/collector.h"
 #include "agent/daemon/agent_listener.h"
 #include "agent/daemon/decision_pipeline.h"
-#include "agent/daemon/journal.h"
+#include "agent/state/journal.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/mode_switcher.h"
 #include "agent/daemon/ports.h"
@@ -34,7 +34,7 @@ class SwitchProtocol {
     collect::Collector& collector;
     const AgentListeners& listeners;
   };
-  SwitchProtocol(Parts parts, Levers& levers, Journal& journal, SwitchOptions options, ModeSwitcher::PostToLoop post);
+  SwitchProtocol(Parts parts, Levers& levers, state::Journal& journal, SwitchOptions options, ModeSwitcher::PostToLoop post);
 
   // A decision of the engine to its queue: its switch (a decision is done once its switch ended), or the
   // control it leaves the BPF side; then the queue's last decision, the log and the listeners. A try the node

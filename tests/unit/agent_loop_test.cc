@@ -147,8 +147,8 @@ TEST_F(AgentLoop, ShutdownPutsEveryChangedQueueBack) {
   ASSERT_TRUE(agent_->Shutdown());
   EXPECT_EQ(levers_.values["uvnvme:7:0:q1"], "interrupt");
   EXPECT_EQ(levers_.values["uvnvme:7:0:q2"], "interrupt");
-  StateStore store(state_dir_);
-  EXPECT_EQ(Journal::ReadFrom(store)->entries_size(), 0);
+  state::StateStore store(state_dir_);
+  EXPECT_EQ(state::Journal::ReadFrom(store)->entries_size(), 0);
 }
 
 TEST_F(AgentLoop, AfterACrashTheJournalRestoresBeforeAnythingElse) {
@@ -171,8 +171,8 @@ TEST_F(AgentLoop, ADryRunLeverJournalsNothingSoAJournalHoldsRealChangesOnly) {
   Start();
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
-  StateStore store(state_dir_);
-  EXPECT_EQ(Journal::ReadFrom(store)->entries_size(), 0);
+  state::StateStore store(state_dir_);
+  EXPECT_EQ(state::Journal::ReadFrom(store)->entries_size(), 0);
 }
 
 TEST_F(AgentLoop, StatusListsEveryLeverServingAQueueAndSaysWhenOneIsLacking) {
@@ -204,7 +204,7 @@ TEST_F(AgentLoop, JournalEntriesCarryTheBoot) {
   agent_ = std::make_unique<Agent>(options, deps);
   ASSERT_TRUE(agent_->Start());
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
-  auto journal = Journal::ReadFrom(StateStore(state_dir_));
+  auto journal = state::Journal::ReadFrom(state::StateStore(state_dir_));
   ASSERT_EQ(journal->entries_size(), 1);
   EXPECT_EQ(journal->entries(0).boot_id(), "this-boot");
 }

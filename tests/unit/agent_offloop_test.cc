@@ -98,7 +98,7 @@ TEST_F(AgentOffLoop, AHungLeverHoldsOnlyItsControllerAndEndsAsATimedOutLeverErro
   levers_.on_apply = [&](const LeverPlan& plan) {
     if (plan.target != "uvnvme:7:1:q1") return;
     auto control = collector_.ControlOf(other_q1_.key);
-    auto journal = Journal::ReadFrom(StateStore(state_dir_));
+    auto journal = state::Journal::ReadFrom(state::StateStore(state_dir_));
     bool journaled = false;
     if (journal) {
       for (const auto& entry : journal->entries()) journaled |= entry.target() == plan.target;
@@ -182,7 +182,7 @@ TEST_F(AgentOffLoop, AHungLeverHoldsOnlyItsControllerAndEndsAsATimedOutLeverErro
 
   // The journal holds the hung switch's restore point: whatever the lever does when it returns, a restore
   // puts the queue back.
-  auto journal = Journal::ReadFrom(StateStore(state_dir_));
+  auto journal = state::Journal::ReadFrom(state::StateStore(state_dir_));
   ASSERT_TRUE(journal);
   int hung_entries = 0;
   for (const auto& entry : journal->entries()) {
@@ -215,7 +215,7 @@ TEST_F(AgentOffLoop, AHungLeverHoldsOnlyItsControllerAndEndsAsATimedOutLeverErro
   for (const char* target : {"uvnvme:7:0:q1", "uvnvme:7:0:q2", "uvnvme:7:1:q1"}) {
     EXPECT_EQ(levers_.Value(target), "interrupt") << target;
   }
-  EXPECT_EQ(Journal::ReadFrom(StateStore(state_dir_))->entries_size(), 0);
+  EXPECT_EQ(state::Journal::ReadFrom(state::StateStore(state_dir_))->entries_size(), 0);
 }
 
 // A scan that hangs (a driver's socket, a sysfs read) holds no decision: the loop goes on deciding and

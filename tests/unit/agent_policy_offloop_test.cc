@@ -13,7 +13,7 @@
 #include <future>
 #include <thread>
 
-#include "agent/daemon/state_store.h"
+#include "agent/state/state_store.h"
 #include "tests/unit/agent_loop_fixture.h"
 
 namespace nvmeadapt::daemon::testing {
@@ -75,7 +75,7 @@ TEST_F(AgentPolicyOffLoop, AStuckStateDiskHoldsTheCallNotTheLoop) {
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(SlackInForce(), 9);
   EXPECT_EQ(agent_->api().GetPolicy().origin().source(), v1::POLICY_SOURCE_API);
-  auto persisted = StateStore(state_dir_).LoadPolicy();
+  auto persisted = state::StateStore(state_dir_).LoadPolicy();
   ASSERT_TRUE(persisted && persisted->has_value());
   EXPECT_EQ((*persisted)->policy().pace_slack_ns(), 9);
 }
@@ -96,7 +96,7 @@ TEST_F(AgentPolicyOffLoop, ConcurrentChangesArePersistedInTheOrderTheyApply) {
   }
   for (auto& caller : callers) caller.join();
   const v1::GetPolicyResponse in_force = agent_->api().GetPolicy();
-  auto persisted = StateStore(state_dir_).LoadPolicy();
+  auto persisted = state::StateStore(state_dir_).LoadPolicy();
   ASSERT_TRUE(persisted && persisted->has_value());
   EXPECT_EQ((*persisted)->SerializeAsString(), in_force.policy().SerializeAsString())
       << "policy.json holds the book in force: the last change applied was the last written";

@@ -1,4 +1,4 @@
-#include "agent/daemon/journal.h"
+#include "agent/state/journal.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -7,7 +7,7 @@
 
 #include "agent/actuate/lever_registry.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 namespace {
 
 // Records appended since the last compaction beyond which journal.json is rewritten and journal.log emptied:
@@ -209,4 +209,4 @@ Status Journal::RestoreAll(const RestoreFn& restore, const RestoreRules& rules, 
   return first_error;
 }
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state
