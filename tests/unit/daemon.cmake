@@ -1,9 +1,8 @@
-add_executable(daemon_core_test event_bus_test.cc files_test.cc policy_book_test.cc
+add_executable(daemon_core_test policy_book_test.cc
   agent_loop_test.cc agent_policy_test.cc agent_fleet_policy_test.cc policy_reset_test.cc agent_timer_test.cc agent_switch_test.cc agent_offloop_test.cc agent_policy_offloop_test.cc
   queue_roster_test.cc agent_listener_test.cc switch_recovery_test.cc
   serial_workers_test.cc flags_test.cc payoff_listener_test.cc)
 target_link_libraries(daemon_core_test PRIVATE nvme_adapt_daemon_core GTest::gtest_main)
-target_sources(daemon_core_test PRIVATE result_test.cc)  # common/result.h
 gtest_discover_tests(daemon_core_test PROPERTIES LABELS unit)
 
 add_executable(real_ports_test real_ports_test.cc)
