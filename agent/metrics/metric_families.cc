@@ -56,6 +56,20 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
                        "Completions by the path that reaped them (interrupt handler or poll), where the "
                        "collector can tell.",
                        MetricType::Counter);
+  FamilyBuilder interrupts("nvme_adapt_queue_interrupts_total",
+                           "Interrupts of the queue's vector, where the collector sees no completions by path "
+                           "(procfs).",
+                           MetricType::Counter);
+  FamilyBuilder abandoned("nvme_adapt_queue_abandoned_completions_total",
+                          "Completions of windows restarted at a mode change before they filled: in no window "
+                          "record.",
+                          MetricType::Counter);
+  FamilyBuilder retries("nvme_adapt_queue_pace_miss_retries_total",
+                        "Pace misses the full ring buffer refused, sent again by a later completion.",
+                        MetricType::Counter);
+  FamilyBuilder wakeups("nvme_adapt_queue_wakeups_total",
+                        "Userspace drivers: interrupt-mode reaper wakeups (with the collector's userspace_wakeups).",
+                        MetricType::Counter);
   FamilyBuilder mode("nvme_adapt_queue_mode", "1 for the queue's current reaping mode, 0 for the other.",
                      MetricType::Gauge);
   FamilyBuilder eligible("nvme_adapt_queue_eligible",
@@ -90,8 +104,15 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
       bytes.Add(labels, static_cast<double>(queue.bytes));
       // A path appears with its first completion: most queues are never polled, and some collectors
       // cannot tell the path at all.
-      if (queue.irq_completions) reaped.Add(With(labels, "path", "interrupt"), static_cast<double>(queue.irq_completions));
+      if (queue.interrupt_completions) {
+        reaped.Add(With(labels, "path", "interrupt"), static_cast<double>(queue.interrupt_completions));
+      }
       if (queue.poll_completions) reaped.Add(With(labels, "path", "poll"), static_cast<double>(queue.poll_completions));
+      // What only some collectors count appears with its first count.
+      if (queue.interrupts) interrupts.Add(labels, static_cast<double>(queue.interrupts));
+      if (queue.abandoned_completions) abandoned.Add(labels, static_cast<double>(queue.abandoned_completions));
+      if (queue.pace_miss_retries) retries.Add(labels, static_cast<double>(queue.pace_miss_retries));
+      if (queue.wakeups) wakeups.Add(labels, static_cast<double>(queue.wakeups));
       for (ReapMode m : {ReapMode::kInterrupt, ReapMode::kPoll}) {
         mode.Add(With(labels, "mode", std::string(ReapModeName(m))), *queue.mode == m ? 1 : 0);
       }
@@ -107,8 +128,8 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
       if (count) tries.Add(With(labels, "result", std::string(PollTryResultName(result))), static_cast<double>(count));
     }
   }
-  for (FamilyBuilder* family : {&completions, &bytes, &reaped, &mode, &eligible, &info, &average, &threshold,
-                                &intervals, &switches, &tries}) {
+  for (FamilyBuilder* family : {&completions, &bytes, &reaped, &interrupts, &abandoned, &retries, &wakeups, &mode,
+                                &eligible, &info, &average, &threshold, &intervals, &switches, &tries}) {
     family->MoveTo(out);
   }
   AddControllerIntervalHistograms(queues, out);
