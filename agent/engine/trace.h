@@ -1,6 +1,6 @@
 // A line-oriented text format for engine inputs and decisions, so that windows recorded by the daemon (or
-// written by hand) can be replayed through the engine alone and the decisions compared. Pure string
-// processing: reading and writing files is the caller's business.
+// written by hand) can be replayed through the engine and its node gate alone and the decisions compared.
+// Pure string processing: reading and writing files is the caller's business.
 //
 //   queue NAME [eligible=0|1] [reap=MODE] [safe=MODE] [POLICY...]
 //   window NAME MODE COMPLETIONS START END [miss=K:ELAPSED[:N]]   (N: the reap's size, default 1)
