@@ -46,14 +46,10 @@ bool AttributePresent(const config::LeverSettings& settings, const discover::Con
 
 // The attribute turns the kernel's own adaptive polling on: adaptive is the attribute's poll. The in-kernel
 // mechanism comes first where the kernel has it.
-const LeverRegistrar kRegistered({{.kind = LeverKind::kAdaptivePollSysfs,
-                                   .risk = LeverRisk::kDriverSpecific,
-                                   .adaptive_as = engine::ControllerMode::kPoll,
-                                   .serves = {Source::kKernelNvme},
-                                   .auto_rank = 10,
-                                   .offered = &AttributePresent,
-                                   .auto_why = "adaptive-poll attribute present"},
-                                  &MakeAdaptivePoll});
+const LeverRegistrar kRegistered({{.kind = LeverKind::kAdaptivePollSysfs, .risk = LeverRisk::kDriverSpecific,
+                                   .adaptive_as = engine::ControllerMode::kPoll, .serves = {Source::kKernelNvme},
+                                   .auto_rank = 10, .offered = &AttributePresent,
+                                   .auto_why = "adaptive-poll attribute present"}, &MakeAdaptivePoll});
 
 }  // namespace
 

@@ -172,12 +172,9 @@ std::unique_ptr<PlannedLever> MakeCoalescing(bool dry_run, const config::LeverSe
 }
 
 // Every NVMe controller takes Set Features (a device may refuse it): AUTO's last kernel lever.
-const LeverRegistrar kRegistered({{.kind = LeverKind::kCoalescing,
-                                   .risk = LeverRisk::kNothingElse,
-                                   .serves = {Source::kKernelNvme},
-                                   .auto_rank = 30,
-                                   .auto_why = "no adaptive-poll attribute, no GSIM"},
-                                  &MakeCoalescing});
+const LeverRegistrar kRegistered({{.kind = LeverKind::kCoalescing, .risk = LeverRisk::kNothingElse,
+                                   .serves = {Source::kKernelNvme}, .auto_rank = 30,
+                                   .auto_why = "no adaptive-poll attribute, no GSIM"}, &MakeCoalescing});
 
 }  // namespace
 

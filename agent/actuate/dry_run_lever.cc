@@ -28,12 +28,10 @@ std::unique_ptr<PlannedLever> MakeDryRun(bool, const config::LeverSettings&, con
   return std::make_unique<DryRunLever>();
 }
 
-const LeverRegistrar kRegistered(
-    {{.kind = LeverKind::kDryRun,
-      .risk = LeverRisk::kNothingElse,
-      .serves = {Source::kKernelNvme, Source::kBlock, Source::kUvnvme, Source::kSpdk, Source::kNvmet},
-      .stands_in = true},
-     &MakeDryRun});
+const LeverRegistrar kRegistered({{.kind = LeverKind::kDryRun, .risk = LeverRisk::kNothingElse,
+                                   .serves = {Source::kKernelNvme, Source::kBlock, Source::kUvnvme, Source::kSpdk,
+                                              Source::kNvmet},
+                                   .stands_in = true}, &MakeDryRun});
 
 }  // namespace
 }  // namespace nvmeadapt::actuate

@@ -153,13 +153,9 @@ bool GsimPresent(const config::LeverSettings&, const discover::Controller&, cons
   return ProbeGsimLayout(environment.procfs_root) != GsimLayout::kAbsent;
 }
 
-const LeverRegistrar kRegistered({{.kind = LeverKind::kGsim,
-                                   .risk = LeverRisk::kDriverSpecific,
-                                   .serves = {Source::kKernelNvme},
-                                   .auto_rank = 20,
-                                   .offered = &GsimPresent,
-                                   .auto_why = "GSIM present"},
-                                  &MakeGsim});
+const LeverRegistrar kRegistered({{.kind = LeverKind::kGsim, .risk = LeverRisk::kDriverSpecific,
+                                   .serves = {Source::kKernelNvme}, .auto_rank = 20, .offered = &GsimPresent,
+                                   .auto_why = "GSIM present"}, &MakeGsim});
 
 }  // namespace
 

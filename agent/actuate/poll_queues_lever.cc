@@ -159,12 +159,9 @@ std::unique_ptr<PlannedLever> MakePollQueues(bool dry_run, const config::LeverSe
 }
 
 // A reset is never the engine's call: adaptive leaves it alone, and AUTO never picks it.
-const LeverRegistrar kRegistered({{.kind = LeverKind::kPollQueuesReset,
-                                   .risk = LeverRisk::kResetsController,
-                                   .adaptive_as = engine::ControllerMode::kOff,
-                                   .disruptive = true,
-                                   .serves = {Source::kKernelNvme}},
-                                  &MakePollQueues});
+const LeverRegistrar kRegistered({{.kind = LeverKind::kPollQueuesReset, .risk = LeverRisk::kResetsController,
+                                   .adaptive_as = engine::ControllerMode::kOff, .disruptive = true,
+                                   .serves = {Source::kKernelNvme}}, &MakePollQueues});
 
 }  // namespace
 

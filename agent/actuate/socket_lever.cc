@@ -87,11 +87,8 @@ std::unique_ptr<PlannedLever> MakeSocket(bool dry_run, const config::LeverSettin
   return std::make_unique<SocketLever>(SocketLeverOptions{static_cast<int>(settings.socket_timeout_ms), dry_run});
 }
 
-const LeverRegistrar kRegistered({{.kind = LeverKind::kUvnvmeSocket,
-                                   .risk = LeverRisk::kNothingElse,
-                                   .serves = {Source::kUvnvme},
-                                   .auto_rank = 10,
-                                   .auto_why = "control socket"},
+const LeverRegistrar kRegistered({{.kind = LeverKind::kUvnvmeSocket, .risk = LeverRisk::kNothingElse,
+                                   .serves = {Source::kUvnvme}, .auto_rank = 10, .auto_why = "control socket"},
                                   &MakeSocket});
 
 }  // namespace

@@ -1,18 +1,22 @@
 #include "agent/engine/trace_node.h"
 
 #include <charconv>
+#include <initializer_list>
 #include <sstream>
+#include <utility>
 
 #include "agent/engine/trace_words.h"
 
 namespace nvmeadapt::engine {
 namespace {
 
-struct ShareKey {
+// A setting's trace key and its member.
+template <class T>
+struct SettingKey {
   std::string_view key;
-  double NodeSettings::*member;
+  T NodeSettings::*member;
 };
-constexpr ShareKey kShareKeys[] = {
+constexpr SettingKey<double> kShareKeys[] = {
     {"budget_cores", &NodeSettings::budget_cores},
     {"budget_share", &NodeSettings::budget_share},
     {"poll_cost", &NodeSettings::default_poll_cost_cores},
@@ -24,11 +28,7 @@ constexpr ShareKey kShareKeys[] = {
     {"full_rise", &NodeSettings::pressure_full_rise},
 };
 
-struct TimeKey {
-  std::string_view key;
-  Nanos NodeSettings::*member;
-};
-constexpr TimeKey kTimeKeys[] = {
+constexpr SettingKey<Nanos> kTimeKeys[] = {
     {"stagger_gap", &NodeSettings::stagger_gap},
     {"facts_max_age", &NodeSettings::facts_max_age},
 };
@@ -49,10 +49,28 @@ Result<double> ExactNumber(std::string_view text, std::string_view what) {
   return value;
 }
 
-Result<std::pair<std::string_view, std::string_view>> KeyValue(std::string_view word) {
-  const size_t eq = word.find('=');
-  if (eq == std::string_view::npos) return BadTraceLine("expected key=value, got '" + std::string(word) + "'");
-  return std::pair{word.substr(0, eq), word.substr(eq + 1)};
+// Hands each key=value word to `apply`, which says whether it knew the key; the error names `verb`.
+template <class Apply>
+Status ForEachKey(std::span<const std::string_view> words, std::string_view verb, Apply apply) {
+  for (std::string_view word : words) {
+    const size_t eq = word.find('=');
+    if (eq == std::string_view::npos) return BadTraceLine("expected key=value, got '" + std::string(word) + "'");
+    const std::string_view key = word.substr(0, eq);
+    NA_ASSIGN_OR_RETURN(const bool known, apply(key, word.substr(eq + 1)));
+    if (!known) return BadTraceLine(std::string(verb) + ": unknown key '" + std::string(key) + "'");
+  }
+  return OkStatus();
+}
+
+// Sets the one of `slots` that `key` names to `value`; false when none is named so.
+Result<bool> SetExact(std::initializer_list<std::pair<std::string_view, std::optional<double>*>> slots,
+                      std::string_view key, std::string_view value) {
+  for (const auto& [name, slot] : slots) {
+    if (name != key) continue;
+    NA_ASSIGN_OR_RETURN(*slot, ExactNumber(value, key));
+    return true;
+  }
+  return false;
 }
 
 // busy=X,X,-,...: one share per CPU, '-' where a CPU had no figure.
@@ -76,8 +94,8 @@ Status ParseBusy(std::string_view list, NodeFacts& facts) {
 std::string FormatNodeLine(const NodeSettings& s) {
   std::ostringstream out;
   out << "node enabled=" << (s.enabled ? 1 : 0);
-  for (const ShareKey& key : kShareKeys) out << ' ' << key.key << '=' << Exact(s.*key.member);
-  for (const TimeKey& key : kTimeKeys) out << ' ' << key.key << '=' << s.*key.member;
+  for (const SettingKey<double>& key : kShareKeys) out << ' ' << key.key << '=' << Exact(s.*key.member);
+  for (const SettingKey<Nanos>& key : kTimeKeys) out << ' ' << key.key << '=' << s.*key.member;
   return out.str();
 }
 
@@ -108,68 +126,53 @@ std::string FormatFactsLine(const NodeFacts& facts) {
 
 Result<NodeSettings> ParseNodeWords(std::span<const std::string_view> words) {
   NodeSettings s;
-  for (std::string_view word : words) {
-    NA_ASSIGN_OR_RETURN(auto kv, KeyValue(word));
-    const auto [key, value] = kv;
+  NA_RETURN_IF_ERROR(ForEachKey(words, "node", [&](std::string_view key, std::string_view value) -> Result<bool> {
     if (key == "enabled") {
       s.enabled = value == "1";
-      continue;
+      return true;
     }
-    bool known = false;
-    for (const ShareKey& share : kShareKeys) {
+    for (const SettingKey<double>& share : kShareKeys) {
       if (share.key != key) continue;
       NA_ASSIGN_OR_RETURN(s.*share.member, ExactNumber(value, key));
-      known = true;
+      return true;
     }
-    for (const TimeKey& time : kTimeKeys) {
+    for (const SettingKey<Nanos>& time : kTimeKeys) {
       if (time.key != key) continue;
       NA_ASSIGN_OR_RETURN(s.*time.member, TraceNumber<Nanos>(value, key));
-      known = true;
+      return true;
     }
-    if (!known) return BadTraceLine("node: unknown key '" + std::string(key) + "'");
-  }
+    return false;
+  }));
   NA_RETURN_IF_ERROR(ValidateNodeSettings(s, "node: "));
   return s;
 }
 
 Result<NodeQueue> ParseNodeQueueWords(std::span<const std::string_view> words) {
   NodeQueue q;
-  for (std::string_view word : words) {
-    NA_ASSIGN_OR_RETURN(auto kv, KeyValue(word));
-    const auto [key, value] = kv;
+  NA_RETURN_IF_ERROR(ForEachKey(words, "nodequeue", [&](std::string_view key, std::string_view value) -> Result<bool> {
+    if (key == "cpu") {
+      NA_ASSIGN_OR_RETURN(q.cpu, TraceNumber<uint32_t>(value, key));
+      return true;
+    }
     if (key == "decided") {
       q.decided = value == "1";
-    } else if (key == "cpu") {
-      NA_ASSIGN_OR_RETURN(q.cpu, TraceNumber<uint32_t>(value, key));
-    } else if (key == "gain") {
-      NA_ASSIGN_OR_RETURN(q.gain_per_cpu_second, ExactNumber(value, key));
-    } else if (key == "cost") {
-      NA_ASSIGN_OR_RETURN(q.poll_cost_cores, ExactNumber(value, key));
-    } else if (key == "own") {
-      NA_ASSIGN_OR_RETURN(q.own_busy, ExactNumber(value, key));
-    } else {
-      return BadTraceLine("nodequeue: unknown key '" + std::string(key) + "'");
+      return true;
     }
-  }
+    return SetExact({{"gain", &q.gain_per_cpu_second}, {"cost", &q.poll_cost_cores}, {"own", &q.own_busy}}, key, value);
+  }));
   return q;
 }
 
 Result<NodeFacts> ParseFactsWords(Nanos now, std::span<const std::string_view> words) {
   NodeFacts facts;
   facts.at = now;
-  for (std::string_view word : words) {
-    NA_ASSIGN_OR_RETURN(auto kv, KeyValue(word));
-    const auto [key, value] = kv;
-    if (key == "busy") {
-      NA_RETURN_IF_ERROR(ParseBusy(value, facts));
-    } else if (key == "some") {
-      NA_ASSIGN_OR_RETURN(facts.pressure_some_avg10, ExactNumber(value, key));
-    } else if (key == "full") {
-      NA_ASSIGN_OR_RETURN(facts.pressure_full_avg10, ExactNumber(value, key));
-    } else {
-      return BadTraceLine("facts: unknown key '" + std::string(key) + "'");
+  NA_RETURN_IF_ERROR(ForEachKey(words, "facts", [&](std::string_view key, std::string_view value) -> Result<bool> {
+    if (key != "busy") {
+      return SetExact({{"some", &facts.pressure_some_avg10}, {"full", &facts.pressure_full_avg10}}, key, value);
     }
-  }
+    NA_RETURN_IF_ERROR(ParseBusy(value, facts));
+    return true;
+  }));
   return facts;
 }
 

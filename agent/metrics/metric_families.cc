@@ -46,16 +46,8 @@ void AddControllerIntervalHistograms(const std::vector<QueueSeries>& queues, std
   intervals.MoveTo(out);
 }
 
-void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_intervals,
-                      std::vector<MetricFamily>& out) {
-  FamilyBuilder completions("nvme_adapt_queue_completions_total", "Completions reaped on the queue.",
-                            MetricType::Counter);
-  FamilyBuilder bytes("nvme_adapt_queue_bytes_total", "Bytes transferred by the queue's completed requests.",
-                      MetricType::Counter);
-  FamilyBuilder reaped("nvme_adapt_queue_completions_reaped_total",
-                       "Completions by the path that reaped them (interrupt handler or poll), where the "
-                       "collector can tell.",
-                       MetricType::Counter);
+// What only some collectors count, each series appearing with its first count.
+void AddCollectorCountFamilies(const std::vector<QueueSeries>& queues, std::vector<MetricFamily>& out) {
   FamilyBuilder interrupts("nvme_adapt_queue_interrupts_total",
                            "Interrupts of the queue's vector, where the collector sees no completions by path "
                            "(procfs).",
@@ -70,6 +62,27 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
   FamilyBuilder wakeups("nvme_adapt_queue_wakeups_total",
                         "Userspace drivers: interrupt-mode reaper wakeups (with the collector's userspace_wakeups).",
                         MetricType::Counter);
+  for (const QueueSeries& queue : queues) {
+    if (!queue.mode) continue;  // counters are known once the daemon has updated the queue
+    const Labels labels = QueueLabelsOf(queue);
+    if (queue.interrupts) interrupts.Add(labels, static_cast<double>(queue.interrupts));
+    if (queue.abandoned_completions) abandoned.Add(labels, static_cast<double>(queue.abandoned_completions));
+    if (queue.pace_miss_retries) retries.Add(labels, static_cast<double>(queue.pace_miss_retries));
+    if (queue.wakeups) wakeups.Add(labels, static_cast<double>(queue.wakeups));
+  }
+  for (FamilyBuilder* family : {&interrupts, &abandoned, &retries, &wakeups}) family->MoveTo(out);
+}
+
+void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_intervals,
+                      std::vector<MetricFamily>& out) {
+  FamilyBuilder completions("nvme_adapt_queue_completions_total", "Completions reaped on the queue.",
+                            MetricType::Counter);
+  FamilyBuilder bytes("nvme_adapt_queue_bytes_total", "Bytes transferred by the queue's completed requests.",
+                      MetricType::Counter);
+  FamilyBuilder reaped("nvme_adapt_queue_completions_reaped_total",
+                       "Completions by the path that reaped them (interrupt handler or poll), where the "
+                       "collector can tell.",
+                       MetricType::Counter);
   FamilyBuilder mode("nvme_adapt_queue_mode", "1 for the queue's current reaping mode, 0 for the other.",
                      MetricType::Gauge);
   FamilyBuilder eligible("nvme_adapt_queue_eligible",
@@ -108,11 +121,6 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
         reaped.Add(With(labels, "path", "interrupt"), static_cast<double>(queue.interrupt_completions));
       }
       if (queue.poll_completions) reaped.Add(With(labels, "path", "poll"), static_cast<double>(queue.poll_completions));
-      // What only some collectors count appears with its first count.
-      if (queue.interrupts) interrupts.Add(labels, static_cast<double>(queue.interrupts));
-      if (queue.abandoned_completions) abandoned.Add(labels, static_cast<double>(queue.abandoned_completions));
-      if (queue.pace_miss_retries) retries.Add(labels, static_cast<double>(queue.pace_miss_retries));
-      if (queue.wakeups) wakeups.Add(labels, static_cast<double>(queue.wakeups));
       for (ReapMode m : {ReapMode::kInterrupt, ReapMode::kPoll}) {
         mode.Add(With(labels, "mode", std::string(ReapModeName(m))), *queue.mode == m ? 1 : 0);
       }
@@ -128,8 +136,8 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
       if (count) tries.Add(With(labels, "result", std::string(PollTryResultName(result))), static_cast<double>(count));
     }
   }
-  for (FamilyBuilder* family : {&completions, &bytes, &reaped, &interrupts, &abandoned, &retries, &wakeups, &mode,
-                                &eligible, &info, &average, &threshold, &intervals, &switches, &tries}) {
+  for (FamilyBuilder* family : {&completions, &bytes, &reaped, &mode, &eligible, &info, &average, &threshold,
+                                &intervals, &switches, &tries}) {
     family->MoveTo(out);
   }
   AddControllerIntervalHistograms(queues, out);
@@ -265,6 +273,7 @@ void AddProcessFamilies(const ProcessStats& process, std::vector<MetricFamily>& 
 std::vector<MetricFamily> BuildFamilies(const MetricsSnapshot& snapshot, const std::optional<ProcessStats>& process) {
   std::vector<MetricFamily> out;
   AddQueueFamilies(snapshot.queues, snapshot.agent.per_queue_interval_histogram, out);
+  AddCollectorCountFamilies(snapshot.queues, out);
   AddPayoffFamilies(snapshot.queues, out);
   if (snapshot.agent.node) AddNodeFamilies(*snapshot.agent.node, out);
   AddAgentFamilies(snapshot.agent, out);

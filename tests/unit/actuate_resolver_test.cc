@@ -145,38 +145,35 @@ TEST(ProbeLeverFacts, FindsGsimInEveryLayout) {
 
 // A lever the config names must serve the controllers it is named for (its traits say which), and only the
 // lever that takes them is given connection digests. Refused with the field named, as config validation does.
-struct Refusal {
-  const char* name;
-  const char* json;
-  const char* expected;
-};
-
-class LeverChoiceRefusal : public ::testing::TestWithParam<Refusal> {};
-
-TEST_P(LeverChoiceRefusal, NamesTheField) {
-  auto config = config::ParseConfigJson(GetParam().json);
-  ASSERT_TRUE(config) << config.error().message;
-  auto settings = config::LeverSettingsFromConfig(*config);
-  ASSERT_TRUE(settings) << settings.error().message;
-  const Status checked = CheckLeverChoices(*settings);
-  ASSERT_FALSE(checked);
-  EXPECT_EQ(checked.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(checked.error().message.find(GetParam().expected), std::string::npos) << checked.error().message;
-  EXPECT_EQ(checked.error().message.find('\n'), std::string::npos);
+Status Checked(const char* json) {
+  auto config = config::ParseConfigJson(json);
+  if (!config) return config.error();
+  NA_ASSIGN_OR_RETURN(const config::LeverSettings settings, config::LeverSettingsFromConfig(*config));
+  return CheckLeverChoices(settings);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, LeverChoiceRefusal,
-    ::testing::Values(
-        Refusal{"SocketForKernel", R"({"levers": {"kernelLever": "LEVER_KIND_UVNVME_SOCKET"}})", "levers.kernel_lever"},
-        Refusal{"GsimForUvnvme", R"({"levers": {"uvnvmeLever": "LEVER_KIND_GSIM"}})", "levers.uvnvme_lever"},
-        Refusal{"KernelLeverForUvnvme",
-                R"({"levers": {"controllers": [{"controller": "uvnvme:1:0", "lever": "LEVER_KIND_COALESCING"}]}})",
-                "levers.controllers[0].lever"},
-        Refusal{"DigestsForAnotherLever",
-                R"({"levers": {"controllers": [{"controller": "nvme1", "lever": "LEVER_KIND_GSIM", "hdrDigest": false, "dataDigest": false}]}})",
-                "levers.controllers[0].hdr_digest: digests are declared for the tcp_reconnect lever only"}),
-    [](const ::testing::TestParamInfo<Refusal>& info) { return std::string(info.param.name); });
+TEST(LeverChoices, ALeverNamedForAControllerItCannotServeIsRefusedNamingTheField) {
+  const struct {
+    const char* json;
+    const char* expected;
+  } refused[] = {
+      {R"({"levers": {"kernelLever": "LEVER_KIND_UVNVME_SOCKET"}})", "levers.kernel_lever"},
+      {R"({"levers": {"uvnvmeLever": "LEVER_KIND_GSIM"}})", "levers.uvnvme_lever"},
+      {R"({"levers": {"controllers": [{"controller": "uvnvme:1:0", "lever": "LEVER_KIND_COALESCING"}]}})",
+       "levers.controllers[0].lever"},
+      {R"({"levers": {"controllers": [{"controller": "nvme1", "lever": "LEVER_KIND_GSIM", "hdrDigest": false,
+                                        "dataDigest": false}]}})",
+       "levers.controllers[0].hdr_digest: digests are declared for the tcp_reconnect lever only"},
+  };
+  for (const auto& refusal : refused) {
+    SCOPED_TRACE(refusal.json);
+    const Status checked = Checked(refusal.json);
+    ASSERT_FALSE(checked);
+    EXPECT_EQ(checked.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(checked.error().message.find(refusal.expected), std::string::npos) << checked.error().message;
+    EXPECT_EQ(checked.error().message.find('\n'), std::string::npos);
+  }
+}
 
 TEST(LeverChoices, WhatEachLeverServesIsAccepted) {
   for (const char* json : {R"({"levers": {"kernelLever": "LEVER_KIND_GSIM", "uvnvmeLever": "LEVER_KIND_DRY_RUN"}})",
@@ -184,11 +181,8 @@ TEST(LeverChoices, WhatEachLeverServesIsAccepted) {
                                                            "hdrDigest": true, "dataDigest": false},
                                                           {"controller": "uvnvme:1:0", "lever": "LEVER_KIND_UVNVME_SOCKET"}]}})"}) {
     SCOPED_TRACE(json);
-    auto config = config::ParseConfigJson(json);
-    ASSERT_TRUE(config) << config.error().message;
-    auto settings = config::LeverSettingsFromConfig(*config);
-    ASSERT_TRUE(settings) << settings.error().message;
-    EXPECT_TRUE(CheckLeverChoices(*settings));
+    const Status checked = Checked(json);
+    EXPECT_TRUE(checked) << checked.error().message;
   }
 }
 
