@@ -64,7 +64,8 @@ struct QueueKeyHash {
   size_t operator()(const QueueKey& k) const noexcept;
 };
 
-// The levers of DESIGN.md section 5; the values are the API's LeverKind.
+// The levers of DESIGN.md section 5; the values are the API's LeverKind. A lever is its row here and its own
+// .cc, which states everything else about it (agent/actuate/lever_registry.h).
 enum class LeverKind : uint8_t {
   kAuto,               // not a lever: "the default of the controller's source" (agent/actuate/resolver.h)
   kAdaptivePollSysfs,  // the adaptive-poll sysfs attribute of the kernel patch
@@ -86,5 +87,9 @@ inline constexpr EnumTable<LeverKind, 8> kLeverKinds({{LeverKind::kAuto, "auto",
                                                      "auto");
 constexpr std::string_view LeverKindName(LeverKind kind) { return kLeverKinds.Name(kind); }
 constexpr std::optional<LeverKind> ParseLeverKind(std::string_view name) { return kLeverKinds.Parse(name); }
+// The lever a setting names; nullopt for kAuto, which names none (the default of the controller's source).
+constexpr std::optional<LeverKind> NamedLever(LeverKind kind) {
+  return kind == LeverKind::kAuto ? std::nullopt : std::optional<LeverKind>(kind);
+}
 
 }  // namespace nvmeadapt

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "agent/engine/node_gate.h"
 #include "agent/engine/policy_fields.h"
 #include "bpf/na_pace.h"
 
@@ -51,7 +50,7 @@ EngineController EngineController::Node(const engine::Policy& policy, const Agen
                                         const NodeModel& node) {
   EngineController out(policy, latency);
   out.node_model_ = node;
-  out.node_.SetSettings(node.settings);
+  out.gate_.layer().SetSettings(node.settings);
   return out;
 }
 
@@ -65,7 +64,7 @@ void EngineController::Attach(Host& host) {
   ScheduleTimer(0);
   if (!node_model_) return;
   for (uint32_t q = 0; q < queues_.size(); ++q) {
-    node_.SetQueue(queues_[q].handle, engine::NodeQueue{host.QueueCpu(q), std::nullopt, std::nullopt});
+    gate_.layer().SetQueue(queues_[q].handle, engine::NodeQueue{host.QueueCpu(q), std::nullopt, std::nullopt});
   }
   busy_before_.assign(host.Cpus(), 0);
   reap_before_.assign(queues_.size(), 0);
@@ -88,37 +87,26 @@ void EngineController::ReadFacts(Nanos now) {
     const Nanos reap = host_->QueueReapBusy(q);
     engine::NodeQueue described{host_->QueueCpu(q), std::nullopt, std::nullopt};
     if (interval > 0) described.own_busy = std::min(1.0, static_cast<double>(reap - reap_before_[q]) / interval);
-    node_.SetQueue(queues_[q].handle, described);
+    gate_.layer().SetQueue(queues_[q].handle, described);
     reap_before_[q] = reap;
   }
   facts_before_ = now;
-  EndRuns(node_.OnFacts(facts), now);
+  Handle(gate_.OnFacts(engine_, facts), now);
   host_->Events().Schedule(now + node_model_->facts_interval, EventKind::kControl, kNodeFacts);
 }
 
-void EngineController::EndRuns(const std::vector<engine::NodeStop>& stops, Nanos now) {
-  for (const engine::NodeStop& stop : stops) {
-    const auto ended = engine_.EndPolling(stop.queue, now);
-    if (!ended) continue;
-    ++counts_.node_ended;
-    Count(*ended);
-    if (ended->Switches()) Apply(stop.queue, *ended, now);
-  }
-}
-
-void EngineController::Handle(uint32_t queue, const engine::Decision& d, Nanos now) {
-  if (node_model_) {
-    // The gate holds only a reference to the layer: made where it is used, so the controller stays movable.
-    const engine::GateOutcome outcome = engine::NodeGate(node_).OnDecision(d);
-    if (outcome.deferred) {
+void EngineController::Handle(const std::vector<engine::GatedDecision>& decisions, Nanos now) {
+  for (const engine::GatedDecision& gated : decisions) {
+    const engine::Decision& d = gated.decision;
+    if (d.deferred) {
       ++counts_.node_deferred;
-      (void)engine_.OnLeverResult(d.queue, ReapMode::kInterrupt, now);  // as the daemon: measure again
-      return;
+      continue;
     }
-    EndRuns(outcome.ended, now);
+    if (gated.node_ended) ++counts_.node_ended;
+    Count(d);
+    // Handles are dense from 0 in the order queues were added, so the handle is the host's queue index.
+    if (d.Switches()) Apply(d.queue, d, now);
   }
-  Count(d);
-  if (d.Switches()) Apply(queue, d, now);
 }
 
 void EngineController::ScheduleTimer(Nanos now) {
@@ -198,15 +186,15 @@ void EngineController::OnControl(uint32_t a, uint64_t, Nanos now) {
     const Collector& c = queues_[q];
     if (!engine_.NeedsTimer(c.handle)) continue;
     const auto decision = engine_.OnTimer(c.handle, now, engine::WindowProgress{c.start, c.count, c.last});
-    if (decision) Handle(q, *decision, now);
+    if (!decision) continue;
+    gate_.Follow(*decision);
+    Handle({{*decision, std::nullopt}}, now);
   }
   ScheduleTimer(std::max(now, loop_free_));
 }
 
 void EngineController::Decide(const engine::WindowRecord& record, Nanos now) {
-  const auto decision = engine_.OnWindow(record);
-  if (!decision) return;
-  Handle(record.queue, *decision, now);
+  Handle(gate_.OnWindow(engine_, record), now);
 }
 
 void EngineController::Count(const engine::Decision& d) {
@@ -219,7 +207,6 @@ void EngineController::Count(const engine::Decision& d) {
 }
 
 void EngineController::Apply(uint32_t queue, const engine::Decision& d, Nanos now) {
-  // Handles are dense from 0 in the order queues were added, so the handle is the host's queue index.
   Collector& c = queues_[queue];
   const engine::QueueView view = engine_.View(c.handle);
   c.baseline_span = view.baseline_span;  // published to the BPF side before the lever acts

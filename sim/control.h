@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agent/engine/engine.h"
-#include "agent/engine/node.h"
+#include "agent/engine/node_gate.h"
 #include "sim/host.h"
 
 namespace nvmeadapt::sim {
@@ -89,10 +89,9 @@ class EngineController : public Controller {
   void Apply(uint32_t queue, const engine::Decision& decision, Nanos now);
   void Count(const engine::Decision& decision);
   void ScheduleTimer(Nanos now);
-  // A decision through the node layer's gate (when there is one), then applied if it switches.
-  void Handle(uint32_t queue, const engine::Decision& decision, Nanos now);
+  // The decisions as the node gate hands them on (each counted, then applied if it switches).
+  void Handle(const std::vector<engine::GatedDecision>& decisions, Nanos now);
   void ReadFacts(Nanos now);
-  void EndRuns(const std::vector<engine::NodeStop>& stops, Nanos now);
 
   engine::Policy policy_;
   std::optional<AgentLatency> latency_;
@@ -103,7 +102,9 @@ class EngineController : public Controller {
   Nanos loop_free_ = 0;                    // the agent's loop is waiting for a lever until then
   EngineCounts counts_;
   std::optional<NodeModel> node_model_;
-  engine::NodeLayer node_;         // decides only with node_model_ (off otherwise: the per-queue agent)
+  // The daemon's path: every window through the node gate. Its layer decides only with node_model_ (off
+  // otherwise: the per-queue agent, every try admitted).
+  engine::NodeGate gate_;
   std::vector<Nanos> busy_before_;  // each CPU's busy time at the last facts
   std::vector<Nanos> reap_before_;  // each queue's reaping time at the last facts
   Nanos facts_before_ = 0;

@@ -171,7 +171,10 @@ std::unique_ptr<PlannedLever> MakeCoalescing(bool dry_run, const config::LeverSe
                                                              dry_run, environment.admin});
 }
 
-const LeverRegistrar kRegistered({{LeverKind::kCoalescing, LeverRisk::kNothingElse}, &MakeCoalescing});
+// Every NVMe controller takes Set Features (a device may refuse it): AUTO's last kernel lever.
+const LeverRegistrar kRegistered({{.kind = LeverKind::kCoalescing, .risk = LeverRisk::kNothingElse,
+                                   .serves = {Source::kKernelNvme}, .auto_rank = 30,
+                                   .auto_why = "no adaptive-poll attribute, no GSIM"}, &MakeCoalescing});
 
 }  // namespace
 

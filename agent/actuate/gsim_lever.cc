@@ -149,7 +149,13 @@ std::unique_ptr<PlannedLever> MakeGsim(bool dry_run, const config::LeverSettings
   return std::make_unique<GsimLever>(GsimOptions{environment.procfs_root, settings.gsim_delay_us, dry_run});
 }
 
-const LeverRegistrar kRegistered({{LeverKind::kGsim, LeverRisk::kDriverSpecific}, &MakeGsim});
+bool GsimPresent(const config::LeverSettings&, const discover::Controller&, const LeverEnvironment& environment) {
+  return ProbeGsimLayout(environment.procfs_root) != GsimLayout::kAbsent;
+}
+
+const LeverRegistrar kRegistered({{.kind = LeverKind::kGsim, .risk = LeverRisk::kDriverSpecific,
+                                   .serves = {Source::kKernelNvme}, .auto_rank = 20, .offered = &GsimPresent,
+                                   .auto_why = "GSIM present"}, &MakeGsim});
 
 }  // namespace
 

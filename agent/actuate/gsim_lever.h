@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/actuate/sysfs_levers.h"
+#include "agent/actuate/file_lever.h"
 
 namespace nvmeadapt::actuate {
 

@@ -3,9 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
-
-#include "common/enum_table.h"
 
 namespace nvmeadapt::actuate {
 
@@ -15,11 +12,5 @@ enum class LeverScope : uint8_t {
   kQueue,       // one queue
   kAny,         // dry run: whatever it is given
 };
-inline constexpr EnumTable<LeverScope, 4> kLeverScopes({{LeverScope::kController, "controller"},
-                                                        {LeverScope::kVector, "vector"},
-                                                        {LeverScope::kQueue, "queue"},
-                                                        {LeverScope::kAny, "any"}},
-                                                       "any");
-constexpr std::string_view LeverScopeName(LeverScope scope) { return kLeverScopes.Name(scope); }
 
 }  // namespace nvmeadapt::actuate

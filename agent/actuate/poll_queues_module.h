@@ -1,4 +1,4 @@
-// The nvme module's poll_queues parameter as the poll_queues levers of all controllers share it (sysfs_levers.h).
+// The nvme module's poll_queues parameter as the poll_queues levers of all controllers share it (poll_queues_lever.h).
 // Its own file, below the levers, so that the lever registry's environment can hold one.
 #pragma once
 

@@ -389,11 +389,11 @@ std::unique_ptr<PlannedLever> MakeReconnect(bool dry_run, const config::LeverSet
   return std::make_unique<ReconnectLever>(std::move(options));
 }
 
-// A reconnect is never the engine's call: adaptive leaves the host alone.
-const LeverRegistrar kRegistered({{LeverKind::kTcpReconnect, LeverRisk::kReconnectsHost,
-                                   engine::ControllerMode::kOff, /*disruptive=*/true},
-                                  &MakeReconnect});
+// Never the engine's call (adaptive leaves the host alone, AUTO never picks it); it restores DH-HMAC-CHAP secrets.
+const LeverRegistrar kRegistered({{.kind = LeverKind::kTcpReconnect, .risk = LeverRisk::kReconnectsHost,
+                                   .adaptive_as = engine::ControllerMode::kOff, .disruptive = true,
+                                   .serves = {Source::kKernelNvme}, .serves_tcp_hosts = true, .takes_digests = true,
+                                   .secret_restore_value = true}, &MakeReconnect});
 
 }  // namespace
-
 }  // namespace nvmeadapt::actuate

@@ -1,10 +1,56 @@
 #include "agent/actuate/resolver.h"
 
-#include "agent/actuate/gsim_lever.h"
-#include "agent/actuate/sysfs_levers.h"
 #include "agent/discover/fs.h"
 
 namespace nvmeadapt::actuate {
+namespace {
+
+bool TcpHost(const discover::Controller& controller) {
+  return controller.source == Source::kKernelNvme && controller.transport == "tcp";
+}
+
+// The source's own choice and its field: levers.kernel_lever, levers.uvnvme_lever.
+struct SourceChoice {
+  std::optional<LeverKind> lever;
+  std::string_view field;
+};
+SourceChoice SourceDefault(const config::LeverSettings& settings, Source source) {
+  switch (source) {
+    case Source::kKernelNvme:
+      return {settings.kernel_lever, "levers.kernel_lever"};
+    case Source::kUvnvme:
+      return {settings.uvnvme_lever, "levers.uvnvme_lever"};
+    default:
+      return {};
+  }
+}
+
+// Why nothing serves the controller.
+std::string NoLever(const discover::Controller& controller, const LeverFacts& facts) {
+  if (TcpHost(controller)) {
+    const std::string levers = LeverNames(&LeverTraits::serves_tcp_hosts);
+    return "tcp host: shadow decisions only (the reconnect lever " + levers +
+           " switches it when levers.controllers names it: it disconnects)";
+  }
+  if (controller.source == Source::kNvmet) {
+    // The series' parameters are the module's, for every target queue at once, and it was never merged:
+    // no lever is written against it (docs/fabrics.md).
+    return facts.nvmet_polling_task
+               ? "nvmet target queue: shadow decisions only (this kernel has the polling-queue task, pqt_*, "
+                 "module-wide; nvme-adapt has no lever for it)"
+               : "nvmet target queue: shadow decisions only (no lever on this kernel: it has no polling-queue task, "
+                 "/sys/module/nvmet/parameters/pqt_*)";
+  }
+  // Block devices and SPDK are observed only: no lever switches them.
+  return "no lever for " + controller.name + "'s source: shadow decisions only";
+}
+
+const LeverTraits& TraitsOf(LeverKind kind) {
+  const LeverRegistration* found = FindLever(kind);
+  return (found != nullptr ? *found : StandInLever()).traits;
+}
+
+}  // namespace
 
 LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover::Controller& controller,
                            const LeverEnvironment& environment) {
@@ -13,83 +59,63 @@ LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover
     facts.nvmet_polling_task =
         discover::PathExists(discover::JoinPath(environment.sysfs_root, "module/nvmet/parameters/pqt_idle_usecs"));
   }
-  if (controller.source != Source::kKernelNvme) return facts;
-  facts.adaptive_poll_attribute = discover::PathExists(
-      ExpandPathTemplate(settings.adaptive_poll_path_template, environment.sysfs_root, controller.name));
-  facts.gsim = ProbeGsimLayout(environment.procfs_root) != GsimLayout::kAbsent;
+  for (const LeverRegistration* lever : AutoOrder(controller.source, TcpHost(controller))) {
+    const LeverOffered offered = lever->traits.offered;
+    if (offered != nullptr && offered(settings, controller, environment)) facts.offered.insert(lever->traits.kind);
+  }
   return facts;
 }
 
 LeverChoice ResolveLever(const config::LeverSettings& settings, const discover::Controller& controller,
                          const LeverFacts& facts) {
-  LeverChoice choice;
-  const auto done = [&settings](LeverChoice c) {
-    c.dry_run = settings.dry_run || c.kind == LeverKind::kDryRun;
-    if (settings.dry_run && c.kind != LeverKind::kDryRun) c.why += " (levers.dry_run)";
-    return c;
+  const auto chosen = [&settings](LeverKind kind, std::string why, bool shadow_only = false) {
+    const bool records_only = TraitsOf(kind).stands_in;
+    LeverChoice choice{kind, settings.dry_run || records_only, std::move(why), shadow_only};
+    if (settings.dry_run && !records_only) choice.why += " (levers.dry_run)";
+    return choice;
   };
   for (size_t i = 0; i < settings.controllers.size(); ++i) {
     const auto& entry = settings.controllers[i];
-    if (entry.controller == controller.name && entry.lever != LeverKind::kAuto) {
-      return done({entry.lever, false, "levers.controllers[" + std::to_string(i) + "]"});
+    if (entry.controller == controller.name && entry.lever) {
+      return chosen(*entry.lever, "levers.controllers[" + std::to_string(i) + "]");
     }
   }
-  switch (controller.source) {
-    case Source::kUvnvme:
-      if (settings.uvnvme_lever != LeverKind::kAuto) return done({settings.uvnvme_lever, false, "levers.uvnvme_lever"});
-      return done({LeverKind::kUvnvmeSocket, false, "uvnvme default: control socket"});
-    case Source::kKernelNvme:
-      if (controller.transport == "tcp") {
-        // Disruptive, like poll_queues: only when named. levers.kernel_lever serves the PCIe controllers.
-        if (settings.kernel_lever == LeverKind::kTcpReconnect) return done({settings.kernel_lever, false, "levers.kernel_lever"});
-        return done({LeverKind::kDryRun, true,
-                     "tcp host: shadow decisions only (the reconnect lever tcp_reconnect switches it when "
-                     "levers.controllers names it: it disconnects)",
-                     true});
-      }
-      if (settings.kernel_lever != LeverKind::kAuto) return done({settings.kernel_lever, false, "levers.kernel_lever"});
-      if (facts.adaptive_poll_attribute) {
-        return done({LeverKind::kAdaptivePollSysfs, false, "kernel default: adaptive-poll attribute present"});
-      }
-      if (facts.gsim) return done({LeverKind::kGsim, false, "kernel default: GSIM present"});
-      return done({LeverKind::kCoalescing, false, "kernel default: no adaptive-poll attribute, no GSIM"});
-    case Source::kNvmet:
-      // The series' parameters are the module's, for every target queue at once, and it was never merged:
-      // no lever is written against it (docs/fabrics.md).
-      return done({LeverKind::kDryRun, true,
-                   facts.nvmet_polling_task
-                       ? "nvmet target queue: shadow decisions only (this kernel has the polling-queue task, "
-                         "pqt_*, module-wide; nvme-adapt has no lever for it)"
-                       : "nvmet target queue: shadow decisions only (no lever on this kernel: it has no "
-                         "polling-queue task, /sys/module/nvmet/parameters/pqt_*)",
-                   true});
-    default:
-      break;
+  const bool tcp_host = TcpHost(controller);
+  const SourceChoice source = SourceDefault(settings, controller.source);
+  // levers.kernel_lever serves the PCIe controllers: a tcp host takes it only when it is a lever of hosts.
+  if (source.lever && (!tcp_host || TraitsOf(*source.lever).serves_tcp_hosts)) {
+    return chosen(*source.lever, std::string(source.field));
   }
-  // Block devices and SPDK are observed only: no lever switches them.
-  return done({LeverKind::kDryRun, true, "no lever for " + controller.name + "'s source: shadow decisions only", true});
+  for (const LeverRegistration* lever : AutoOrder(controller.source, tcp_host)) {
+    if (lever->traits.offered != nullptr && !facts.Offers(lever->traits.kind)) continue;
+    return chosen(lever->traits.kind,
+                  std::string(SourceName(controller.source)) + " default: " + std::string(lever->traits.auto_why));
+  }
+  return chosen(StandInLever().traits.kind, NoLever(controller, facts), /*shadow_only=*/true);
 }
 
-Result<PlannedLever::StepPlan> DryRunLever::MakePlan(const LeverTarget& target, ReapMode mode) {
-  StepPlan plan;
-  plan.steps.push_back(Step{target.ToString(), std::string(ReapModeName(mode)), nullptr});
-  return plan;
+Status CheckLeverChoices(const config::LeverSettings& settings) {
+  const auto refuse = [](const std::string& field, const std::string& why) {
+    return MakeError(ErrorCode::kInvalidArgument, "levers." + field + ": " + why);
+  };
+  for (const auto& [lever, source, field] : {std::tuple{settings.kernel_lever, Source::kKernelNvme, "kernel_lever"},
+                                             std::tuple{settings.uvnvme_lever, Source::kUvnvme, "uvnvme_lever"}}) {
+    if (!lever || TraitsOf(*lever).serves.Has(source)) continue;
+    return refuse(field, std::string(LeverKindName(*lever)) + " serves " + TraitsOf(*lever).serves.Names() +
+                             " controllers only");
+  }
+  for (size_t i = 0; i < settings.controllers.size(); ++i) {
+    const config::ControllerLeverSetting& entry = settings.controllers[i];
+    const std::string field = "controllers[" + std::to_string(i) + "]";
+    if (entry.lever && !TraitsOf(*entry.lever).serves.Has(entry.source)) {
+      return refuse(field + ".lever", std::string(LeverKindName(*entry.lever)) + " cannot serve " + entry.controller);
+    }
+    if (entry.hdr_digest && !(entry.lever && TraitsOf(*entry.lever).takes_digests)) {
+      return refuse(field + ".hdr_digest",
+                    "digests are declared for the " + LeverNames(&LeverTraits::takes_digests) + " lever only");
+    }
+  }
+  return OkStatus();
 }
-
-Result<std::vector<PlannedLever::Step>> DryRunLever::MakeRestore(const RestorePoint& point) {
-  std::vector<Step> steps;
-  for (const RestoreStep& step : point.steps) steps.push_back(Step{step.object, step.value, nullptr});
-  return steps;
-}
-
-namespace {
-
-std::unique_ptr<PlannedLever> MakeDryRun(bool, const config::LeverSettings&, const LeverEnvironment&) {
-  return std::make_unique<DryRunLever>();
-}
-
-const LeverRegistrar kRegistered({{LeverKind::kDryRun, LeverRisk::kNothingElse}, &MakeDryRun});
-
-}  // namespace
 
 }  // namespace nvmeadapt::actuate

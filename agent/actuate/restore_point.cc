@@ -26,7 +26,7 @@ Result<RestorePoint> RestorePoint::FromJson(std::string_view json) {
   RestorePoint point;
   const auto lever = j.find("lever");
   const auto kind = lever != j.end() && lever->is_string() ? ParseLeverKind(lever->get<std::string>()) : std::nullopt;
-  if (!kind || *kind == LeverKind::kAuto) return bad("\"lever\" missing or unknown");
+  if (!kind || !NamedLever(*kind)) return bad("\"lever\" missing or unknown");
   point.lever = *kind;
   const auto t = j.find("target");
   if (t == j.end() || !t->is_object()) return bad("\"target\" missing");

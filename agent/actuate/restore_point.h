@@ -22,7 +22,7 @@ struct RestoreStep {
 // it can be journaled (ToJson) and replayed after a restart by a new lever of the same kind. A restore point of
 // a controller-scope lever restores the whole controller.
 struct RestorePoint {
-  LeverKind lever = LeverKind::kDryRun;
+  LeverKind lever{};  // the kind of the lever that made it (FromJson refuses a point without one)
   LeverTarget target;
   std::vector<RestoreStep> steps;  // PlannedLever::Restore performs them in this order
 

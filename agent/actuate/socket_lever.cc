@@ -87,7 +87,9 @@ std::unique_ptr<PlannedLever> MakeSocket(bool dry_run, const config::LeverSettin
   return std::make_unique<SocketLever>(SocketLeverOptions{static_cast<int>(settings.socket_timeout_ms), dry_run});
 }
 
-const LeverRegistrar kRegistered({{LeverKind::kUvnvmeSocket, LeverRisk::kNothingElse}, &MakeSocket});
+const LeverRegistrar kRegistered({{.kind = LeverKind::kUvnvmeSocket, .risk = LeverRisk::kNothingElse,
+                                   .serves = {Source::kUvnvme}, .auto_rank = 10, .auto_why = "control socket"},
+                                  &MakeSocket});
 
 }  // namespace
 

@@ -54,8 +54,11 @@ struct QueueControl {
 struct QueueCounters {
   uint64_t completions = 0;
   uint64_t bytes = 0;
-  uint64_t irq_completions = 0;   // procfs: interrupts of the queue's vector
+  // Completions by the path that reaped them, where the collector can tell (kernel: fentry on nvme_irq and
+  // nvme_poll; userspace drivers: the mode each batch was reaped in).
+  uint64_t interrupt_completions = 0;
   uint64_t poll_completions = 0;
+  uint64_t interrupts = 0;        // procfs: interrupts of the queue's vector (it sees no completions by path)
   uint64_t batches = 0;           // userspace drivers: reaped batches (probe fires)
   uint64_t wakeups = 0;           // uvnvme: interrupt-mode reaper wakeups (with userspace_wakeups)
   uint64_t mode_switches = 0;     // uvnvme: mode() probe fires

@@ -8,17 +8,10 @@
 
 #include "agent/collect/collector.h"
 #include "agent/collect/feature_probe.h"
-#include "common/enum_table.h"
 
 namespace nvmeadapt::collect {
 
 enum class Attach : uint8_t { kNone, kTpBtf, kRawTp, kTracepoint };
-inline constexpr EnumTable<Attach, 4> kAttaches({{Attach::kNone, "none"},
-                                                 {Attach::kTpBtf, "tp_btf"},
-                                                 {Attach::kRawTp, "raw_tp"},
-                                                 {Attach::kTracepoint, "tracepoint"}},
-                                                "none");
-constexpr std::string_view AttachName(Attach attach) { return kAttaches.Name(attach); }
 
 // Every program of bpf/nvme_adapt.bpf.c, named once: its skeleton member and the hook it stands for. The
 // plan names programs by these enumerators (as libbpf-tools' set_autoload(obj->progs.x)), and the collector

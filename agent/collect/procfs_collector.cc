@@ -163,7 +163,7 @@ Result<QueueCounters> ProcfsCollector::ReadCounters(const QueueKey& key) const {
   QueueCounters counters;
   counters.completions = it->second.completions;
   counters.bytes = it->second.bytes;
-  counters.irq_completions = it->second.interrupts;
+  counters.interrupts = it->second.interrupts;
   counters.last_completion = last_at_;
   return counters;
 }

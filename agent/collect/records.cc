@@ -59,7 +59,7 @@ QueueCounters FromBpfCounters(const na_queue_counters& counters) {
   out.abandoned_completions = counters.abandoned_completions;
   out.pace_miss_retries = counters.pace_miss_retries;
   out.window_first = static_cast<engine::Nanos>(counters.window_first_ns);
-  out.irq_completions = counters.irq_completions;
+  out.interrupt_completions = counters.irq_completions;
   out.poll_completions = counters.poll_completions;
   out.batches = counters.batches;
   out.wakeups = counters.wakeups;

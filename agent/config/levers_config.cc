@@ -5,7 +5,6 @@
 namespace nvmeadapt::config {
 namespace {
 
-
 Error Refuse(const std::string& field, const std::string& why) {
   return MakeError(ErrorCode::kInvalidArgument, "levers." + field + ": " + why);
 }
@@ -14,23 +13,17 @@ bool AllDigits(std::string_view text) {
   return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
-// "nvme0" (kernel) or "uvnvme:PID:CTRL".
-enum class NameKind { kKernel, kUvnvme, kBad };
-NameKind ControllerNameKind(std::string_view name) {
-  if (name.substr(0, 4) == "nvme" && AllDigits(name.substr(4))) return NameKind::kKernel;
+// Whose controller "nvme0" (the kernel's) or "uvnvme:PID:CTRL" (uvnvme's) is; nullopt for any other name.
+std::optional<Source> ControllerSource(std::string_view name) {
+  if (name.substr(0, 4) == "nvme" && AllDigits(name.substr(4))) return Source::kKernelNvme;
   if (name.substr(0, 7) == "uvnvme:") {
     const std::string_view rest = name.substr(7);
     const size_t colon = rest.find(':');
     if (colon != std::string_view::npos && AllDigits(rest.substr(0, colon)) && AllDigits(rest.substr(colon + 1))) {
-      return NameKind::kUvnvme;
+      return Source::kUvnvme;
     }
   }
-  return NameKind::kBad;
-}
-
-bool ServesKernel(LeverKind kind) { return kind != LeverKind::kUvnvmeSocket; }
-bool ServesUvnvme(LeverKind kind) {
-  return kind == LeverKind::kAuto || kind == LeverKind::kUvnvmeSocket || kind == LeverKind::kDryRun;
+  return std::nullopt;
 }
 
 Status CheckRange(const std::string& field, uint32_t value, uint32_t low, uint32_t high) {
@@ -84,29 +77,32 @@ Result<LeverKind> FromProto(v1::LeverKind kind, std::string_view field_path) {
 
 namespace {
 
+// The lever a field names, nullopt for AUTO.
+Result<std::optional<LeverKind>> LeverNamed(v1::LeverKind kind, std::string_view field_path) {
+  NA_ASSIGN_OR_RETURN(auto lever, FromProto(kind, field_path));
+  return NamedLever(lever);
+}
+
+}  // namespace
+
+namespace {
+
 // levers.controllers: one lever per controller name, and the reconnect lever's digest declarations.
 Status ControllersFromConfig(const v1::LeversConfig& in, LeverSettings& out) {
   std::set<std::string> seen;
   for (int i = 0; i < in.controllers_size(); ++i) {
     const auto& entry = in.controllers(i);
     const std::string field = "controllers[" + std::to_string(i) + "]";
-    const NameKind name_kind = ControllerNameKind(entry.controller());
-    if (name_kind == NameKind::kBad) {
+    const std::optional<Source> source = ControllerSource(entry.controller());
+    if (!source) {
       return Refuse(field + ".controller", "'" + entry.controller() + "' is neither nvmeN nor uvnvme:PID:CTRL");
     }
     if (!seen.insert(entry.controller()).second) return Refuse(field + ".controller", entry.controller() + " twice");
-    NA_ASSIGN_OR_RETURN(auto lever, FromProto(entry.lever(), "levers." + field + ".lever"));
-    if (name_kind == NameKind::kKernel ? !ServesKernel(lever) : !ServesUvnvme(lever)) {
-      return Refuse(field + ".lever", std::string(LeverKindName(lever)) + " cannot serve " +
-                                          entry.controller());
-    }
+    NA_ASSIGN_OR_RETURN(auto lever, LeverNamed(entry.lever(), "levers." + field + ".lever"));
     if (entry.has_hdr_digest() != entry.has_data_digest()) {
       return Refuse(field + ".hdr_digest", "hdr_digest and data_digest are declared together or not at all");
     }
-    if (entry.has_hdr_digest() && lever != LeverKind::kTcpReconnect) {
-      return Refuse(field + ".hdr_digest", "digests are declared for the tcp_reconnect lever only");
-    }
-    ControllerLeverSetting setting{entry.controller(), lever, std::nullopt, std::nullopt};
+    ControllerLeverSetting setting{entry.controller(), lever, std::nullopt, std::nullopt, *source};
     if (entry.has_hdr_digest()) {
       setting.hdr_digest = entry.hdr_digest();
       setting.data_digest = entry.data_digest();
@@ -122,14 +118,8 @@ Result<LeverSettings> LeverSettingsFromConfig(const v1::Config& config) {
   const v1::LeversConfig& in = config.levers();
   LeverSettings out;
 
-  NA_ASSIGN_OR_RETURN(auto kernel, FromProto(in.kernel_lever(), "levers.kernel_lever"));
-  if (!ServesKernel(kernel)) return Refuse("kernel_lever", "uvnvme_socket serves uvnvme controllers only");
-  out.kernel_lever = kernel;
-  NA_ASSIGN_OR_RETURN(auto uvnvme, FromProto(in.uvnvme_lever(), "levers.uvnvme_lever"));
-  if (!ServesUvnvme(uvnvme)) {
-    return Refuse("uvnvme_lever", std::string(LeverKindName(uvnvme)) + " serves kernel controllers only");
-  }
-  out.uvnvme_lever = uvnvme;
+  NA_ASSIGN_OR_RETURN(out.kernel_lever, LeverNamed(in.kernel_lever(), "levers.kernel_lever"));
+  NA_ASSIGN_OR_RETURN(out.uvnvme_lever, LeverNamed(in.uvnvme_lever(), "levers.uvnvme_lever"));
 
   NA_RETURN_IF_ERROR(ControllersFromConfig(in, out));
   if (!in.nvme_cli_config().empty()) {

@@ -1,5 +1,6 @@
 // The `levers` section of the config (config.proto LeversConfig) as plain settings with the defaults applied,
-// and its validation: a bad value is refused with the field named ("levers.coalescing_time_us: ...").
+// and its validation: a bad value is refused with the field named ("levers.coalescing_time_us: ..."). A lever
+// named for a controller it cannot serve is the levers' to refuse (agent/actuate/resolver.h).
 #pragma once
 
 #include <optional>
@@ -15,16 +16,18 @@ namespace nvmeadapt::config {
 
 struct ControllerLeverSetting {
   std::string controller;
-  LeverKind lever = LeverKind::kAuto;
+  std::optional<LeverKind> lever;  // nullopt: AUTO, the default of the controller's source
   // The connection's digests as the operator declares them (hdr_digest, data_digest): the reconnect lever's
   // source beside nvme-cli's config, since the kernel shows neither. Both or neither.
   std::optional<bool> hdr_digest;
   std::optional<bool> data_digest;
+  Source source = Source::kKernelNvme;  // whose controller the name is: nvmeN the kernel's, uvnvme:PID:CTRL uvnvme's
 };
 
+// Which lever may serve which controller is the levers' to say (agent/actuate/resolver.h, CheckLeverChoices).
 struct LeverSettings {
-  LeverKind kernel_lever = LeverKind::kAuto;
-  LeverKind uvnvme_lever = LeverKind::kAuto;
+  std::optional<LeverKind> kernel_lever;  // nullopt: AUTO
+  std::optional<LeverKind> uvnvme_lever;
   std::vector<ControllerLeverSetting> controllers;
   std::string adaptive_poll_path_template = "{sysfs}/class/nvme/{ctrl}/adaptive_poll";
   std::string adaptive_poll_on_value = "1";

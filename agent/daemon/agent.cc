@@ -26,103 +26,76 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
     : options_(std::move(options)),
       deps_(WithClocks(std::move(deps))),
       store_(options_.state_dir),
-      policy_source_(store_, options_.policy_file_authoritative),
       journal_(store_),
       event_listener_(bus_, deps_.monotonic, deps_.wall),
-      policy_(engine_, *deps_.levers, listeners_,
-              PolicyApplier::Effects{[this](ManagedQueue& q, const engine::Decision& d) { HandleDecision(q, d); },
-                                     [this](ManagedQueue& q) { PushControl(q); }}),
+      loop_([collector = deps_.collector] { collector->Wake(); }, options_.rpc_wait),
+      pipeline_(options_.node, options_.node_facts_root, listeners_),
+      switches_({queues_, pipeline_, *deps_.collector, listeners_}, *deps_.levers, journal_,
+                SwitchOptions{options_.min_disruptive_interval, options_.lever_timeout, options_.restore_rules.boot_id,
+                              deps_.monotonic, deps_.wall},
+                [this](std::function<void()> step) { loop_.ToLoop(std::move(step)); }),
+      policy_({queues_, pipeline_, switches_, *deps_.levers, listeners_, deps_.metrics}, store_,
+              options_.config_policies, options_.policy_file_authoritative),
+      api_({loop_, queues_, pipeline_, switches_, policy_, journal_, *deps_.collector, bus_, payoff_, listeners_,
+            health_},
+           {options_.version, options_.rpc_wait, deps_.monotonic, deps_.wall}),
       roster_(queues_, *deps_.collector,
               QueueRoster::Hands{[this](const DiscoveredQueue& found, engine::Nanos now) { AddQueue(found, now); },
                                  [this](ManagedQueue& q, const char* why) { RemoveQueue(q, why); },
                                  [this](ManagedQueue& q, const std::string& was) {
                                    NA_INFO("queue " << q.name << " layer " << was << " -> " << q.desc.layer);
                                    listeners_.Tell(&AgentListener::QueueRelayered, q);
-                                 }}),
-      switcher_(*deps_.levers, journal_,
-                SwitchOptions{options_.min_disruptive_interval, options_.lever_timeout, options_.restore_rules.boot_id,
-                              deps_.monotonic, deps_.wall},
-                [this](std::function<void()> step) { ToLoop(std::move(step)); }) {
+                                 }}) {
   listeners_.Add(payoff_);
   if (deps_.metrics) listeners_.Add(metrics_listener_.emplace(*deps_.metrics, payoff_));
   listeners_.Add(event_listener_);
 }
 
 Agent::~Agent() {
-  switcher_.Quiesce();
-  switcher_.Join();
+  switches_.switcher().Quiesce();
+  switches_.switcher().Join();
   scanner_.Join();
   bus_.CancelAll();
 }
 
-void Agent::ToLoop(std::function<void()> step) {
-  std::unique_lock lock(commands_mutex_);
-  switch (loop_state_) {
-    case LoopState::kNotStarted:
-      lock.unlock();
-      step();  // no loop yet: the caller is the only thread (a switch or scan runs inline)
-      return;
-    case LoopState::kRunning:
-      commands_.push_back(std::move(step));
-      lock.unlock();
-      deps_.collector->Wake();
-      return;
-    case LoopState::kStopped:
-      return;
-  }
-}
-
 Status Agent::Start() {
   const engine::Nanos now = deps_.monotonic();
-  started_at_ = now;
+  health_.started_at = now;
   NA_RETURN_IF_ERROR(store_.Open());
   if (Status loaded = journal_.Load(); !loaded) {
-    return MakeError(loaded.error().code, "journal unreadable, refusing to start (inspect or remove it): " +
-                                              loaded.error().message);
+    return MakeError(loaded.error().code,
+                     "journal unreadable, refusing to start (inspect or remove it): " + loaded.error().message);
   }
-  journal_warning_ = !journal_.load_warning().empty() ? journal_.load_warning() : options_.journal_warning;
-  if (!journal_warning_.empty()) NA_ERROR("journal: " << journal_warning_);
+  health_.journal_warning = !journal_.load_warning().empty() ? journal_.load_warning() : options_.journal_warning;
+  if (!health_.journal_warning.empty()) NA_ERROR("journal: " << health_.journal_warning);
   if (options_.restore_at_start && !journal_.empty()) {
     NA_INFO("journal: putting " << journal_.size()
                                 << " changed setting(s) back to their safe values before anything else");
-    RestoreReport report;
+    state::RestoreReport report;
     Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
                                           options_.restore_rules, &report);
     for (const std::string& line : report.lines) NA_INFO("journal: " << line);
     if (!restored) NA_WARN("journal: could not restore everything: " << restored.error().message);
   }
-  NA_ASSIGN_OR_RETURN(auto book, policy_source_.Initial(options_.config_policies));
-  policy_.Install(std::move(book));
-  NotePolicyOrigin();
+  NA_RETURN_IF_ERROR(policy_.Install());
   if (!options_.record_windows_path.empty()) {
     NA_RETURN_IF_ERROR(trace_.Open(options_.record_windows_path));
     listeners_.Add(trace_);  // only then: a line per window is formatted for nobody otherwise
   }
+  pipeline_.AnnounceNode();  // the trace's node line, before any queue's
   Rediscover(now);
   return OkStatus();
 }
 
 void Agent::Run() {
-  {
-    std::lock_guard inline_lock(inline_mutex_);
-    std::lock_guard lock(commands_mutex_);
-    loop_thread_ = std::this_thread::get_id();
-    loop_state_ = LoopState::kRunning;
-    switcher_.StartWorkers();
+  loop_.Begin([this] {
+    switches_.switcher().StartWorkers();
     scanner_.Start();
     roster_.StartAttaching();
-  }
+  });
   while (!stop_.load()) RunOnce();
-  std::deque<std::function<void()>> left;
-  {
-    // From here on a call is refused, never run inline: Shutdown() owns the agent (issue 15, the race of
-    // RPCs after the loop exits).
-    std::lock_guard lock(commands_mutex_);
-    loop_state_ = LoopState::kStopped;
-    left.swap(commands_);
-  }
-  switcher_.Quiesce();  // no lever is called from now on; Shutdown() waits for those still running
-  for (auto& command : left) command();  // calls that were already waiting get their answer
+  // No lever is called from now on; Shutdown() waits for those still running.
+  loop_.End([this] { switches_.switcher().Quiesce(); });
 }
 
 void Agent::Stop() {
@@ -131,37 +104,25 @@ void Agent::Stop() {
 }
 
 void Agent::RunOnce() {
-  RunCommands();
+  loop_.RunQueued();
   engine::Nanos now = deps_.monotonic();
-  switcher_.ExpireHung(now);
+  switches_.switcher().ExpireHung(now);
   RunTimers(now);
-  RetryLevers(now);
+  switches_.RetryLevers(now);
   if (now >= next_discovery_) Rediscover(now);
   if (now >= next_counters_) RefreshCounters();
   RunNode(now);
   PollWindows(NextWaitMs(deps_.monotonic()));
 }
 
-void Agent::RunCommands() {
-  std::deque<std::function<void()>> batch;
-  {
-    std::lock_guard lock(commands_mutex_);
-    batch.swap(commands_);
-  }
-  for (auto& command : batch) command();
-}
-
 int Agent::NextWaitMs(engine::Nanos now) {
+  if (loop_.AnyQueued()) return 0;
   engine::Nanos due = now + options_.idle_wait;
-  {
-    std::lock_guard lock(commands_mutex_);
-    if (!commands_.empty()) return 0;
-  }
   due = std::min(due, next_discovery_);
-  due = std::min(due, node_.NextFacts());
+  due = std::min(due, pipeline_.NextNodeFacts());
   for (ManagedQueue* q : queues_.All()) {
     if (q->switches_in_flight > 0) continue;  // neither its timer nor its retry runs before the switch ends
-    if (engine_.NeedsTimer(q->handle)) due = std::min(due, q->next_timer);
+    if (pipeline_.engine().NeedsTimer(q->handle)) due = std::min(due, q->next_timer);
     if (q->retry_mode) due = std::min(due, q->retry_at);
   }
   if (due <= now) return 0;
@@ -171,17 +132,14 @@ int Agent::NextWaitMs(engine::Nanos now) {
 void Agent::PollWindows(int timeout_ms) {
   auto polled = deps_.collector->Poll(timeout_ms, [&](const collect::WindowEvent& event) { OnWindowEvent(event); });
   if (!polled) {
-    if (collector_error_ != polled.error().message) NA_WARN("collector: " << polled.error().message);
-    collector_error_ = polled.error().message;
+    if (health_.collector_error != polled.error().message) NA_WARN("collector: " << polled.error().message);
+    health_.collector_error = polled.error().message;
   }
 }
 
 void Agent::OnWindowEvent(const collect::WindowEvent& event) {
   ManagedQueue* q = queues_.ByKey(event.key);
-  if (q == nullptr) {
-    ++unknown_windows_;  // not (yet) discovered: the next discovery picks it up
-    return;
-  }
+  if (q == nullptr) return;  // not (yet) discovered: the next discovery picks it up
   if (event.generation != q->generation) {
     ++q->stale_windows;  // ran under a mode the agent has since changed
     return;
@@ -191,17 +149,17 @@ void Agent::OnWindowEvent(const collect::WindowEvent& event) {
   q->last_window = event;
   q->last_window_unix_ns = deps_.wall() - (deps_.monotonic() - event.end);
   // The next window's pace starts afresh: the timer looks within a period, not at the old window's lead.
-  q->next_timer = std::min(q->next_timer, deps_.monotonic() + engine_.View(q->handle).policy.timer_granularity);
+  q->next_timer = std::min(q->next_timer, deps_.monotonic() + pipeline_.View(q->handle).policy.timer_granularity);
   engine::WindowRecord record{q->handle, event.mode, event.completions, event.start, event.end, event.pace_miss};
   listeners_.Tell(&AgentListener::Window, *q, record);
-  if (auto decision = engine_.OnWindow(record)) HandleDecision(*q, *decision);
+  switches_.Carry(pipeline_.OnWindow(record));
 }
 
 void Agent::RunTimers(engine::Nanos now) {
   for (ManagedQueue* q : queues_.All()) {
     // A switch in flight has no clock yet: the timer looks once it took effect.
-    if (!engine_.NeedsTimer(q->handle) || now < q->next_timer || q->switches_in_flight > 0) continue;
-    q->next_timer = now + engine_.View(q->handle).policy.timer_granularity;
+    if (!pipeline_.engine().NeedsTimer(q->handle) || now < q->next_timer || q->switches_in_flight > 0) continue;
+    q->next_timer = now + pipeline_.View(q->handle).policy.timer_granularity;
     engine::WindowProgress progress{q->mode_since, 0};
     auto counters = deps_.collector->ReadCounters(q->desc.key);
     if (!counters) progress.known = false;  // nothing known of the window: not a stall (engine OnTimer)
@@ -219,17 +177,35 @@ void Agent::RunTimers(engine::Nanos now) {
           q->open_switch->first_completion = counters->window_first;
       }
     }
-    if (auto decision = engine_.OnTimer(q->handle, now, progress)) {
+    if (auto decision = pipeline_.OnTimer(q->handle, now, progress)) {
       NA_DEBUG("timer " << q->name << ": mode_since " << q->mode_since << " progress " << progress.start << "/"
                         << progress.completions << " counters " << q->counters.progress.start << "/"
                         << q->counters.progress.completions << " gen " << q->counters.generation << " vs "
                         << q->generation << " total " << q->counters.completions);
       listeners_.Tell(&AgentListener::Timer, *q, now, progress);
-      HandleDecision(*q, *decision);
+      switches_.Carry(*q, *decision);
     } else if (counters) {
-      q->next_timer = engine_.NextTimer(q->handle, now, progress);
+      q->next_timer = pipeline_.engine().NextTimer(q->handle, now, progress);
     }
   }
+}
+
+void Agent::RunNode(engine::Nanos now) {
+  if (now < pipeline_.NextNodeFacts()) return;
+  switches_.Carry(pipeline_.RunNode(queues_.All(), payoff_, now));
+  if (deps_.metrics) deps_.metrics->SetNode(pipeline_.node().Series());
+}
+
+Status Agent::ReloadNode(const config::NodeLayerConfig& node) {
+  return loop_.OnLoop([&]() -> Status {
+    options_.node = node;
+    pipeline_.ConfigureNode(node);
+    return OkStatus();
+  });
+}
+
+Result<ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
+  return loop_.OnLoop([&]() -> Result<ReloadOutcome> { return policy_.Reload(policies, deps_.monotonic()); });
 }
 
 void Agent::Rediscover(engine::Nanos now) {
@@ -241,7 +217,7 @@ void Agent::Rediscover(engine::Nanos now) {
     auto scan = std::make_shared<Result<std::vector<DiscoveredQueue>>>(deps_.discovery->Scan());
     // The journal's entries of processes that are gone, dropped while running (the check reads /proc).
     for (const std::string& line : journal_.DropGone(options_.restore_rules)) NA_INFO("journal: " << line);
-    ToLoop([this, scan] {
+    loop_.ToLoop([this, scan] {
       scan_running_ = false;
       Reconcile(*scan, deps_.monotonic());
     });
@@ -255,23 +231,23 @@ void Agent::Reconcile(const Result<std::vector<DiscoveredQueue>>& scan, engine::
   }
   roster_.Reconcile(*scan, now);
   // A reset makes its controller vanish for a moment: its time is kept until it no longer matters.
-  switcher_.ForgetOldResets(now);
+  switches_.switcher().ForgetOldResets(now);
 }
 
 void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   // A queue taken again replaces the one of its name: that one's engine slot, collector key and metrics go
   // first, or each retake would leak them (issue #37).
   if (ManagedQueue* known = queues_.ByName(QueueName(found.controller, found.qid))) RemoveQueue(*known, "replaced");
-  // Half the cap each for the machine's own kernel queues and for the sources a peer can multiply (uvnvme
-  // and SPDK processes, nvmet's remote hosts), as the BPF queue table is split: a flood of the latter never
-  // takes a kernel queue's place.
-  const auto local = [](v1::Source source) { return source == v1::SOURCE_KERNEL || source == v1::SOURCE_BLOCK; };
+  // Half the cap each for the machine's own kernel queues and for the sources a peer can multiply, as the
+  // BPF queue table is split: a flood of the latter never takes a kernel queue's place.
+  const bool kernel_half = collect::InKernelHalf(found.key.source);
   const std::vector<ManagedQueue*>& all = queues_.All();
-  const auto same_kind = static_cast<size_t>(std::count_if(
-      all.begin(), all.end(), [&](const ManagedQueue* q) { return local(q->desc.source) == local(found.source); }));
-  if (same_kind >= options_.max_queues / 2) {
-    if (queues_over_cap_++ == 0) {
-      NA_WARN("more than " << options_.max_queues / 2 << (local(found.source) ? " kernel" : " userspace and target")
+  const auto same_half = static_cast<size_t>(std::count_if(all.begin(), all.end(), [&](const ManagedQueue* q) {
+    return collect::InKernelHalf(q->desc.key.source) == kernel_half;
+  }));
+  if (same_half >= options_.max_queues / 2) {
+    if (health_.queues_over_cap++ == 0) {
+      NA_WARN("more than " << options_.max_queues / 2 << (kernel_half ? " kernel" : " userspace and target")
                            << " queues: the rest are not tracked (" << found.controller << " q" << found.qid << ")");
     }
     return;
@@ -280,7 +256,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   q.desc = found;
   q.serial = next_queue_serial_++;
   q.name = QueueName(found.controller, found.qid);
-  q.lever = found.eligible ? deps_.levers->LeverFor(found) : "";
+  q.lever = found.eligible ? deps_.levers->LeverNameFor(found).value_or("") : "";
   if (q.desc.eligible && deps_.collector->ObserveOnly()) {
     q.desc.eligible = false;
     q.desc.ineligible_reason = "observe-only collector (" + deps_.collector->Name() + ")";
@@ -292,7 +268,7 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   q.mode_since = now;
   q.generation = 1;  // 0 is the collector's "not managed": windows from before the agent took the queue
   const engine::QueueSetup setup{q.desc.eligible, policy_.For(found), found.mode, found.mode};
-  engine::AddedQueue added = engine_.AddQueue(setup, now);
+  const engine::AddedQueue added = pipeline_.AddQueue(setup, now);
   q.handle = added.handle;
   ManagedQueue& inserted = queues_.Insert(std::move(q));
   NA_INFO("queue " << inserted.name << " found: "
@@ -301,19 +277,16 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
                    << ", " << ReapModeName(inserted.mode) << ", mode "
                    << engine::ControllerModeName(setup.policy.mode));
   listeners_.Tell(&AgentListener::QueueAdded, inserted, setup);
-  node_.Describe(inserted, inserted.desc.eligible && setup.policy.node_layer, nullptr);
-  PushControl(inserted);
-  if (added.decision) HandleDecision(inserted, *added.decision);
+  pipeline_.Describe(inserted, inserted.desc.eligible && setup.policy.node_layer);
+  switches_.PushControl(inserted);
+  if (added.decision) switches_.Carry(inserted, pipeline_.Follow(*added.decision));
 }
 
 void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
   NA_INFO("queue " << queue.name << " " << why << ": dropped");
   listeners_.Tell(&AgentListener::QueueRemoved, queue, why);
-  CloseSwitch(queue, std::nullopt);
-  queue.switches_in_flight = 0;  // their ends find no queue: whoever waits for them is told now
-  Settled(queue);
-  engine_.RemoveQueue(queue.handle);
-  node_.Forget(queue.handle);
+  switches_.Forget(queue);
+  pipeline_.RemoveQueue(queue.handle);
   (void)deps_.collector->ForgetQueue(queue.desc.key);
   queues_.Erase(queue.name);
 }
@@ -326,4 +299,20 @@ void Agent::RefreshCounters() {
   }
   listeners_.Tell(&AgentListener::CollectorStats, *deps_.collector);
 }
+
+Status Agent::Shutdown() {
+  // A lever still running could write after the restore: every one returns first.
+  switches_.switcher().Quiesce();
+  switches_.switcher().Join();
+  scanner_.Join();
+  bus_.CancelAll();
+  if (journal_.empty()) return OkStatus();
+  NA_INFO("shutdown: putting " << journal_.size() << " changed setting(s) back");
+  state::RestoreReport report;
+  Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
+                                        options_.restore_rules, &report);
+  for (const std::string& line : report.lines) NA_INFO("shutdown: " << line);
+  return restored;
+}
+
 }  // namespace nvmeadapt::daemon

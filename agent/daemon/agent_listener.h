@@ -12,6 +12,7 @@
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/switch_timeline.h"
 #include "agent/engine/engine.h"
+#include "agent/engine/node.h"
 #include "agent/engine/types.h"
 #include "common/result.h"
 #include "nvmeadapt/v1/agent.pb.h"
@@ -43,10 +44,13 @@ class AgentListener {
   virtual void DecisionDone(const ManagedQueue&, const engine::Decision&, const v1::Decision& /*proto*/,
                             bool /*notable*/) {}
 
-  // The node layer deferred the try `decision` started (nothing applied; the engine followed interrupt mode,
-  // `followed` when it said so); `proto` is the decision as the stream shows it, with its node_reason.
-  virtual void NodeDeferred(const ManagedQueue&, const engine::Decision& /*decision*/, const v1::Decision& /*proto*/,
-                            const std::optional<engine::Decision>& /*followed*/) {}
+  // The node layer deferred the try `decision` asked for (Decision::deferred: nothing applied, the queue
+  // measures on); `proto` is the decision as the stream shows it, with its node_reason.
+  virtual void NodeDeferred(const ManagedQueue&, const engine::Decision& /*decision*/, const v1::Decision& /*proto*/) {}
+  // The node layer's inputs, as it was told them: its settings, a queue's description, the node's facts.
+  virtual void NodeSettingsSet(const engine::NodeSettings&) {}
+  virtual void NodeQueueDescribed(const ManagedQueue&, const engine::NodeQueue&) {}
+  virtual void NodeFactsRead(const engine::NodeFacts&) {}
 
   // A lever applied the queue's switch; the switch's timeline closed with the engine's first verdict.
   virtual void SwitchApplied(const ManagedQueue&, engine::Reason /*why*/, const SwitchTimeline&) {}

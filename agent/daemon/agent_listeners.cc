@@ -129,9 +129,10 @@ void EventListener::DecisionDone(const ManagedQueue& q, const engine::Decision& 
   Publish(v1::EVENT_KIND_DECISION, &q, line.substr(q.name.size() + 1), &proto);  // the event names the queue
 }
 
-void EventListener::NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
-                                 const std::optional<engine::Decision>&) {
-  const std::string line = engine::FormatDecision(q.name, decision) + " deferred: " + proto.node_reason();
+void EventListener::NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto) {
+  engine::Decision asked = decision;
+  asked.deferred.reset();  // the line says it in words of its own
+  const std::string line = engine::FormatDecision(q.name, asked) + " deferred: " + proto.node_reason();
   Publish(v1::EVENT_KIND_DECISION, &q, line.substr(q.name.size() + 1), &proto);
 }
 
@@ -184,20 +185,25 @@ void TraceListener::OverrideSet(const ManagedQueue& q, engine::Nanos now,
   Record(engine::FormatOverrideLine(q.name, now, override_mode));
 }
 
-void TraceListener::Decided(const ManagedQueue& q, const engine::Decision& decision) {
+void TraceListener::Log(const ManagedQueue& q, const engine::Decision& decision) {
   if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(q.name, decision) << '\n' << std::flush;
 }
 
-void TraceListener::NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
-                                 const std::optional<engine::Decision>&) {
-  // The trace stays replayable: the engine's try, then the lever line of the interrupt mode it followed (the
-  // engine alone cannot know the node layer deferred it). The decision log marks the try deferred, so that
-  // counts of tries leave it out.
-  Record(engine::FormatLeverLine(q.name, decision.at, ReapMode::kInterrupt));
-  if (decision_log_.is_open()) {
-    decision_log_ << engine::FormatDecision(q.name, decision) << " deferred=" << proto.node_reason() << '\n';
-  }
+void TraceListener::Decided(const ManagedQueue& q, const engine::Decision& decision) { Log(q, decision); }
+
+// The try the node layer deferred was never committed: the trace needs no line for it (replay's node gate
+// defers it from the node lines), and the log's line says deferred=, so that counts of tries leave it out.
+void TraceListener::NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision&) {
+  Log(q, decision);
 }
+
+void TraceListener::NodeSettingsSet(const engine::NodeSettings& settings) { Record(engine::FormatNodeLine(settings)); }
+
+void TraceListener::NodeQueueDescribed(const ManagedQueue& q, const engine::NodeQueue& described) {
+  Record(engine::FormatNodeQueueLine(q.name, described));
+}
+
+void TraceListener::NodeFactsRead(const engine::NodeFacts& facts) { Record(engine::FormatFactsLine(facts)); }
 
 void TraceListener::SwitchClosed(const ManagedQueue& q, const SwitchTimeline& timeline) {
   Record(FormatSwitchLine(q.name, timeline));
@@ -206,7 +212,7 @@ void TraceListener::SwitchClosed(const ManagedQueue& q, const SwitchTimeline& ti
 void TraceListener::LeverFollowed(const ManagedQueue& q, engine::Nanos now, ReapMode actual,
                                   const engine::Decision& followed) {
   Record(engine::FormatLeverLine(q.name, now, actual));
-  if (decision_log_.is_open()) decision_log_ << engine::FormatDecision(q.name, followed) << '\n';
+  Log(q, followed);
 }
 
 }  // namespace nvmeadapt::daemon

@@ -58,8 +58,7 @@ class EventListener final : public AgentListener {
   void DecisionDone(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
                     bool notable) override;
   void SwitchClosed(const ManagedQueue& q, const SwitchTimeline& timeline) override;
-  void NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
-                    const std::optional<engine::Decision>& followed) override;
+  void NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto) override;
   void LeverFailed(const ManagedQueue& q, const Error& error, const std::string& message) override;
   void QueueTrouble(const ManagedQueue& q, const std::string& message) override;
 
@@ -73,8 +72,9 @@ class EventListener final : public AgentListener {
   std::function<int64_t()> wall_;
 };
 
-// The window trace (the engine's inputs, replayable by nvme-adapt-replay) and its decision log (PATH.decisions).
-// Records nothing until opened.
+// The window trace (the engine's and the node layer's inputs, replayable by nvme-adapt-replay) and its
+// decision log (PATH.decisions): what replay prints of the trace is that log, line for line. Records nothing
+// until opened.
 class TraceListener final : public AgentListener {
  public:
   Status Open(const std::string& path);
@@ -87,14 +87,17 @@ class TraceListener final : public AgentListener {
   void OverrideSet(const ManagedQueue& q, engine::Nanos now, const std::optional<engine::Override>& override_mode,
                    const std::string& message) override;
   void Decided(const ManagedQueue& q, const engine::Decision& decision) override;
-  void NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto,
-                    const std::optional<engine::Decision>& followed) override;
+  void NodeDeferred(const ManagedQueue& q, const engine::Decision& decision, const v1::Decision& proto) override;
+  void NodeSettingsSet(const engine::NodeSettings& settings) override;
+  void NodeQueueDescribed(const ManagedQueue& q, const engine::NodeQueue& described) override;
+  void NodeFactsRead(const engine::NodeFacts& facts) override;
   void SwitchClosed(const ManagedQueue& q, const SwitchTimeline& timeline) override;
   void LeverFollowed(const ManagedQueue& q, engine::Nanos now, ReapMode actual,
                      const engine::Decision& followed) override;
 
  private:
   void Record(const std::string& line);
+  void Log(const ManagedQueue& q, const engine::Decision& decision);
 
   std::ofstream trace_;
   std::ofstream decision_log_;

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/actuate/resolver.h"
 #include "agent/api/api_config.h"
 #include "agent/api/server.h"
 #include "agent/config/config_file.h"
@@ -25,8 +26,8 @@
 #include "agent/daemon/config_watch.h"
 #include "agent/daemon/cpu_scheduling.h"
 #include "agent/daemon/flags.h"
-#include "agent/daemon/startup_restore.h"
-#include "agent/daemon/state_store_lock.h"
+#include "agent/state/startup_restore.h"
+#include "agent/state/state_store_lock.h"
 #include "agent/daemon/wiring.h"
 #include "agent/metrics/agent_metrics.h"
 #include "agent/metrics/metrics_options.h"
@@ -72,6 +73,9 @@ Result<v1::Config> LoadConfig(const DaemonFlags& flags) {
   if (flags.cpu_scheduling) config.set_cpu_scheduling(*flags.cpu_scheduling);
   if (config.cpu_scheduling().empty()) config.set_cpu_scheduling("batch");
   NA_RETURN_IF_ERROR(config::ValidateConfig(config));
+  // Whether each lever named can serve the controllers it is named for is the levers' to say.
+  NA_ASSIGN_OR_RETURN(const config::LeverSettings levers, config::LeverSettingsFromConfig(config));
+  NA_RETURN_IF_ERROR(actuate::CheckLeverChoices(levers));
   if (!flags.metrics_listen || *flags.metrics_listen != "off") {
     NA_RETURN_IF_ERROR(metrics::MetricsOptionsFromConfig(config.metrics()));
   }
@@ -93,13 +97,13 @@ std::string StateDirOf(const DaemonFlags& flags, const Result<v1::Config>& confi
   return config ? config->state_dir() : flags.state_dir.value_or("/var/lib/nvme-adapt");
 }
 
-StartupRestore RestoreFirst(const std::string& state_dir, const Result<v1::Config>& config,
-                            const RestoreRules& rules) {
+state::StartupRestore RestoreFirst(const std::string& state_dir, const Result<v1::Config>& config,
+                            const state::RestoreRules& rules) {
   config::LeverSettings settings;
   if (config) {
     if (auto configured = config::LeverSettingsFromConfig(*config)) settings = std::move(*configured);
   }
-  StartupRestore restore = RestoreBeforeAnything(state_dir, settings, actuate::LeverEnvironment{}, rules);
+  state::StartupRestore restore = state::RestoreBeforeAnything(state_dir, settings, actuate::LeverEnvironment{}, rules);
   if (!restore.journal_warning.empty()) NA_ERROR("journal: " << restore.journal_warning);
   for (const std::string& line : restore.report.lines) NA_INFO("journal: " << line);
   if (!restore.status) NA_ERROR("journal: not everything was restored: " << restore.status.error().message);
@@ -113,7 +117,7 @@ int Refused(const Error& lock_error) {
   return lock_error.code == ErrorCode::kFailedPrecondition ? kExitUsage : kExitRuntime;
 }
 
-int RestoreOnly(const StartupRestore& restore) {
+int RestoreOnly(const state::StartupRestore& restore) {
   std::printf("journal: %d entr%s: %d restored, %d dropped by rule, %d kept\n", restore.entries_before,
               restore.entries_before == 1 ? "y" : "ies", restore.report.restored, restore.report.dropped,
               restore.report.kept);
@@ -180,7 +184,7 @@ class LoopWatchdog {
       while (!stop_cv_.wait_for(lock, period, [this] { return stop_; })) {
         lock.unlock();
         // Answered from outside the loop (no collector named) when the loop did not take the call.
-        if (!agent.GetStatus().collector().empty()) (void)sd_notify(0, "WATCHDOG=1");
+        if (!agent.api().GetStatus().collector().empty()) (void)sd_notify(0, "WATCHDOG=1");
         lock.lock();
       }
     });
@@ -201,8 +205,8 @@ class LoopWatchdog {
   std::thread thread_;
 };
 
-AgentOptions AgentOptionsFor(const v1::Config& config, const DaemonFlags& flags, const RestoreRules& rules,
-                             const StartupRestore& restored_first) {
+AgentOptions AgentOptionsFor(const v1::Config& config, const DaemonFlags& flags, const state::RestoreRules& rules,
+                             const state::StartupRestore& restored_first) {
   AgentOptions options;
   options.state_dir = config.state_dir();
   options.config_policies = config::PoliciesOf(config);
@@ -232,10 +236,10 @@ int Run(const DaemonFlags& flags) {
   auto config = LoadConfig(flags);
   if (config) SetLogLevel(*ParseLogLevel(config->log_level()));
   // Before the restore: a second daemon's restore would undo the queues the first one drives.
-  const auto instance = StateDirLock::Acquire(StateDirOf(flags, config));
+  const auto instance = state::StateDirLock::Acquire(StateDirOf(flags, config));
   if (!instance) return Refused(instance.error());
-  const RestoreRules rules = SystemRestoreRules();
-  const StartupRestore restored_first = RestoreFirst(StateDirOf(flags, config), config, rules);
+  const state::RestoreRules rules = state::SystemRestoreRules();
+  const state::StartupRestore restored_first = RestoreFirst(StateDirOf(flags, config), config, rules);
   if (flags.restore_only) return RestoreOnly(restored_first);
   if (!config) {
     std::fprintf(stderr, "nvme-adaptd: %s\n", config.error().message.c_str());
@@ -269,7 +273,7 @@ int Run(const DaemonFlags& flags) {
     return kExitRuntime;
   }
   GrpcMetrics grpc_metrics(agent_metrics->get());
-  auto api_server = api::StartApiServer(config->api(), agent, &grpc_metrics);
+  auto api_server = api::StartApiServer(config->api(), agent.api(), &grpc_metrics);
   if (!api_server) {
     NA_ERROR("cannot start: api: " << api_server.error().message);
     (void)agent.Shutdown();

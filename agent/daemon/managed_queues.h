@@ -53,13 +53,19 @@ struct ManagedQueue {
   uint64_t stale_windows = 0;
   uint64_t switches = 0;
   collect::QueueCounters counters;  // last read from the collector
-  bool degraded = false;
+  // Whose mark a degraded queue bears: a failed switch's (SwitchRecovery; an applied switch clears the mark,
+  // whoever set it) or the collector refusing the queue's BPF control (SwitchProtocol, which clears only its
+  // own once a control goes through again).
+  enum class DegradedBy : uint8_t { kNone, kLever, kControl };
+  DegradedBy degraded_by = DegradedBy::kNone;
   std::string degraded_reason;
-  bool control_error = false;  // the collector refused the queue's BPF control (degraded meanwhile)
+  bool control_refused = false;  // the collector refuses the queue's BPF control: said once per episode
   std::optional<ReapMode> retry_mode;  // a forced mode the lever refused, retried with backoff
   engine::Reason retry_reason = engine::Reason::kModeChanged;
   engine::Nanos retry_at = 0;
   engine::Nanos retry_delay = 0;
+
+  bool degraded() const { return degraded_by != DegradedBy::kNone; }
 };
 
 // The agent's managed queues, found by operator name, collector key or engine handle.

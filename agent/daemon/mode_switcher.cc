@@ -30,7 +30,7 @@ struct ModeSwitcher::Switch {
   bool cancelled = false;         // ended before it ran (queued behind a hung lever)
 };
 
-ModeSwitcher::ModeSwitcher(Levers& levers, Journal& journal, SwitchOptions options, PostToLoop post)
+ModeSwitcher::ModeSwitcher(Levers& levers, state::Journal& journal, SwitchOptions options, PostToLoop post)
     : levers_(levers), journal_(journal), options_(std::move(options)), post_(std::move(post)) {}
 
 ModeSwitcher::~ModeSwitcher() {

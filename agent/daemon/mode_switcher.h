@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/daemon/journal.h"
+#include "agent/state/journal.h"
 #include "agent/daemon/ports.h"
 #include "agent/daemon/serial_workers.h"
 #include "common/result.h"
@@ -57,7 +57,7 @@ class ModeSwitcher {
   using PostToLoop = std::function<void(std::function<void()>)>;
   // `post` runs a step on the loop thread (inline when no loop runs); it may drop the step once the loop
   // stopped.
-  ModeSwitcher(Levers& levers, Journal& journal, SwitchOptions options, PostToLoop post);
+  ModeSwitcher(Levers& levers, state::Journal& journal, SwitchOptions options, PostToLoop post);
   ~ModeSwitcher();
 
   // The loop runs: from now on switches run on the controllers' workers.
@@ -91,7 +91,7 @@ class ModeSwitcher {
   bool Hung(const std::string& controller) const;  // mutex_ held
 
   Levers& levers_;
-  Journal& journal_;
+  state::Journal& journal_;
   const SwitchOptions options_;
   const PostToLoop post_;
   mutable std::mutex mutex_;

@@ -19,15 +19,15 @@ std::optional<double> GainPerCpuSecond(const QueuePayoffRecord& record) {
 
 NodeDecider::NodeDecider(config::NodeLayerConfig config, std::string facts_root)
     : config_(config), reader_(std::move(facts_root)) {
-  layer_.SetSettings(config_.settings);
+  gate_.layer().SetSettings(config_.settings);
 }
 
 void NodeDecider::Configure(const config::NodeLayerConfig& config) {
   config_ = config;
-  layer_.SetSettings(config_.settings);
+  gate_.layer().SetSettings(config_.settings);
 }
 
-void NodeDecider::Describe(const ManagedQueue& queue, bool node_layer, const QueuePayoffRecord* payoff,
+engine::NodeQueue NodeDecider::Describe(const ManagedQueue& queue, bool node_layer, const QueuePayoffRecord* payoff,
                            std::optional<engine::Nanos> reaper_cpu, engine::Nanos now) {
   engine::NodeQueue facts;
   facts.cpu = ReapingCpu(queue.desc);
@@ -39,50 +39,42 @@ void NodeDecider::Describe(const ManagedQueue& queue, bool node_layer, const Que
     facts.own_busy = std::min(1.0, static_cast<double>(*reaper_cpu - last->cpu) / static_cast<double>(now - last->at));
   }
   last = reaper_cpu ? std::optional(ReaperSample{*reaper_cpu, now}) : std::nullopt;
-  layer_.SetQueue(queue.handle, facts);
+  gate_.layer().SetQueue(queue.handle, facts);
   if (queue.handle >= decided_.size()) decided_.resize(queue.handle + 1);
   decided_[queue.handle] = node_layer;
+  return facts;
 }
 
 void NodeDecider::Forget(engine::QueueHandle queue) {
-  layer_.RemoveQueue(queue);
+  gate_.layer().RemoveQueue(queue);
   if (queue < decided_.size()) decided_[queue] = false;
   if (queue < reapers_.size()) reapers_[queue].reset();  // a later queue may get the handle
 }
 
-engine::GateOutcome NodeDecider::OnDecision(const engine::Decision& decision) {
-  engine::GateOutcome outcome = gate_.OnDecision(decision);
-  if (outcome.deferred) ++series_.deferred[static_cast<size_t>(*outcome.deferred)];
-  return outcome;
+void NodeDecider::Count(const engine::GatedDecision& gated) {
+  if (gated.decision.deferred) ++series_.deferred[static_cast<size_t>(*gated.decision.deferred)];
+  if (gated.node_ended) ++series_.ended[static_cast<size_t>(*gated.node_ended)];
 }
 
-void NodeDecider::Follow(engine::QueueHandle queue, ReapMode actual, engine::Nanos at) {
-  if (actual != ReapMode::kPoll) {
-    layer_.PollingEnded(queue, at);
-  } else if (!layer_.Polling(queue)) {
-    layer_.PollingStarted(queue);
-  }
-}
-
-std::vector<engine::NodeStop> NodeDecider::Tick(engine::Nanos now) {
-  if (now < next_facts_) return {};
+std::optional<engine::NodeFacts> NodeDecider::ReadFacts(engine::Nanos now) {
+  if (now < next_facts_) return std::nullopt;
   next_facts_ = now + config_.facts_interval;
   Result<engine::NodeFacts> facts = reader_.Read(now);
   if (!facts) {
     // The layer keeps its last facts, which age out (facts_max_age): the CPU rules then let tries through.
     if (facts_error_ != facts.error().message) NA_WARN("node facts: " << facts.error().message);
     facts_error_ = facts.error().message;
-    return {};
+    return std::nullopt;
   }
   facts_error_.clear();
   last_facts_ = *facts;
-  return layer_.OnFacts(last_facts_);
+  return last_facts_;
 }
 
 metrics::NodeSeries NodeDecider::Series() const {
   metrics::NodeSeries out = series_;
-  out.polling_cores = layer_.PollingCores();
-  out.budget_cores = layer_.BudgetCores();
+  out.polling_cores = gate_.layer().PollingCores();
+  out.budget_cores = gate_.layer().BudgetCores();
   out.pressure_some_avg10 = last_facts_.pressure_some_avg10;
   out.pressure_full_avg10 = last_facts_.pressure_full_avg10;
   out.decided_queues = static_cast<size_t>(std::count(decided_.begin(), decided_.end(), true));

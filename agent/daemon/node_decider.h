@@ -1,6 +1,6 @@
-// The daemon's side of the node layer (agent/engine/node.h, issue 34): the layer and its gate over the
-// engine's decisions, the node's facts read on the loop (procfs, collect/node_facts.h), each queue described
-// to the layer (its reaping CPU from discovery, its measured gain, whether its policy has node_layer), and
+// The daemon's side of the node layer (agent/engine/node.h, issue 34): the layer behind its gate to the
+// engine (agent/engine/node_gate.h), the node's facts read on the loop (procfs, collect/node_facts.h), each queue
+// described to the layer (its reaping CPU from discovery, its measured gain, whether its policy has node_layer), and
 // the counts the metrics and GetStatus show. Runs on the loop thread like the engine; no lock.
 #pragma once
 
@@ -14,7 +14,6 @@
 #include "agent/config/node_config.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/payoff_listener.h"
-#include "agent/engine/node.h"
 #include "agent/engine/node_gate.h"
 #include "agent/metrics/node_series.h"
 #include "nvmeadapt/v1/config.pb.h"
@@ -37,23 +36,23 @@ class NodeDecider {
   void Configure(const config::NodeLayerConfig& config);
   const config::NodeLayerConfig& config() const { return config_; }
 
-  // The queue as the layer should see it now (at its arrival and at every facts reading). `reaper_cpu`: its
-  // reaper thread's CPU time now (poller_cpu.h), where it can be read: the share of its CPU it used since the
-  // last reading is its own work, not other work for its try (NodeQueue.own_busy).
-  void Describe(const ManagedQueue& queue, bool node_layer, const QueuePayoffRecord* payoff,
-                std::optional<engine::Nanos> reaper_cpu = std::nullopt, engine::Nanos now = 0);
+  // The node layer's face to the engine: windows, facts and decisions go through it (node_gate.h).
+  engine::NodeGate& gate() { return gate_; }
+
+  // Tells the layer the queue as it should see it now (at its arrival and at every facts reading), and
+  // returns what it told. `reaper_cpu`: its reaper thread's CPU time now (poller_cpu.h), where it can be
+  // read: the share of its CPU it used since the last reading is its own work, not other work for its try
+  // (NodeQueue.own_busy).
+  engine::NodeQueue Describe(const ManagedQueue& queue, bool node_layer, const QueuePayoffRecord* payoff,
+                             std::optional<engine::Nanos> reaper_cpu = std::nullopt, engine::Nanos now = 0);
   void Forget(engine::QueueHandle queue);
 
-  // Every decision of the engine before it is applied (NodeGate::OnDecision), counted.
-  engine::GateOutcome OnDecision(const engine::Decision& decision);
-  // The engine followed a lever's result: the queue is really in `actual` (a refused try left it in interrupt
-  // mode; a lever that left it polling counts as polling the layer did not admit).
-  void Follow(engine::QueueHandle queue, ReapMode actual, engine::Nanos at);
-  // Counts runs the caller ended for the layer (OnDecision's `ended`, or Tick's).
-  void CountEnded(engine::NodeReason reason) { ++series_.ended[static_cast<size_t>(reason)]; }
+  // Counts what the gate handed on: a try it deferred, a run it ended.
+  void Count(const engine::GatedDecision& gated);
 
-  // Reads the node's facts when due and returns the runs to end now; nothing before `NextFacts()`.
-  std::vector<engine::NodeStop> Tick(engine::Nanos now);
+  // The node's facts when a reading is due (then the next is due an interval later); nullopt when none is
+  // due or the reading failed (facts_error says why; the layer keeps its last facts, which age out).
+  std::optional<engine::NodeFacts> ReadFacts(engine::Nanos now);
   engine::Nanos NextFacts() const { return next_facts_; }
 
   metrics::NodeSeries Series() const;
@@ -62,8 +61,7 @@ class NodeDecider {
 
  private:
   config::NodeLayerConfig config_;
-  engine::NodeLayer layer_;
-  engine::NodeGate gate_{layer_};
+  engine::NodeGate gate_;
   collect::NodeFactsReader reader_;
   engine::NodeFacts last_facts_;
   std::string facts_error_;

@@ -4,9 +4,8 @@
 
 namespace nvmeadapt::daemon {
 
-PolicyApplier::PolicyApplier(engine::Engine& engine, const Levers& levers, const AgentListeners& listeners,
-                             Effects effects)
-    : engine_(engine), levers_(levers), listeners_(listeners), effects_(std::move(effects)) {}
+PolicyApplier::PolicyApplier(Parts parts, const state::StateStore& store, v1::PolicySet file, bool file_authoritative)
+    : parts_(parts), source_(store, file_authoritative), file_(std::move(file)) {}
 
 engine::DeviceFacts FactsOf(const DiscoveredQueue& queue) {
   return {.controller = queue.controller,
@@ -20,25 +19,49 @@ engine::DeviceFacts FactsOf(const DiscoveredQueue& queue) {
           .pci_address = queue.pci_address};
 }
 
+Status PolicyApplier::Install() {
+  NA_ASSIGN_OR_RETURN(auto book, source_.Initial(file_));
+  book_ = std::move(book);
+  NoteOrigin();
+  return OkStatus();
+}
+
 engine::Policy PolicyApplier::For(const DiscoveredQueue& queue) const {
   engine::Policy policy = book_->Effective(FactsOf(queue), queue.qid);
-  policy.mode = levers_.ModeFor(queue, policy.mode);
+  policy.mode = parts_.levers.ModeFor(queue, policy.mode);
   return policy;
 }
 
-void PolicyApplier::Apply(PolicyBook book, ManagedQueues& queues, engine::Nanos now) {
+void PolicyApplier::Apply(PolicyBook book, engine::Nanos now) {
+  ++changes_;
   book_ = std::move(book);
-  for (ManagedQueue* q : queues.All()) {
+  for (ManagedQueue* q : parts_.queues.All()) {
     const engine::Policy policy = For(q->desc);
-    if (engine_.View(q->handle).policy == policy) continue;
-    listeners_.Tell(&AgentListener::PolicyChanged, *q, now, policy);
+    if (parts_.pipeline.View(q->handle).policy == policy) continue;
+    parts_.listeners.Tell(&AgentListener::PolicyChanged, *q, now, policy);
     q->next_timer = std::min(q->next_timer, now + policy.timer_granularity);  // a new pace rule: look again soon
-    if (auto decision = engine_.SetPolicy(q->handle, policy, now)) {
-      effects_.decided(*q, *decision);
+    if (auto decision = parts_.pipeline.SetPolicy(q->handle, policy, now)) {
+      parts_.switches.Carry(*q, *decision);
     } else {
-      effects_.push_control(*q);
+      parts_.switches.PushControl(*q);  // no decision: its window size or pace slack may have moved
     }
   }
+  NoteOrigin();
+}
+
+Result<ReloadOutcome> PolicyApplier::Reload(const v1::PolicySet& file, engine::Nanos now) {
+  file_ = file;
+  std::string why_not;
+  NA_ASSIGN_OR_RETURN(auto book, source_.Reload(file, &why_not));
+  if (!book.has_value()) return ReloadOutcome{false, why_not};
+  Apply(std::move(*book), now);
+  return ReloadOutcome{true, ""};
+}
+
+void PolicyApplier::NoteOrigin() {
+  if (parts_.metrics == nullptr) return;
+  const v1::PolicyOrigin origin = source_.Origin(*book_);
+  parts_.metrics->SetPolicyInfo(PolicySourceLabel(origin.source()), origin.hash());
 }
 
 }  // namespace nvmeadapt::daemon

@@ -1,52 +1,80 @@
-// The policy in force and its one way to the queues. SetPolicy (over the API, persisted first) and the
-// config file's reload (SIGHUP) both go through Apply, so that the engine, the trace, the metrics and the
-// BPF control hear of a changed queue policy alike (issue 19: the reload once skipped the threshold gauge).
+// The policy in force: where it comes from (policy_source.h: the config file, or a SetPolicy persisted over
+// the API), its book, and its one way to the queues. SetPolicy and the config file's reload (SIGHUP) both go
+// through Apply, so that the engine, the trace, the metrics and the BPF control hear of a changed queue
+// policy alike (issue 19: the reload once skipped the threshold gauge). On the loop thread but for the
+// source's Persist and Forget, which the API runs on its caller's thread under change_mutex().
 #pragma once
 
-#include <functional>
+#include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 
 #include "agent/daemon/agent_listener.h"
+#include "agent/daemon/decision_pipeline.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/policy_book.h"
+#include "agent/daemon/policy_source.h"
 #include "agent/daemon/ports.h"
-#include "agent/engine/engine.h"
+#include "agent/daemon/switch_protocol.h"
+#include "agent/metrics/agent_metrics.h"
 
 namespace nvmeadapt::daemon {
 
 // What the policy selectors see of a queue's controller.
 engine::DeviceFacts FactsOf(const DiscoveredQueue& queue);
 
+// How a reload of the config file's policy levels ended.
+struct ReloadOutcome {
+  bool policy_applied = false;
+  std::string why_not;  // when not applied: what stays in force instead and how to change that
+};
+
 class PolicyApplier {
  public:
-  // What a queue whose policy changed sets off beyond the engine and the listeners.
-  struct Effects {
-    std::function<void(ManagedQueue&, const engine::Decision&)> decided;  // the engine decided on it
-    // No decision: the queue's BPF control goes out again (its window size or pace slack may have moved).
-    std::function<void(ManagedQueue&)> push_control;
+  struct Parts {
+    ManagedQueues& queues;
+    DecisionPipeline& pipeline;
+    SwitchProtocol& switches;
+    const Levers& levers;
+    const AgentListeners& listeners;  // hear of every queue policy changed (the trace, the threshold gauge)
+    metrics::AgentMetrics* metrics;   // optional: the policy's origin and hash
   };
-
-  // `listeners` hear of every queue policy changed (the trace, the threshold gauge).
-  PolicyApplier(engine::Engine& engine, const Levers& levers, const AgentListeners& listeners, Effects effects);
+  // `file`: the config file's levels; `file_authoritative`: a policy set over the API is not persisted and
+  // lasts until the next reload (policy_source.h).
+  PolicyApplier(Parts parts, const state::StateStore& store, v1::PolicySet file, bool file_authoritative);
 
   // The book at start, before any queue is known.
-  void Install(PolicyBook book) { book_ = std::move(book); }
+  Status Install();
   const PolicyBook& book() const { return *book_; }
+  const v1::PolicySet& file() const { return file_; }
+  PolicySource& source() { return source_; }
+  const PolicySource& source() const { return source_; }
 
   // A queue's policy: the book's levels (the global mode reaches every controller without a mode of its
   // own, present or discovered later), limited to what its lever can do.
   engine::Policy For(const DiscoveredQueue& queue) const;
 
   // Puts `book` in force and hands every queue whose effective policy changed its new policy.
-  void Apply(PolicyBook book, ManagedQueues& queues, engine::Nanos now);
+  void Apply(PolicyBook book, engine::Nanos now);
+  // The config file's levels again (SIGHUP): in force unless an API policy is.
+  Result<ReloadOutcome> Reload(const v1::PolicySet& file, engine::Nanos now);
+
+  // A SetPolicy holds this from its reading of the book to its application (its durable writes run between
+  // them, off the loop): policy.json is written in the order the changes apply.
+  std::mutex& change_mutex() { return change_mutex_; }
+  // Every applied change of the book (a reload's too): a SetPolicy whose reading is older reads again.
+  uint64_t changes() const { return changes_; }
 
  private:
-  engine::Engine& engine_;
-  const Levers& levers_;
-  const AgentListeners& listeners_;
-  Effects effects_;
+  void NoteOrigin();
+
+  Parts parts_;
+  PolicySource source_;
+  v1::PolicySet file_;
   std::optional<PolicyBook> book_;
+  std::mutex change_mutex_;
+  uint64_t changes_ = 0;  // on the loop
 };
 
 }  // namespace nvmeadapt::daemon

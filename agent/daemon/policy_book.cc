@@ -25,14 +25,17 @@ void Apply(v1::Policy& layer, const v1::Policy& change, bool replace) {
 
 }  // namespace
 
-// The daemon's floors over what the engine accepts: a window of a few completions makes the BPF side send a
-// ring-buffer record for nearly every completion of a busy queue (issue 15, finding 7).
+// The agent's floors over what the engine accepts, each stated in its row of the policy table (level_min): a
+// window of a few completions, say, makes the BPF side send a ring-buffer record for nearly every completion
+// of a busy queue (issue 15, finding 7).
 static Status AboveFloors(const v1::Policy& policy, const std::string& where) {
-  if (policy.has_window_completions() && policy.window_completions() < kMinWindowCompletions) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     where + "window_completions: must be >= " + std::to_string(kMinWindowCompletions) +
-                         " (the agent's floor: smaller windows flood the ring buffer) (got " +
-                         std::to_string(policy.window_completions()) + ")");
+  for (const engine::PolicyField& field : engine::PolicyFields()) {
+    if (field.level_min <= field.min) continue;
+    NA_ASSIGN_OR_RETURN(const std::optional<int64_t> value, config::ProtoPolicyValue(policy, field, where));
+    if (!value || *value >= field.level_min) continue;
+    return Invalid(where + std::string(field.name) + ": must be >= " + std::to_string(field.level_min) +
+                   " (the agent's floor: " + std::string(field.level_min_why) + ") (got " + std::to_string(*value) +
+                   ")");
   }
   return OkStatus();
 }

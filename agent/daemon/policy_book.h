@@ -13,9 +13,6 @@
 
 namespace nvmeadapt::daemon {
 
-// The least window_completions any level may set (the engine accepts 1).
-inline constexpr uint32_t kMinWindowCompletions = 16;
-
 class PolicyBook {
  public:
   // Validates every level; the error names the field.

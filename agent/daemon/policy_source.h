@@ -8,7 +8,7 @@
 #include <string>
 
 #include "agent/daemon/policy_book.h"
-#include "agent/daemon/state_store.h"
+#include "agent/state/state_store.h"
 #include "common/result.h"
 #include "nvmeadapt/v1/agent.pb.h"
 
@@ -16,7 +16,7 @@ namespace nvmeadapt::daemon {
 
 class PolicySource {
  public:
-  PolicySource(const StateStore& store, bool file_authoritative)
+  PolicySource(const state::StateStore& store, bool file_authoritative)
       : store_(store), file_authoritative_(file_authoritative) {
     origin_.set_file_authoritative(file_authoritative);
   }
@@ -42,7 +42,7 @@ class PolicySource {
  private:
   void FromFile();
 
-  const StateStore& store_;
+  const state::StateStore& store_;
   const bool file_authoritative_;  // read off the loop by Persist: origin_ is the loop's
   v1::PolicyOrigin origin_;
 };

@@ -82,8 +82,9 @@ struct LeverPlan {
 class Levers {
  public:
   virtual ~Levers() = default;
-  // The lever serving this queue ("" when none can: the queue is then observed only).
-  virtual std::string LeverFor(const DiscoveredQueue& queue) const = 0;
+  // The name of the lever serving this queue (the journal's, the metrics' and the API's word for it);
+  // nullopt when none can: the queue is then observed only.
+  virtual std::optional<std::string> LeverNameFor(const DiscoveredQueue& queue) const = 0;
   // The controller mode the engine runs for this queue. A lever that acts on a whole controller cannot follow
   // per-queue decisions: it maps `adaptive` to what it can do for the controller (see docs/levers.md). A
   // controller no lever serves decides in shadow in every mode but off.

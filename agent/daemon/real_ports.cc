@@ -6,8 +6,9 @@
 
 #include "agent/actuate/lever_registry.h"
 #include "agent/config/proto_enums.h"
-#include "agent/daemon/device_identity.h"
 #include "agent/discover/diff.h"
+#include "agent/state/device_identity.h"
+#include "agent/state/startup_restore.h"
 #include "common/log.h"
 
 namespace nvmeadapt::daemon {
@@ -38,15 +39,6 @@ template <class T>
 Result<T> Reported(Result<T> result) {
   if (result) return result;
   return std::move(result).take_error().Flattened();
-}
-
-Result<actuate::RestorePoint> RestorePointOf(const v1::JournalEntry& entry) {
-  auto point = actuate::RestorePoint::FromJson(entry.safe_value());
-  if (!point) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "journal entry for " + entry.target() + " has no usable restore point: " + point.error().message);
-  }
-  return point;
 }
 
 }  // namespace
@@ -107,7 +99,7 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
       found.transport = c.transport.empty() ? "pcie" : c.transport;
       found.layer = c.layer;
       if (c.source == Source::kKernelNvme) {
-        found.controller_id = StableControllerId(c.transport, c.address, c.subsysnqn, c.serial);
+        found.controller_id = state::StableControllerId(c.transport, c.address, c.subsysnqn, c.serial);
       }
       found.model = c.model;
       found.serial = c.serial;
@@ -134,9 +126,9 @@ std::optional<RealLevers::ControllerLever> RealLevers::For(const std::string& na
   ControllerLever resolved;
   resolved.identity = controller->Identity();
   resolved.journal_identity = controller->source == Source::kKernelNvme
-                                  ? KernelControllerIdentity(controller->transport, controller->address,
+                                  ? state::KernelControllerIdentity(controller->transport, controller->address,
                                                              controller->subsysnqn, controller->serial)
-                                  : ProcessIdentity(environment_.procfs_root, controller->pid);
+                                  : state::ProcessIdentity(environment_.procfs_root, controller->pid);
   resolved.choice = actuate::ResolveLever(settings_, *controller, facts);
   resolved.lever = actuate::MakeLever(resolved.choice.kind, resolved.choice.dry_run, settings_, environment_);
   NA_INFO("lever for " << name << ": " << LeverKindName(resolved.choice.kind)
@@ -144,9 +136,9 @@ std::optional<RealLevers::ControllerLever> RealLevers::For(const std::string& na
   return levers_[name] = std::move(resolved);
 }
 
-std::string RealLevers::LeverFor(const DiscoveredQueue& queue) const {
+std::optional<std::string> RealLevers::LeverNameFor(const DiscoveredQueue& queue) const {
   const auto lever = For(queue.controller);
-  if (!lever || !lever->lever) return "";
+  if (!lever || !lever->lever) return std::nullopt;
   return std::string(LeverKindName(lever->choice.kind));
 }
 
@@ -204,16 +196,8 @@ Result<LeverPlan> RealLevers::Plan(const DiscoveredQueue& queue, ReapMode mode) 
   return plan;
 }
 
-Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
-                             const actuate::LeverEnvironment& environment) {
-  NA_ASSIGN_OR_RETURN(const actuate::RestorePoint point, RestorePointOf(entry));
-  auto lever = actuate::MakeLever(point.lever, /*dry_run=*/false, settings, environment);
-  NA_RETURN_IF_ERROR(Reported(lever->Restore(point)));
-  return OkStatus();
-}
-
 Status RealLevers::Restore(const v1::JournalEntry& entry) {
-  NA_ASSIGN_OR_RETURN(const actuate::RestorePoint point, RestorePointOf(entry));
+  NA_ASSIGN_OR_RETURN(const actuate::RestorePoint point, state::RestorePointOf(entry));
   // The controller's own lever when it is of that kind and real (it forgets its first values), else a fresh
   // real one: an entry is a real change, whatever this run's dry-run setting.
   if (const auto current = For(entry.controller()); current && current->lever &&
@@ -222,7 +206,7 @@ Status RealLevers::Restore(const v1::JournalEntry& entry) {
     NA_RETURN_IF_ERROR(Reported(current->lever->Restore(point)));
     return OkStatus();
   }
-  return RestoreWithFreshLever(entry, settings_, environment_);
+  return state::RestoreWithFreshLever(entry, settings_, environment_);
 }
 
 }  // namespace nvmeadapt::daemon

@@ -45,11 +45,6 @@ class RealDiscovery : public Discovery {
   std::map<std::string, std::string> reported_skips_;  // last scan's unreadable sources and why
 };
 
-// Writes a journal entry's restore point back with a new lever of its kind, never in dry run: what the
-// daemon runs before anything else at start, and --restore-only.
-Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
-                             const actuate::LeverEnvironment& environment);
-
 // Thread-safe: the loop asks which lever serves a queue while controllers' workers plan and execute (each
 // controller's switches one at a time; different controllers' at once). A plan reads the device once and
 // carries what its Execute writes; it keeps its lever, so it outlives a device replaced meanwhile.
@@ -58,7 +53,7 @@ class RealLevers : public Levers {
   RealLevers(config::LeverSettings settings, actuate::LeverEnvironment environment, const RealDiscovery& discovery)
       : settings_(std::move(settings)), environment_(std::move(environment)), discovery_(discovery) {}
 
-  std::string LeverFor(const DiscoveredQueue& queue) const override;
+  std::optional<std::string> LeverNameFor(const DiscoveredQueue& queue) const override;
   engine::ControllerMode ModeFor(const DiscoveredQueue& queue, engine::ControllerMode mode) const override;
   bool Disruptive(const DiscoveredQueue& queue) const override;
   Result<LeverPlan> Plan(const DiscoveredQueue& queue, ReapMode mode) override;

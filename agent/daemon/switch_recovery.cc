@@ -11,7 +11,7 @@ constexpr engine::Nanos kMaxRetryDelay = 60'000'000'000;
 }  // namespace
 
 bool SwitchRecovery::Failed(ManagedQueue& queue, const Error& error) {
-  queue.degraded = true;
+  queue.degraded_by = ManagedQueue::DegradedBy::kLever;
   // Lever errors already name their lever; others (no plan, no journal) get it here.
   queue.degraded_reason =
       error.message.rfind(queue.lever + ":", 0) == 0 ? error.message : queue.lever + ": " + error.message;
@@ -26,7 +26,7 @@ bool SwitchRecovery::Failed(ManagedQueue& queue, const Error& error) {
 
 void SwitchRecovery::Applied(ManagedQueue& queue) {
   if (auto errors = lever_errors_.find(queue.lever); errors != lever_errors_.end()) errors->second.worked_since = true;
-  queue.degraded = false;
+  queue.degraded_by = ManagedQueue::DegradedBy::kNone;
   queue.degraded_reason.clear();
   queue.retry_mode.reset();
   queue.retry_delay = 0;

@@ -144,7 +144,7 @@ Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason, boo
   return d;
 }
 
-Decision Engine::OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record) {
+Decision Engine::OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record, TryAdmission* admission) {
   const Nanos span = record.end - record.start;
   const Nanos limit = q.policy.poll_threshold * record.completions;
   const bool fast = AverageAtMost(span, record.completions, q.policy.poll_threshold);
@@ -171,16 +171,24 @@ Decision Engine::OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& re
   const bool resumed = q.remeasuring && fast;
   if (q.remeasuring) q.poll_run_level = fast ? std::min<uint32_t>(q.poll_run_level + 1, 32) : 0;
   q.remeasuring = false;
+  std::optional<NodeReason> deferred;
   if (fast) {
-    q.state = QueueState::kPolling;
-    q.mode = ReapMode::kPoll;
     q.poll_windows = 0;
     // A try's first window is held to the slack alone; a run that a re-measure resumes keeps its credit.
     q.pace_credit = resumed ? std::min(q.policy.pace_credit, q.resume_credit) : 0;
+    if (admission != nullptr) deferred = admission->Admit(handle, record.end);
+    if (!deferred) {
+      q.state = QueueState::kPolling;
+      q.mode = ReapMode::kPoll;
+    }
   }
   Decision d = Make(q, handle, record.end, from, fast ? Reason::kWindowFast : Reason::kWindowSlow);
   d.measured = span;
   d.limit = limit;
+  if (deferred) {
+    d.to = ReapMode::kPoll;  // what the window asked for, and the node layer did not let through
+    d.deferred = deferred;
+  }
   return d;
 }
 
@@ -232,7 +240,7 @@ Decision Engine::OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecor
   return Make(q, handle, record.end, q.mode, Reason::kBackingOff);
 }
 
-std::optional<Decision> Engine::OnWindow(const WindowRecord& record) {
+std::optional<Decision> Engine::OnWindow(const WindowRecord& record, TryAdmission* admission) {
   Queue* q = Find(record.queue);
   if (q == nullptr) return std::nullopt;
   ++q->windows;
@@ -267,7 +275,7 @@ std::optional<Decision> Engine::OnWindow(const WindowRecord& record) {
     case QueueState::kMeasuring:
     case QueueState::kShadow:
       if (record.mode != ReapMode::kInterrupt) break;
-      return OnMeasured(*q, record.queue, record);
+      return OnMeasured(*q, record.queue, record, admission);
     case QueueState::kPolling:
       return OnPolled(*q, record.queue, record);
     case QueueState::kBackoff:

@@ -52,6 +52,16 @@ struct QueueView {
   uint64_t shadow_would_poll = 0;   // shadow mode: windows that would have started a try
 };
 
+// Asked before the engine commits a try (a fast measuring window would go to poll): the node layer admits or
+// defers it (NodeGate, node_gate.h). nullopt admits.
+class TryAdmission {
+ public:
+  virtual std::optional<NodeReason> Admit(QueueHandle queue, Nanos at) = 0;
+
+ protected:
+  ~TryAdmission() = default;
+};
+
 class Engine {
  public:
   AddedQueue AddQueue(const QueueSetup& setup, Nanos now);
@@ -60,7 +70,9 @@ class Engine {
   size_t Size() const { return live_count_; }
 
   // A window from the collectors. Returns the decision it leads to, or nothing when the window is ignored.
-  std::optional<Decision> OnWindow(const WindowRecord& record);
+  // A try the window would start is put to `admission` first; a deferred one leaves the queue measuring on
+  // the window's baseline (Decision::deferred). Without `admission` every try starts.
+  std::optional<Decision> OnWindow(const WindowRecord& record, TryAdmission* admission = nullptr);
 
   // The agent timer, every policy.timer_granularity: fails a polling try whose completions stopped (none
   // for a whole timer period) and whose next completion is already behind pace; ends expired overrides.
@@ -124,7 +136,7 @@ class Engine {
   static void Remeasure(Queue& q);
   // The queue leaves polling for interrupt mode: the next settle_windows windows are not a baseline.
   static void LeavePolling(Queue& q);
-  Decision OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record);
+  Decision OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record, TryAdmission* admission);
   Decision OnPolled(Queue& q, QueueHandle handle, const WindowRecord& record);
   Decision OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecord& record);
   // The try in flight ends because its queue has nothing in flight: interrupt mode, measure, no failure.

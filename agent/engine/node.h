@@ -18,21 +18,6 @@
 
 namespace nvmeadapt::engine {
 
-// Why a try was deferred or a polling run ended: a word of the decision stream and a metric label.
-enum class NodeReason : uint8_t {
-  kCpuBudget,    // the node's polling CPU budget is spent on queues that gain more per CPU second
-  kCpuBusy,      // the queue's reaping CPU has no headroom: other work keeps it busy
-  kCpuPressure,  // PSI cpu says runnable work waits and the reaping CPU is not idle, or pressure rose in a run
-  kStaggered,    // another queue on the same CPU is trying now (or just ended its try)
-};
-inline constexpr size_t kNodeReasonCount = 4;  // the values are 0..3: an index into per-reason counts
-inline constexpr EnumTable<NodeReason, kNodeReasonCount> kNodeReasons({{NodeReason::kCpuBudget, "cpu_budget"},
-                                                        {NodeReason::kCpuBusy, "cpu_busy"},
-                                                        {NodeReason::kCpuPressure, "cpu_pressure"},
-                                                        {NodeReason::kStaggered, "staggered"}},
-                                                       "unknown");
-constexpr std::string_view NodeReasonName(NodeReason reason) { return kNodeReasons.Name(reason); }
-
 // The operator's settings. Shares are of one CPU (0..1), pressure in PSI percent (0..100).
 struct NodeSettings {
   bool enabled = false;  // off: the per-queue behaviour, every try admitted

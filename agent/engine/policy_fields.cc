@@ -17,8 +17,8 @@ constexpr int64_t kSecond = 1'000'000'000;
 // The bounds of every field, stated once: the proto's comments and the docs point here.
 constexpr PolicyField kFields[] = {
     {.name = "window_completions", .trace_key = "window", .option = "window-completions", .column = "WINDOW",
-     .kind = K::kCount, .min = 1, .max = kMaxWindowCompletions, .patch = 8192,
-     NA_POLICY_MEMBER(window_completions)},
+     .kind = K::kCount, .min = 1, .max = kMaxWindowCompletions, .level_min = 16,
+     .level_min_why = "smaller windows flood the ring buffer", .patch = 8192, NA_POLICY_MEMBER(window_completions)},
     {.name = "poll_threshold_ns", .trace_key = "threshold", .option = "poll-threshold", .column = "THRESHOLD",
      .kind = K::kNanos, .min = 1, .max = kSecond, .patch = 10'000, NA_POLICY_MEMBER(poll_threshold)},
     {.name = "pace_slack_ns", .trace_key = "slack", .option = "pace-slack", .column = "SLACK", .kind = K::kNanos,

@@ -26,6 +26,10 @@ struct PolicyField {
   std::string_view column;     // nvme-adaptctl policy get's heading
   PolicyFieldKind kind;
   int64_t min = 0, max = 0;  // inclusive; a flag's and the mode's are not checked here
+  // The least value a policy level may set where it is above `min` (the engine accepts `min`, replay and the
+  // simulator use it; the agent's levels stop here), and why.
+  int64_t level_min = 0;
+  std::string_view level_min_why;
   // Non-empty: the value is 0 (the feature off) or at least this other field's value, and at most `max`.
   std::string_view zero_or_at_least;
   int64_t patch = 0;  // the adaptive-polling patch's value (its cover letter's rules)

@@ -75,6 +75,7 @@ std::string FormatDecision(std::string_view name, const Decision& d) {
   if (d.limit != 0) out << " measured=" << d.measured << " limit=" << d.limit;
   if (d.backoff_started) out << " backoff";
   if (d.shadow) out << " shadow";
+  if (d.deferred) out << " deferred=" << NodeReasonName(*d.deferred);
   return out.str();
 }
 

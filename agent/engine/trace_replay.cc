@@ -1,6 +1,7 @@
 #include "agent/engine/trace_replay.h"
 
 #include "agent/engine/trace_format.h"
+#include "agent/engine/trace_node.h"
 #include "agent/engine/trace_words.h"
 
 namespace nvmeadapt::engine {
@@ -63,6 +64,18 @@ void TraceReplayer::Emit(std::string_view name, const std::optional<Decision>& d
   if (decision) decisions_.push_back(FormatDecision(name, *decision));
 }
 
+void TraceReplayer::Emit(const std::vector<GatedDecision>& decisions) {
+  for (const GatedDecision& gated : decisions) {
+    const auto name = names_.find(gated.decision.queue);
+    if (name != names_.end()) Emit(name->second, gated.decision);
+  }
+}
+
+void TraceReplayer::Followed(std::string_view name, const std::optional<Decision>& decision) {
+  if (decision) gate_.Follow(*decision);
+  Emit(name, decision);
+}
+
 const TraceReplayer::RecordKind* TraceReplayer::FindKind(std::string_view verb) {
   static constexpr RecordKind kKinds[] = {
       {"queue", Needs::kNothing, &TraceReplayer::DecodeQueue},
@@ -73,6 +86,9 @@ const TraceReplayer::RecordKind* TraceReplayer::FindKind(std::string_view verb) 
       {"policy", Needs::kQueueAndTime, &TraceReplayer::DecodePolicy},
       {"override", Needs::kQueueAndTime, &TraceReplayer::DecodeOverride},
       {"lever", Needs::kQueueAndTime, &TraceReplayer::DecodeLever},
+      {"node", Needs::kNothing, &TraceReplayer::DecodeNode},
+      {"nodequeue", Needs::kQueue, &TraceReplayer::DecodeNodeQueue},
+      {"facts", Needs::kNothing, &TraceReplayer::DecodeFacts},
   };
   for (const RecordKind& kind : kKinds) {
     if (kind.verb == verb) return &kind;
@@ -122,7 +138,8 @@ Status TraceReplayer::DecodeQueue(const Record& record) {
   NA_RETURN_IF_ERROR(ValidatePolicy(setup.policy, ""));
   AddedQueue added = engine_.AddQueue(setup, 0);
   handles_.emplace(std::string(w[1]), added.handle);
-  Emit(w[1], added.decision);
+  names_[added.handle] = std::string(w[1]);
+  Followed(w[1], added.decision);
   return OkStatus();
 }
 
@@ -130,7 +147,9 @@ Status TraceReplayer::DecodeRemove(const Record& record) {
   NA_RETURN_IF_ERROR(Expect(record.words, 2, "remove NAME"));
   NA_ASSIGN_OR_RETURN(auto handle, Lookup(record.words[1]));
   engine_.RemoveQueue(handle);
+  gate_.layer().RemoveQueue(handle);
   handles_.erase(std::string(record.words[1]));
+  names_.erase(handle);
   return OkStatus();
 }
 
@@ -158,7 +177,7 @@ Status TraceReplayer::DecodeWindow(const Record& record) {
     NA_ASSIGN_OR_RETURN(auto miss, ParsePaceMiss(w[6]));
     r.pace_miss = miss;
   }
-  Emit(w[1], engine_.OnWindow(r));
+  Emit(gate_.OnWindow(engine_, r));
   return OkStatus();
 }
 
@@ -178,7 +197,7 @@ Status TraceReplayer::DecodeTimer(const Record& record) {
   progress.completions = *completions;
   progress.last = *last;
   NA_RETURN_IF_ERROR(ApplyTimerWords(w.size() > 6 ? w.subspan(6) : std::span<const std::string_view>(), progress));
-  Emit(w[1], engine_.OnTimer(record.queue, *now, progress));
+  Followed(w[1], engine_.OnTimer(record.queue, *now, progress));
   return OkStatus();
 }
 
@@ -187,7 +206,7 @@ Status TraceReplayer::DecodePolicy(const Record& record) {
   NA_ASSIGN_OR_RETURN(auto rest, ApplyPolicyWords(record.words.subspan(3), policy));
   if (!rest.empty()) return BadTraceLine("policy: unknown key '" + std::string(rest.front().first) + "'");
   NA_RETURN_IF_ERROR(ValidatePolicy(policy, ""));
-  Emit(record.words[1], engine_.SetPolicy(record.queue, policy, record.now));
+  Followed(record.words[1], engine_.SetPolicy(record.queue, policy, record.now));
   return OkStatus();
 }
 
@@ -204,14 +223,36 @@ Status TraceReplayer::DecodeOverride(const Record& record) {
       o->expires_at = expires;
     }
   }
-  Emit(w[1], engine_.SetOverride(record.queue, o, record.now));
+  Followed(w[1], engine_.SetOverride(record.queue, o, record.now));
   return OkStatus();
 }
 
 Status TraceReplayer::DecodeLever(const Record& record) {
   NA_RETURN_IF_ERROR(Expect(record.words, 4, "lever NAME NOW MODE"));
   NA_ASSIGN_OR_RETURN(auto mode, TraceReapMode(record.words[3]));
-  Emit(record.words[1], engine_.OnLeverResult(record.queue, mode, record.now));
+  const std::optional<Decision> followed = engine_.OnLeverResult(record.queue, mode, record.now);
+  if (followed) gate_.FollowLever(record.queue, mode, record.now);  // as the daemon: only what the engine followed
+  Emit(record.words[1], followed);
+  return OkStatus();
+}
+
+Status TraceReplayer::DecodeNode(const Record& record) {
+  NA_ASSIGN_OR_RETURN(auto settings, ParseNodeWords(record.words.subspan(1)));
+  gate_.layer().SetSettings(settings);
+  return OkStatus();
+}
+
+Status TraceReplayer::DecodeNodeQueue(const Record& record) {
+  NA_ASSIGN_OR_RETURN(auto queue, ParseNodeQueueWords(record.words.subspan(2)));
+  gate_.layer().SetQueue(record.queue, queue);
+  return OkStatus();
+}
+
+Status TraceReplayer::DecodeFacts(const Record& record) {
+  NA_RETURN_IF_ERROR(Expect(record.words, 2, "facts NOW [busy=X,...] [some=X] [full=X]"));
+  NA_ASSIGN_OR_RETURN(auto now, TraceNumber<Nanos>(record.words[1], "now"));
+  NA_ASSIGN_OR_RETURN(auto facts, ParseFactsWords(now, record.words.subspan(2)));
+  Emit(gate_.OnFacts(engine_, facts));
   return OkStatus();
 }
 

@@ -1,5 +1,6 @@
-// The trace format's replaying side: feeds trace lines (agent/engine/trace.h) to an Engine of its own and
-// collects its decisions as formatted lines. Pure string processing.
+// The trace format's replaying side: feeds trace lines (agent/engine/trace.h) to an Engine of its own, behind
+// a node gate of its own (node_gate.h, as the daemon's), and collects their decisions as formatted lines. Pure
+// string processing.
 #pragma once
 
 #include <optional>
@@ -9,8 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/result.h"
 #include "agent/engine/engine.h"
+#include "agent/engine/node_gate.h"
+#include "common/result.h"
 
 namespace nvmeadapt::engine {
 
@@ -48,12 +50,21 @@ class TraceReplayer {
   Status DecodePolicy(const Record& record);
   Status DecodeOverride(const Record& record);
   Status DecodeLever(const Record& record);
+  Status DecodeNode(const Record& record);
+  Status DecodeNodeQueue(const Record& record);
+  Status DecodeFacts(const Record& record);
 
   Result<QueueHandle> Lookup(std::string_view name) const;
   void Emit(std::string_view name, const std::optional<Decision>& decision);
+  // Each decision under its queue's name (a run the node layer ended may be another queue's).
+  void Emit(const std::vector<GatedDecision>& decisions);
+  // A decision of the engine other than a window's: the node layer follows it, then it is emitted.
+  void Followed(std::string_view name, const std::optional<Decision>& decision);
 
   Engine engine_;
+  NodeGate gate_;
   std::unordered_map<std::string, QueueHandle> handles_;
+  std::unordered_map<QueueHandle, std::string> names_;
   std::vector<std::string> decisions_;
 };
 

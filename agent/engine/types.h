@@ -2,6 +2,7 @@
 // and what comes out (decisions with their reason). No I/O and no kernel or RPC headers here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -80,6 +81,21 @@ inline constexpr EnumTable<Reason, 18> kReasons({{Reason::kWindowFast, "window_f
                                                  {Reason::kNodeEnded, "node_ended"}},
                                                 "unknown");
 
+// Why a try was deferred or a polling run ended: a word of the decision stream and a metric label.
+enum class NodeReason : uint8_t {
+  kCpuBudget,    // the node's polling CPU budget is spent on queues that gain more per CPU second
+  kCpuBusy,      // the queue's reaping CPU has no headroom: other work keeps it busy
+  kCpuPressure,  // PSI cpu says runnable work waits and the reaping CPU is not idle, or pressure rose in a run
+  kStaggered,    // another queue on the same CPU is trying now (or just ended its try)
+};
+inline constexpr size_t kNodeReasonCount = 4;  // the values are 0..3: an index into per-reason counts
+inline constexpr EnumTable<NodeReason, kNodeReasonCount> kNodeReasons({{NodeReason::kCpuBudget, "cpu_budget"},
+                                                        {NodeReason::kCpuBusy, "cpu_busy"},
+                                                        {NodeReason::kCpuPressure, "cpu_pressure"},
+                                                        {NodeReason::kStaggered, "staggered"}},
+                                                       "unknown");
+constexpr std::string_view NodeReasonName(NodeReason reason) { return kNodeReasons.Name(reason); }
+
 constexpr std::string_view ControllerModeName(ControllerMode mode) { return kControllerModes.Name(mode); }
 constexpr std::string_view QueueStateName(QueueState state) { return kQueueStates.Name(state); }
 constexpr std::string_view ReasonName(Reason reason) { return kReasons.Name(reason); }
@@ -133,9 +149,12 @@ struct Decision {
   uint32_t pace_batch = 0;    // n, the reap that brought the window to k (kBehindPace)
   Nanos measured = 0;         // window span, or elapsed at k
   Nanos limit = 0;            // what it was compared against (0 where no comparison was made)
+  // A try (to poll) the node layer deferred before the engine committed it: nothing is to be applied, the
+  // queue stays measuring with no failure counted (node_gate.h).
+  std::optional<NodeReason> deferred;
 
   // True when the queue's reaping mode must change.
-  bool Switches() const { return from != to && !shadow; }
+  bool Switches() const { return from != to && !shadow && !deferred; }
 };
 
 }  // namespace nvmeadapt::engine

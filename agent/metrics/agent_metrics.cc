@@ -179,8 +179,12 @@ void AgentMetrics::UpdateQueue(QueueId id, const collect::QueueCounters& counter
   series->mode = mode;
   series->completions = counters.completions;
   series->bytes = counters.bytes;
-  series->irq_completions = counters.irq_completions;
+  series->interrupt_completions = counters.interrupt_completions;
   series->poll_completions = counters.poll_completions;
+  series->interrupts = counters.interrupts;
+  series->abandoned_completions = counters.abandoned_completions;
+  series->pace_miss_retries = counters.pace_miss_retries;
+  series->wakeups = counters.wakeups;
   series->interval_histogram = counters.interval_histogram;
 }
 

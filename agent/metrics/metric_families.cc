@@ -46,6 +46,33 @@ void AddControllerIntervalHistograms(const std::vector<QueueSeries>& queues, std
   intervals.MoveTo(out);
 }
 
+// What only some collectors count, each series appearing with its first count.
+void AddCollectorCountFamilies(const std::vector<QueueSeries>& queues, std::vector<MetricFamily>& out) {
+  FamilyBuilder interrupts("nvme_adapt_queue_interrupts_total",
+                           "Interrupts of the queue's vector, where the collector sees no completions by path "
+                           "(procfs).",
+                           MetricType::Counter);
+  FamilyBuilder abandoned("nvme_adapt_queue_abandoned_completions_total",
+                          "Completions of windows restarted at a mode change before they filled: in no window "
+                          "record.",
+                          MetricType::Counter);
+  FamilyBuilder retries("nvme_adapt_queue_pace_miss_retries_total",
+                        "Pace misses the full ring buffer refused, sent again by a later completion.",
+                        MetricType::Counter);
+  FamilyBuilder wakeups("nvme_adapt_queue_wakeups_total",
+                        "Userspace drivers: interrupt-mode reaper wakeups (with the collector's userspace_wakeups).",
+                        MetricType::Counter);
+  for (const QueueSeries& queue : queues) {
+    if (!queue.mode) continue;  // counters are known once the daemon has updated the queue
+    const Labels labels = QueueLabelsOf(queue);
+    if (queue.interrupts) interrupts.Add(labels, static_cast<double>(queue.interrupts));
+    if (queue.abandoned_completions) abandoned.Add(labels, static_cast<double>(queue.abandoned_completions));
+    if (queue.pace_miss_retries) retries.Add(labels, static_cast<double>(queue.pace_miss_retries));
+    if (queue.wakeups) wakeups.Add(labels, static_cast<double>(queue.wakeups));
+  }
+  for (FamilyBuilder* family : {&interrupts, &abandoned, &retries, &wakeups}) family->MoveTo(out);
+}
+
 void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_intervals,
                       std::vector<MetricFamily>& out) {
   FamilyBuilder completions("nvme_adapt_queue_completions_total", "Completions reaped on the queue.",
@@ -90,7 +117,9 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
       bytes.Add(labels, static_cast<double>(queue.bytes));
       // A path appears with its first completion: most queues are never polled, and some collectors
       // cannot tell the path at all.
-      if (queue.irq_completions) reaped.Add(With(labels, "path", "interrupt"), static_cast<double>(queue.irq_completions));
+      if (queue.interrupt_completions) {
+        reaped.Add(With(labels, "path", "interrupt"), static_cast<double>(queue.interrupt_completions));
+      }
       if (queue.poll_completions) reaped.Add(With(labels, "path", "poll"), static_cast<double>(queue.poll_completions));
       for (ReapMode m : {ReapMode::kInterrupt, ReapMode::kPoll}) {
         mode.Add(With(labels, "mode", std::string(ReapModeName(m))), *queue.mode == m ? 1 : 0);
@@ -244,6 +273,7 @@ void AddProcessFamilies(const ProcessStats& process, std::vector<MetricFamily>& 
 std::vector<MetricFamily> BuildFamilies(const MetricsSnapshot& snapshot, const std::optional<ProcessStats>& process) {
   std::vector<MetricFamily> out;
   AddQueueFamilies(snapshot.queues, snapshot.agent.per_queue_interval_histogram, out);
+  AddCollectorCountFamilies(snapshot.queues, out);
   AddPayoffFamilies(snapshot.queues, out);
   if (snapshot.agent.node) AddNodeFamilies(*snapshot.agent.node, out);
   AddAgentFamilies(snapshot.agent, out);

@@ -35,8 +35,12 @@ struct QueueSeries {
   std::optional<ReapMode> mode;  // unknown until the first UpdateQueue
   uint64_t completions = 0;
   uint64_t bytes = 0;
-  uint64_t irq_completions = 0;
+  uint64_t interrupt_completions = 0;
   uint64_t poll_completions = 0;
+  uint64_t interrupts = 0;
+  uint64_t abandoned_completions = 0;
+  uint64_t pace_miss_retries = 0;
+  uint64_t wakeups = 0;
   std::array<uint64_t, collect::kHistBuckets> interval_histogram{};
   std::optional<double> average_interval_seconds;
   std::optional<double> poll_threshold_seconds;

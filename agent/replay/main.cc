@@ -1,5 +1,5 @@
-// nvme-adapt-replay: runs a recorded trace of windows through the decision engine alone and prints the
-// decisions, one per line. The daemon records such traces with --record-windows.
+// nvme-adapt-replay: runs a recorded trace of windows through the decision engine and its node gate alone and
+// prints the decisions, one per line. The daemon records such traces with --record-windows.
 #include <cstdio>
 #include <cstring>
 #include <fstream>

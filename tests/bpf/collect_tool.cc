@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::cout << "queue " << key.ToString() << " completions=" << read->completions << " bytes=" << read->bytes
-              << " irq_completions=" << read->irq_completions << " poll_completions=" << read->poll_completions << "\n";
+              << " interrupt_completions=" << read->interrupt_completions << " poll_completions=" << read->poll_completions << "\n";
   }
   const CollectorStats stats = collector.Stats();
   std::cout << "stats records=" << stats.records << " ringbuf_drops=" << stats.ringbuf_drops << "\n";

@@ -19,7 +19,7 @@ class SwitchWindowTest : public WindowLogicTest {
     Publish();
   }
   void Publish() { ASSERT_TRUE(collector_->SetQueueControl(key_, control_).ok()); }
-  // What ApplyMode publishes before the lever acts: generation 2, polling against a baseline, pending.
+  // What the switch protocol publishes before the lever acts: generation 2, polling against a baseline, pending.
   void PublishPendingPoll() {
     control_.generation = 2;
     control_.mode = ReapMode::kPoll;

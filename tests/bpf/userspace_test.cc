@@ -105,7 +105,7 @@ TEST(BpfUserspace, UvnvmeProbesAreCountedPerQueueAndFormWindows) {
     EXPECT_EQ(counters->completions, uint64_t{p.batches} * p.n) << key.ToString();
     EXPECT_EQ(counters->wakeups, p.mode == 0 ? p.batches : 0u) << key.ToString();
     EXPECT_EQ(counters->mode_switches, p.mode == 1 ? 1u : 0u) << key.ToString();
-    EXPECT_EQ(p.mode == 1 ? counters->poll_completions : counters->irq_completions, counters->completions);
+    EXPECT_EQ(p.mode == 1 ? counters->poll_completions : counters->interrupt_completions, counters->completions);
 
     uint32_t in_flight = 0;
     const std::vector<uint32_t> expected = ExpectedWindows(std::vector<uint32_t>(p.batches, p.n), in_flight);
@@ -149,7 +149,7 @@ TEST(BpfUserspace, ByDefaultTheUvnvmeIrqProbeIsNotAttached) {
   ASSERT_TRUE(counters.ok()) << key.ToString() << ": " << counters.error().message;
   EXPECT_EQ(counters->batches, batches);
   EXPECT_EQ(counters->completions, uint64_t{batches} * n);
-  EXPECT_EQ(counters->irq_completions, uint64_t{batches} * n);
+  EXPECT_EQ(counters->interrupt_completions, uint64_t{batches} * n);
   EXPECT_EQ(counters->wakeups, 0u);
   ASSERT_TRUE(collector->DetachProcess(pid).ok());
 }

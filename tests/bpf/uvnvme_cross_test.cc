@@ -73,7 +73,7 @@ TEST_P(UvnvmeCross, CountsEqualTheDriversOwnReportPerQueue) {
     if (std::string(GetParam().mode) == "poll") {
       EXPECT_EQ(counters->poll_completions, reported) << key.ToString();
     } else {
-      EXPECT_EQ(counters->irq_completions, reported) << key.ToString();
+      EXPECT_EQ(counters->interrupt_completions, reported) << key.ToString();
       EXPECT_EQ(counters->wakeups, queue["wakeups"].get<uint64_t>()) << key.ToString();
     }
   }

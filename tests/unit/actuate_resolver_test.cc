@@ -1,9 +1,9 @@
-// Which lever serves which controller, probing what the machine offers, building levers, restore points as JSON.
+// Which lever serves which controller, probing what the machine offers, and which levers a config may name
+// for which controllers.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include "agent/actuate/resolver.h"
+#include "agent/config/config_file.h"
 #include "tests/unit/lever_printers.h"
 #include "tests/unit/test_fs.h"
 
@@ -26,6 +26,9 @@ discover::Controller Uvnvme() {
   return c;
 }
 
+// The facts of a machine that offers the controller `levers`.
+LeverFacts Offering(std::initializer_list<LeverKind> levers) { return LeverFacts{std::set<LeverKind>(levers)}; }
+
 TEST(ResolveLever, SourceDefaults) {
   const config::LeverSettings settings;
   LeverChoice uvnvme = ResolveLever(settings, Uvnvme(), {});
@@ -34,9 +37,9 @@ TEST(ResolveLever, SourceDefaults) {
   EXPECT_EQ(uvnvme.why, "uvnvme default: control socket");
 
   EXPECT_EQ(ResolveLever(settings, Kernel(), {}).kind, LeverKind::kCoalescing);
-  EXPECT_EQ(ResolveLever(settings, Kernel(), {false, true}).kind, LeverKind::kGsim);
-  EXPECT_EQ(ResolveLever(settings, Kernel(), {true, false}).kind, LeverKind::kAdaptivePollSysfs);
-  LeverChoice both = ResolveLever(settings, Kernel(), {true, true});
+  EXPECT_EQ(ResolveLever(settings, Kernel(), Offering({LeverKind::kGsim})).kind, LeverKind::kGsim);
+  EXPECT_EQ(ResolveLever(settings, Kernel(), Offering({LeverKind::kAdaptivePollSysfs})).kind, LeverKind::kAdaptivePollSysfs);
+  LeverChoice both = ResolveLever(settings, Kernel(), Offering({LeverKind::kAdaptivePollSysfs, LeverKind::kGsim}));
   EXPECT_EQ(both.kind, LeverKind::kAdaptivePollSysfs) << "the in-kernel mechanism comes first";
   EXPECT_EQ(both.why, "kernel default: adaptive-poll attribute present");
 }
@@ -44,8 +47,8 @@ TEST(ResolveLever, SourceDefaults) {
 TEST(ResolveLever, ConfiguredChoicesWin) {
   config::LeverSettings settings;
   settings.kernel_lever = LeverKind::kPollQueuesReset;
-  settings.controllers = {{"nvme1", LeverKind::kGsim}, {"nvme2", LeverKind::kAuto}};
-  LeverChoice nvme0 = ResolveLever(settings, Kernel("nvme0"), {true, true});
+  settings.controllers = {{"nvme1", LeverKind::kGsim}, {"nvme2", std::nullopt}};
+  LeverChoice nvme0 = ResolveLever(settings, Kernel("nvme0"), Offering({LeverKind::kAdaptivePollSysfs, LeverKind::kGsim}));
   EXPECT_EQ(nvme0.kind, LeverKind::kPollQueuesReset);
   EXPECT_EQ(nvme0.why, "levers.kernel_lever");
   LeverChoice nvme1 = ResolveLever(settings, Kernel("nvme1"), {});
@@ -58,7 +61,7 @@ TEST(ResolveLever, ConfiguredChoicesWin) {
 TEST(ResolveLever, DryRun) {
   config::LeverSettings settings;
   settings.dry_run = true;
-  LeverChoice choice = ResolveLever(settings, Kernel(), {false, true});
+  LeverChoice choice = ResolveLever(settings, Kernel(), Offering({LeverKind::kGsim}));
   EXPECT_EQ(choice.kind, LeverKind::kGsim);
   EXPECT_TRUE(choice.dry_run);
   EXPECT_EQ(choice.why, "kernel default: GSIM present (levers.dry_run)");
@@ -82,15 +85,16 @@ TEST(ProbeLeverFacts, LooksForTheAttributeAndGsim) {
   const config::LeverSettings settings;
   LeverEnvironment environment{tmp / "sys", tmp / "proc", tmp / "dev", nullptr};
   LeverFacts none = ProbeLeverFacts(settings, Kernel(), environment);
-  EXPECT_FALSE(none.adaptive_poll_attribute);
-  EXPECT_FALSE(none.gsim);
+  EXPECT_FALSE(none.Offers(LeverKind::kAdaptivePollSysfs));
+  EXPECT_FALSE(none.Offers(LeverKind::kGsim));
   nvmeadapt::testing::WriteFile(tmp / "sys/class/nvme/nvme0/adaptive_poll", "0\n");
   nvmeadapt::testing::WriteFile(tmp / "proc/irq/soft_moderation", "delay_us 0\n");
   LeverFacts both = ProbeLeverFacts(settings, Kernel(), environment);
-  EXPECT_TRUE(both.adaptive_poll_attribute);
-  EXPECT_TRUE(both.gsim);
-  EXPECT_FALSE(ProbeLeverFacts(settings, Kernel("nvme1"), environment).adaptive_poll_attribute);
-  EXPECT_FALSE(ProbeLeverFacts(settings, Uvnvme(), environment).gsim) << "kernel levers do not serve uvnvme";
+  EXPECT_TRUE(both.Offers(LeverKind::kAdaptivePollSysfs));
+  EXPECT_TRUE(both.Offers(LeverKind::kGsim));
+  EXPECT_FALSE(ProbeLeverFacts(settings, Kernel("nvme1"), environment).Offers(LeverKind::kAdaptivePollSysfs));
+  EXPECT_FALSE(ProbeLeverFacts(settings, Uvnvme(), environment).Offers(LeverKind::kGsim))
+      << "kernel levers do not serve uvnvme";
 }
 
 discover::Controller Target() {
@@ -133,112 +137,52 @@ TEST(ProbeLeverFacts, FindsGsimInEveryLayout) {
     nvmeadapt::testing::TempDir tmp;
     nvmeadapt::testing::CopyTree(nvmeadapt::testing::SysfsCase(tree), tmp.path());
     LeverEnvironment environment{tmp / "sys", tmp / "proc", tmp / "dev", nullptr};
-    EXPECT_TRUE(ProbeLeverFacts(settings, Kernel(), environment).gsim);
+    EXPECT_TRUE(ProbeLeverFacts(settings, Kernel(), environment).Offers(LeverKind::kGsim));
     EXPECT_EQ(ResolveLever(settings, Kernel(), ProbeLeverFacts(settings, Kernel(), environment)).kind,
               LeverKind::kGsim);
   }
 }
 
-// Every lever of the vocabulary registered itself once (the library is linked whole), and builds its kind.
-TEST(LeverRegistry, EveryLeverKindButAutoIsRegisteredAndBuildsItsKind) {
-  const config::LeverSettings settings;
-  const LeverEnvironment environment;
-  std::vector<LeverKind> expected;
-  for (const auto& row : kLeverKinds) {
-    if (row.value != LeverKind::kAuto) expected.push_back(row.value);
-  }
-  std::sort(expected.begin(), expected.end());
-  EXPECT_EQ(RegisteredLevers(), expected);
-  EXPECT_EQ(FindLever(LeverKind::kAuto), nullptr);
-  for (LeverKind kind : expected) {
-    SCOPED_TRACE(LeverKindName(kind));
-    ASSERT_NE(FindLever(kind), nullptr);
-    EXPECT_EQ(FindLever(kind)->traits.kind, kind);
-    for (bool dry_run : {false, true}) {
-      auto lever = MakeLever(kind, dry_run, settings, environment);
-      ASSERT_NE(lever, nullptr);
-      EXPECT_EQ(lever->Kind(), kind);
-      EXPECT_EQ(lever->DryRun(), dry_run || kind == LeverKind::kDryRun);
-    }
-  }
-  EXPECT_EQ(MakeLever(LeverKind::kAuto, false, settings, environment)->Kind(), LeverKind::kDryRun);
+// A lever the config names must serve the controllers it is named for (its traits say which), and only the
+// lever that takes them is given connection digests. Refused with the field named, as config validation does.
+Status Checked(const char* json) {
+  auto config = config::ParseConfigJson(json);
+  if (!config) return config.error();
+  NA_ASSIGN_OR_RETURN(const config::LeverSettings settings, config::LeverSettingsFromConfig(*config));
+  return CheckLeverChoices(settings);
 }
 
-// What each lever states of itself: what a switch disturbs, what adaptive means for it, whether it is spaced.
-TEST(LeverRegistry, EachLeverStatesItsRiskItsAdaptiveModeAndWhetherItDisrupts) {
-  struct Expected {
-    LeverKind kind;
-    LeverRisk risk;
-    engine::ControllerMode adaptive_as;
-    bool disruptive;
+TEST(LeverChoices, ALeverNamedForAControllerItCannotServeIsRefusedNamingTheField) {
+  const struct {
+    const char* json;
+    const char* expected;
+  } refused[] = {
+      {R"({"levers": {"kernelLever": "LEVER_KIND_UVNVME_SOCKET"}})", "levers.kernel_lever"},
+      {R"({"levers": {"uvnvmeLever": "LEVER_KIND_GSIM"}})", "levers.uvnvme_lever"},
+      {R"({"levers": {"controllers": [{"controller": "uvnvme:1:0", "lever": "LEVER_KIND_COALESCING"}]}})",
+       "levers.controllers[0].lever"},
+      {R"({"levers": {"controllers": [{"controller": "nvme1", "lever": "LEVER_KIND_GSIM", "hdrDigest": false,
+                                        "dataDigest": false}]}})",
+       "levers.controllers[0].hdr_digest: digests are declared for the tcp_reconnect lever only"},
   };
-  using M = engine::ControllerMode;
-  for (const Expected& e : {Expected{LeverKind::kAdaptivePollSysfs, LeverRisk::kDriverSpecific, M::kPoll, false},
-                            Expected{LeverKind::kGsim, LeverRisk::kDriverSpecific, M::kAdaptive, false},
-                            Expected{LeverKind::kCoalescing, LeverRisk::kNothingElse, M::kAdaptive, false},
-                            Expected{LeverKind::kPollQueuesReset, LeverRisk::kResetsController, M::kOff, true},
-                            Expected{LeverKind::kUvnvmeSocket, LeverRisk::kNothingElse, M::kAdaptive, false},
-                            Expected{LeverKind::kDryRun, LeverRisk::kNothingElse, M::kAdaptive, false},
-                            Expected{LeverKind::kTcpReconnect, LeverRisk::kReconnectsHost, M::kOff, true}}) {
-    SCOPED_TRACE(LeverKindName(e.kind));
-    const LeverTraits& traits = FindLever(e.kind)->traits;
-    EXPECT_EQ(traits.risk, e.risk);
-    EXPECT_EQ(traits.adaptive_as, e.adaptive_as);
-    EXPECT_EQ(traits.disruptive, e.disruptive);
-    EXPECT_EQ(LeverRiskOf(LeverKindName(e.kind)), e.risk);
+  for (const auto& refusal : refused) {
+    SCOPED_TRACE(refusal.json);
+    const Status checked = Checked(refusal.json);
+    ASSERT_FALSE(checked);
+    EXPECT_EQ(checked.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(checked.error().message.find(refusal.expected), std::string::npos) << checked.error().message;
+    EXPECT_EQ(checked.error().message.find('\n'), std::string::npos);
   }
-  EXPECT_EQ(LeverRiskOf("no_such_lever"), LeverRisk::kDriverSpecific);
 }
 
-TEST(DryRunLever, RecordsTheModeAndTouchesNothing) {
-  DryRunLever lever;
-  LeverTarget target;
-  target.controller = "nvme0";
-  target.qid = 2;
-  auto applied = lever.Apply(target, ReapMode::kPoll);
-  ASSERT_TRUE(applied);
-  EXPECT_EQ(applied->writes, (std::vector<WriteRecord>{{"nvme0 q2", "poll", false}}));
-  EXPECT_TRUE(applied->restore.steps.empty());
-  EXPECT_EQ(lever.Recorded(), applied->writes);
-}
-
-TEST(RestorePointJson, RoundTrip) {
-  RestorePoint point;
-  point.lever = LeverKind::kCoalescing;
-  point.target.controller = "nvme0";
-  point.target.qid = 1;
-  point.target.irq = 29;
-  point.target.vector = 1;
-  point.steps = {{"/dev/nvme0 feature 08h", "0x00000000"}, {"/dev/nvme0 feature 09h vector 1", "0x00000001"}};
-  const std::string json = point.ToJson();
-  EXPECT_EQ(json.find('\n'), std::string::npos);
-  auto back = RestorePoint::FromJson(json);
-  ASSERT_TRUE(back) << back.error().message;
-  EXPECT_EQ(*back, point);
-
-  RestorePoint socket;
-  socket.lever = LeverKind::kUvnvmeSocket;
-  socket.target.controller = "uvnvme:4242:1";
-  socket.target.qid = 3;
-  socket.target.socket_path = "/run/uvnvme/4242.sock";
-  socket.target.ctrl_index = 1;
-  socket.steps = {{"uvnvme:4242:1 q3 mode", "interrupt"}};
-  auto socket_back = RestorePoint::FromJson(socket.ToJson());
-  ASSERT_TRUE(socket_back);
-  EXPECT_EQ(*socket_back, socket);
-}
-
-TEST(RestorePointJson, BadInputIsRefused) {
-  for (const char* bad : {"", "[]", R"({"lever": "magic", "target": {"controller": "nvme0"}, "steps": []})",
-                          R"({"lever": "auto", "target": {"controller": "nvme0"}, "steps": []})",
-                          R"({"lever": "gsim", "steps": []})",
-                          R"({"lever": "gsim", "target": {"controller": "nvme0", "irq": -1}, "steps": []})",
-                          R"({"lever": "gsim", "target": {"controller": "nvme0"}, "steps": [{"object": 1}]})"}) {
-    auto point = RestorePoint::FromJson(bad);
-    EXPECT_FALSE(point) << bad;
-    if (!point) {
-      EXPECT_EQ(point.error().code, ErrorCode::kInvalidArgument);
-    }
+TEST(LeverChoices, WhatEachLeverServesIsAccepted) {
+  for (const char* json : {R"({"levers": {"kernelLever": "LEVER_KIND_GSIM", "uvnvmeLever": "LEVER_KIND_DRY_RUN"}})",
+                           R"({"levers": {"controllers": [{"controller": "nvme1", "lever": "LEVER_KIND_TCP_RECONNECT",
+                                                           "hdrDigest": true, "dataDigest": false},
+                                                          {"controller": "uvnvme:1:0", "lever": "LEVER_KIND_UVNVME_SOCKET"}]}})"}) {
+    SCOPED_TRACE(json);
+    const Status checked = Checked(json);
+    EXPECT_TRUE(checked) << checked.error().message;
   }
 }
 

@@ -5,7 +5,8 @@
 #include <filesystem>
 
 #include "agent/actuate/gsim_lever.h"
-#include "agent/actuate/sysfs_levers.h"
+#include "agent/actuate/adaptive_poll_lever.h"
+#include "agent/actuate/poll_queues_lever.h"
 #include "tests/unit/lever_printers.h"
 #include "tests/unit/qemu_poll_target.h"
 #include "tests/unit/test_fs.h"

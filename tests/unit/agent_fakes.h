@@ -135,8 +135,9 @@ class Latch {
 // switches on a latch (a driver that stopped answering its control socket).
 class FakeLevers : public Levers {
  public:
-  std::string LeverFor(const DiscoveredQueue& q) const override {
-    return q.controller.rfind("nolever", 0) == 0 ? "" : "fake";
+  std::optional<std::string> LeverNameFor(const DiscoveredQueue& q) const override {
+    if (q.controller.rfind("nolever", 0) == 0) return std::nullopt;
+    return "fake";
   }
   bool Disruptive(const DiscoveredQueue&) const override { return disruptive; }
   Result<LeverPlan> Plan(const DiscoveredQueue& q, ReapMode mode) override {

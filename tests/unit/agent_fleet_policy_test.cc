@@ -39,7 +39,7 @@ class FleetPolicy : public AgentLoop {
   v1::QueueInfo QueueOf(const std::string& controller, uint32_t qid) {
     v1::ListQueuesRequest request;
     request.set_controller(controller);
-    auto list = agent_->ListQueues(request);
+    auto list = agent_->api().ListQueues(request);
     if (!list) {
       ADD_FAILURE() << list.error().message;
       return {};
@@ -71,7 +71,7 @@ TEST_F(FleetPolicy, selector_set_over_the_api_reaches_matching_queues_only) {
   request.mutable_match()->set_model("SAMSUNG*");
   request.mutable_match()->set_queues("1");
   request.mutable_policy()->set_mode(v1::CONTROLLER_MODE_POLL);
-  auto set = agent_->SetPolicy(request);
+  auto set = agent_->api().SetPolicy(request);
   ASSERT_TRUE(set) << set.error().message;
   ASSERT_EQ(set->policy().selectors_size(), 1);
   EXPECT_EQ(QueueOf("nvme0", 1).controller_mode(), v1::CONTROLLER_MODE_POLL);
@@ -80,13 +80,13 @@ TEST_F(FleetPolicy, selector_set_over_the_api_reaches_matching_queues_only) {
   // An existing entry keeps its criteria when only fields change; `remove` drops it.
   v1::SetPolicyRequest change = SelectorRequest("samsung-first-queue");
   change.mutable_policy()->set_mode(v1::CONTROLLER_MODE_SHADOW);
-  ASSERT_TRUE(agent_->SetPolicy(change));
+  ASSERT_TRUE(agent_->api().SetPolicy(change));
   EXPECT_EQ(QueueOf("nvme0", 1).controller_mode(), v1::CONTROLLER_MODE_SHADOW);
   v1::SetPolicyRequest remove = SelectorRequest("samsung-first-queue");
   remove.set_remove(true);
-  ASSERT_TRUE(agent_->SetPolicy(remove));
+  ASSERT_TRUE(agent_->api().SetPolicy(remove));
   EXPECT_EQ(QueueOf("nvme0", 1).controller_mode(), v1::CONTROLLER_MODE_ADAPTIVE);
-  EXPECT_EQ(agent_->GetPolicy().policy().selectors_size(), 0);
+  EXPECT_EQ(agent_->api().GetPolicy().policy().selectors_size(), 0);
 }
 
 TEST_F(FleetPolicy, selector_bad_requests_are_refused_and_lose_nothing) {
@@ -94,12 +94,12 @@ TEST_F(FleetPolicy, selector_bad_requests_are_refused_and_lose_nothing) {
   v1::SetPolicyRequest good = SelectorRequest("samsung");
   good.mutable_match()->set_model("SAMSUNG*");
   good.mutable_policy()->set_pace_slack_ns(30'000);
-  ASSERT_TRUE(agent_->SetPolicy(good));
-  const std::string before = agent_->GetPolicy().policy().SerializeAsString();
+  ASSERT_TRUE(agent_->api().SetPolicy(good));
+  const std::string before = agent_->api().GetPolicy().policy().SerializeAsString();
 
   v1::SetPolicyRequest no_match = SelectorRequest("new");
   no_match.mutable_policy()->set_max_failures(4);
-  auto refused = agent_->SetPolicy(no_match);
+  auto refused = agent_->api().SetPolicy(no_match);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("match: a new selector entry (new) needs its criteria"), std::string::npos)
       << refused.error().message;
@@ -107,7 +107,7 @@ TEST_F(FleetPolicy, selector_bad_requests_are_refused_and_lose_nothing) {
   v1::SetPolicyRequest overlapping = SelectorRequest("pcie");
   overlapping.mutable_match()->set_transport("pcie");
   overlapping.mutable_policy()->set_max_failures(4);
-  refused = agent_->SetPolicy(overlapping);
+  refused = agent_->api().SetPolicy(overlapping);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(refused.error().message.find("'samsung'"), std::string::npos) << refused.error().message;
@@ -116,15 +116,15 @@ TEST_F(FleetPolicy, selector_bad_requests_are_refused_and_lose_nothing) {
   v1::SetPolicyRequest bad_range = SelectorRequest("ranges");
   bad_range.mutable_match()->set_queues("3-1");
   bad_range.mutable_policy()->set_max_failures(4);
-  refused = agent_->SetPolicy(bad_range);
+  refused = agent_->api().SetPolicy(bad_range);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("selectors[1].match.queues"), std::string::npos) << refused.error().message;
 
   v1::SetPolicyRequest gone = SelectorRequest("never-made");
   gone.set_remove(true);
-  EXPECT_EQ(agent_->SetPolicy(gone).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(agent_->api().SetPolicy(gone).error().code, ErrorCode::kNotFound);
 
-  EXPECT_EQ(agent_->GetPolicy().policy().SerializeAsString(), before);
+  EXPECT_EQ(agent_->api().GetPolicy().policy().SerializeAsString(), before);
   EXPECT_EQ(collector_.controls[DriveQueue(1, "nvme0", 1).key.ToString()].pace_slack, 30'000);
 }
 
@@ -149,7 +149,7 @@ TEST_F(FleetPolicy, selector_refused_at_reload_keeps_the_running_policy) {
   entry->mutable_match()->set_serial("S6CRNA0T100001");
   entry->mutable_policy()->set_mode(v1::CONTROLLER_MODE_SHADOW);
   Start();
-  const std::string before = agent_->GetPolicy().policy().SerializeAsString();
+  const std::string before = agent_->api().GetPolicy().policy().SerializeAsString();
   ConfigReloader reloader("config.json", [] {
     return config::ParseConfigJson(R"({"selectors": [
         {"name": "by-model", "match": {"model": "SAMSUNG*"}, "policy": {"mode": "CONTROLLER_MODE_POLL"}},
@@ -159,7 +159,7 @@ TEST_F(FleetPolicy, selector_refused_at_reload_keeps_the_running_policy) {
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("'by-model'"), std::string::npos) << refused.error().message;
   EXPECT_NE(refused.error().message.find("'by-serial'"), std::string::npos) << refused.error().message;
-  EXPECT_EQ(agent_->GetPolicy().policy().SerializeAsString(), before);
+  EXPECT_EQ(agent_->api().GetPolicy().policy().SerializeAsString(), before);
   EXPECT_EQ(QueueOf("nvme0", 1).controller_mode(), v1::CONTROLLER_MODE_SHADOW);
 }
 
@@ -172,12 +172,12 @@ TEST_F(FleetPolicy, policy_explain_gives_each_field_its_entry_and_source) {
   v1::SetPolicyRequest api;
   api.set_controller("nvme0");
   api.mutable_policy()->set_pace_slack_ns(40'000);
-  ASSERT_TRUE(agent_->SetPolicy(api));
+  ASSERT_TRUE(agent_->api().SetPolicy(api));
 
   v1::ExplainPolicyRequest request;
   request.mutable_queue()->set_controller("nvme0");
   request.mutable_queue()->set_queue(1);
-  auto explained = agent_->ExplainPolicy(request);
+  auto explained = agent_->api().ExplainPolicy(request);
   ASSERT_TRUE(explained) << explained.error().message;
   EXPECT_EQ(explained->controller_id(), kPm1743Id);
   std::map<std::string, v1::PolicyFieldOrigin> fields;
@@ -196,7 +196,7 @@ TEST_F(FleetPolicy, policy_explain_gives_each_field_its_entry_and_source) {
   EXPECT_EQ(explained->effective().pace_slack_ns(), 40'000);
   v1::ExplainPolicyRequest on_uvnvme = request;
   on_uvnvme.mutable_queue()->set_controller("uvnvme:7:0");
-  auto plain = agent_->ExplainPolicy(on_uvnvme);
+  auto plain = agent_->api().ExplainPolicy(on_uvnvme);
   ASSERT_TRUE(plain);
   for (const auto& field : plain->fields()) {
     if (field.field() == "settle_windows") {
@@ -205,7 +205,7 @@ TEST_F(FleetPolicy, policy_explain_gives_each_field_its_entry_and_source) {
     }
   }
   request.mutable_queue()->set_queue(9);
-  EXPECT_EQ(agent_->ExplainPolicy(request).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(agent_->api().ExplainPolicy(request).error().code, ErrorCode::kNotFound);
 }
 
 TEST_F(FleetPolicy, stable_identity_is_the_controller_label_and_the_kernel_name_an_info_label) {
@@ -225,7 +225,7 @@ TEST_F(FleetPolicy, stable_identity_renumbered_controller_keeps_its_policy_and_m
   request.set_controller("nvme0");
   request.mutable_policy()->set_mode(v1::CONTROLLER_MODE_SHADOW);
   request.mutable_policy()->set_pace_slack_ns(7'000);
-  auto set = agent_->SetPolicy(request);
+  auto set = agent_->api().SetPolicy(request);
   ASSERT_TRUE(set) << set.error().message;
   ASSERT_EQ(set->policy().controllers_size(), 1);
   EXPECT_EQ(set->policy().controllers(0).controller(), kPm1743Id);  // kept by the drive's ID, not its name
@@ -236,7 +236,7 @@ TEST_F(FleetPolicy, stable_identity_renumbered_controller_keeps_its_policy_and_m
   EXPECT_EQ(collector_.controls[DriveQueue(1, "nvme3", 3).key.ToString()].pace_slack, 7'000);
   v1::ListQueuesRequest gone;
   gone.set_controller("nvme0");
-  EXPECT_EQ(agent_->ListQueues(gone).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(agent_->api().ListQueues(gone).error().code, ErrorCode::kNotFound);
   const std::string scrape = metrics_.Render();
   EXPECT_NE(scrape.find("kernel_name=\"nvme3\""), std::string::npos);
   EXPECT_EQ(scrape.find("kernel_name=\"nvme0\""), std::string::npos);

@@ -4,8 +4,8 @@
 // in place; kept when the lever says it could not connect it back (kIo), so the next restore connects it.
 #include <gtest/gtest.h>
 
-#include "agent/daemon/journal.h"
-#include "agent/daemon/state_store.h"
+#include "agent/state/journal.h"
+#include "agent/state/state_store.h"
 #include "tests/unit/agent_loop_fixture.h"
 
 namespace nvmeadapt::daemon::testing {
@@ -21,8 +21,12 @@ class AgentInFlight : public AgentLoop {
     levers_.on_apply = [this](const LeverPlan&) { during_ = Entries(); };
   }
   std::vector<v1::JournalEntry> Entries() const {
-    auto journal = Journal::ReadFrom(StateStore(state_dir_));
-    if (!journal) return {};
+    auto journal = state::Journal::ReadFrom(state::StateStore(state_dir_));
+    if (!journal) {
+      // Not an empty journal: the checks that an entry is gone would pass on a read error.
+      ADD_FAILURE() << "journal unreadable: " << journal.error().message;
+      return {};
+    }
     return {journal->entries().begin(), journal->entries().end()};
   }
   static const v1::JournalEntry* Find(const std::vector<v1::JournalEntry>& entries, const std::string& target) {

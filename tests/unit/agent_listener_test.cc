@@ -13,9 +13,12 @@
 namespace nvmeadapt::daemon::testing {
 namespace {
 
-// Counts what it hears, by kind and queue name.
+// Counts what it hears, by kind and queue name; with a shared log, it writes there too, under its label.
 class Recorder final : public AgentListener {
  public:
+  Recorder() = default;
+  Recorder(std::string label, std::vector<std::string>* shared) : label_(std::move(label)), shared_(shared) {}
+
   void QueueAdded(const ManagedQueue& q, const engine::QueueSetup&) override { Heard("added", q); }
   void QueueRemoved(const ManagedQueue& q, std::string_view why) override { Heard("removed " + std::string(why), q); }
   void Window(const ManagedQueue& q, const engine::WindowRecord&) override { Heard("window", q); }
@@ -25,7 +28,10 @@ class Recorder final : public AgentListener {
                    const std::string&) override {
     Heard("override", q);
   }
-  void PolicySet(const std::string& message) override { ++heard["policy set: " + message]; }
+  void PolicySet(const std::string& message) override {
+    ++heard["policy set: " + message];
+    if (shared_) shared_->push_back(label_ + ": policy set");
+  }
   void Decided(const ManagedQueue& q, const engine::Decision&) override { Heard("decided", q); }
   void DecisionDone(const ManagedQueue& q, const engine::Decision&, const v1::Decision&, bool) override {
     Heard("done", q);
@@ -48,7 +54,11 @@ class Recorder final : public AgentListener {
   void Heard(const std::string& kind, const ManagedQueue& q) {
     ++heard[kind + " " + q.name];
     order.push_back(kind + " " + q.name);
+    if (shared_) shared_->push_back(label_ + ": " + kind);
   }
+
+  std::string label_;
+  std::vector<std::string>* shared_ = nullptr;
 };
 
 class AgentListening : public AgentLoop {
@@ -89,7 +99,7 @@ TEST_F(AgentListening, AListenerHearsPolicyOverridesAndTheQueuesDeparture) {
   StartHeard();
   v1::SetPolicyRequest request;
   request.mutable_policy()->set_poll_threshold_ns(30'000);
-  ASSERT_TRUE(agent_->SetPolicy(request));
+  ASSERT_TRUE(agent_->api().SetPolicy(request));
   EXPECT_EQ(recorder_.Of("policy", 1), 1);
   EXPECT_EQ(recorder_.Of("policy", 2), 1);
   EXPECT_EQ(recorder_.heard["policy set: policy global: poll_threshold_ns: 30000"], 1);
@@ -97,7 +107,7 @@ TEST_F(AgentListening, AListenerHearsPolicyOverridesAndTheQueuesDeparture) {
   mode.mutable_queue()->set_controller("uvnvme:7:0");
   mode.mutable_queue()->set_queue(2);
   mode.set_mode(v1::REAP_MODE_POLL);
-  ASSERT_TRUE(agent_->SetQueueMode(mode));
+  ASSERT_TRUE(agent_->api().SetQueueMode(mode));
   EXPECT_EQ(recorder_.Of("override", 2), 1);
   EXPECT_EQ(recorder_.Of("applied", 2), 1);
   now_ += 1'000'000'000'000;  // discovery and the counters are due
@@ -136,7 +146,8 @@ TEST_F(AgentListening, AListenerHearsTheTimerAndTheEngineFollowingALever) {
 
 // The fan-out itself: every listener, in the order added.
 TEST(AgentListenersFanOut, TellsEveryListenerInTheOrderAdded) {
-  Recorder first, second;
+  std::vector<std::string> heard;  // what both heard, in the order they heard it
+  Recorder first("first", &heard), second("second", &heard);
   AgentListeners listeners;
   listeners.Add(first);
   listeners.Add(second);
@@ -149,6 +160,9 @@ TEST(AgentListenersFanOut, TellsEveryListenerInTheOrderAdded) {
     EXPECT_EQ(r->order, (std::vector<std::string>{"added uvnvme:7:0:q1", "closed uvnvme:7:0:q1"}));
     EXPECT_EQ(r->heard["policy set: policy global: mode: POLL"], 1);
   }
+  EXPECT_EQ(heard, (std::vector<std::string>{"first: added", "second: added", "first: closed", "second: closed",
+                                             "first: policy set", "second: policy set"}))
+      << "each call reaches the listeners in the order they were added";
 }
 
 }  // namespace

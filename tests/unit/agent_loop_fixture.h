@@ -38,6 +38,8 @@ class AgentLoop : public ::testing::Test {
     options.rpc_wait = rpc_wait_;
     options.lever_timeout = lever_timeout_;
     options.counters_interval = counters_interval_;
+    options.node = node_;
+    options.node_facts_root = node_facts_root_;
     AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_.load(); },
                    [this] { return now_.load() + 1; }, &metrics_};
     return std::make_unique<Agent>(options, deps);
@@ -70,7 +72,7 @@ class AgentLoop : public ::testing::Test {
 
   v1::QueueInfo Queue(uint32_t qid) {
     v1::ListQueuesRequest request;
-    auto list = agent_->ListQueues(request);
+    auto list = agent_->api().ListQueues(request);
     EXPECT_TRUE(list);
     for (const auto& q : list->queues()) {
       if (q.id().queue() == qid) return q;
@@ -90,6 +92,8 @@ class AgentLoop : public ::testing::Test {
   engine::Nanos rpc_wait_ = 2'000'000'000;
   engine::Nanos lever_timeout_ = 10'000'000'000;
   engine::Nanos counters_interval_ = 1'000'000'000;
+  config::NodeLayerConfig node_;        // off, as AgentOptions has it
+  std::string node_facts_root_ = "/";
   std::unique_ptr<Agent> agent_;
 };
 

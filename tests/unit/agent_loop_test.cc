@@ -16,7 +16,7 @@ namespace {
 
 TEST_F(AgentLoop, AFastWindowSwitchesTheQueueThroughItsLeverAndTheBpfControl) {
   Start();
-  auto watch = agent_->WatchEvents({}, 64);
+  auto watch = agent_->api().WatchEvents({}, 64);
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   EXPECT_EQ(levers_.values["uvnvme:7:0:q1"], "poll");
   const v1::QueueInfo q1 = Queue(1);
@@ -77,7 +77,7 @@ TEST_F(AgentLoop, WindowsOfAnOlderGenerationAreStale) {
 
 TEST_F(AgentLoop, ARefusingLeverDegradesTheQueueAndTheEngineFollowsTheRealMode) {
   Start();
-  auto watch = agent_->WatchEvents({}, 64);
+  auto watch = agent_->api().WatchEvents({}, 64);
   levers_.refuse = 1;
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   v1::QueueInfo q1 = Queue(1);
@@ -91,7 +91,7 @@ TEST_F(AgentLoop, ARefusingLeverDegradesTheQueueAndTheEngineFollowsTheRealMode) 
     saw_lever_error |= event->kind() == v1::EVENT_KIND_LEVER_ERROR;
   }
   EXPECT_TRUE(saw_lever_error);
-  EXPECT_EQ(agent_->GetStatus().levers(0).errors(), 1u);
+  EXPECT_EQ(agent_->api().GetStatus().levers(0).errors(), 1u);
   EXPECT_NE(metrics_.Render().find("nvme_adapt_lever_errors_total{lever=\"fake\",error=\"refused\"} 1"),
             std::string::npos);
   // The next fast window tries again, and this time the lever works.
@@ -125,7 +125,7 @@ TEST_F(AgentLoop, ARefusedOverrideIsNotRetriedAndClearingItWritesNothing) {
   request.mutable_queue()->set_controller("uvnvme:7:0");
   request.mutable_queue()->set_queue(1);
   request.set_mode(v1::REAP_MODE_POLL);
-  auto set = agent_->SetQueueMode(request);
+  auto set = agent_->api().SetQueueMode(request);
   ASSERT_TRUE(set);
   EXPECT_EQ(set->queue().mode(), v1::REAP_MODE_INTERRUPT);
   EXPECT_TRUE(set->queue().degraded());
@@ -134,7 +134,7 @@ TEST_F(AgentLoop, ARefusedOverrideIsNotRetriedAndClearingItWritesNothing) {
   agent_->RunOnce();
   EXPECT_EQ(levers_.applies, 1) << "a permanent refusal was retried";
   request.set_mode(v1::REAP_MODE_UNSPECIFIED);
-  ASSERT_TRUE(agent_->SetQueueMode(request));
+  ASSERT_TRUE(agent_->api().SetQueueMode(request));
   EXPECT_EQ(levers_.applies, 1) << "clearing the override touched a queue that never left interrupt mode";
   EXPECT_EQ(Queue(1).state(), v1::QUEUE_STATE_MEASURING);
 }
@@ -147,8 +147,8 @@ TEST_F(AgentLoop, ShutdownPutsEveryChangedQueueBack) {
   ASSERT_TRUE(agent_->Shutdown());
   EXPECT_EQ(levers_.values["uvnvme:7:0:q1"], "interrupt");
   EXPECT_EQ(levers_.values["uvnvme:7:0:q2"], "interrupt");
-  StateStore store(state_dir_);
-  EXPECT_EQ(Journal::ReadFrom(store)->entries_size(), 0);
+  state::StateStore store(state_dir_);
+  EXPECT_EQ(state::Journal::ReadFrom(store)->entries_size(), 0);
 }
 
 TEST_F(AgentLoop, AfterACrashTheJournalRestoresBeforeAnythingElse) {
@@ -171,13 +171,13 @@ TEST_F(AgentLoop, ADryRunLeverJournalsNothingSoAJournalHoldsRealChangesOnly) {
   Start();
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   ASSERT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
-  StateStore store(state_dir_);
-  EXPECT_EQ(Journal::ReadFrom(store)->entries_size(), 0);
+  state::StateStore store(state_dir_);
+  EXPECT_EQ(state::Journal::ReadFrom(store)->entries_size(), 0);
 }
 
 TEST_F(AgentLoop, StatusListsEveryLeverServingAQueueAndSaysWhenOneIsLacking) {
   Start();
-  v1::GetStatusResponse status = agent_->GetStatus();
+  v1::GetStatusResponse status = agent_->api().GetStatus();
   ASSERT_EQ(status.levers_size(), 1) << status.ShortDebugString();
   EXPECT_EQ(status.levers(0).name(), "fake");
   EXPECT_TRUE(status.levers(0).available());
@@ -185,12 +185,12 @@ TEST_F(AgentLoop, StatusListsEveryLeverServingAQueueAndSaysWhenOneIsLacking) {
   levers_.refuse = 1;
   levers_.refuse_code = ErrorCode::kUnsupported;
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
-  status = agent_->GetStatus();
+  status = agent_->api().GetStatus();
   ASSERT_EQ(status.levers_size(), 1);
   EXPECT_FALSE(status.levers(0).available()) << "a lever this machine lacks said it was available";
   EXPECT_EQ(status.levers(0).errors(), 1u);
   Window(2, ReapMode::kInterrupt, 5 * kUs, 1);  // a switch that works
-  EXPECT_TRUE(agent_->GetStatus().levers(0).available());
+  EXPECT_TRUE(agent_->api().GetStatus().levers(0).available());
 }
 
 TEST_F(AgentLoop, JournalEntriesCarryTheBoot) {
@@ -204,7 +204,7 @@ TEST_F(AgentLoop, JournalEntriesCarryTheBoot) {
   agent_ = std::make_unique<Agent>(options, deps);
   ASSERT_TRUE(agent_->Start());
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
-  auto journal = Journal::ReadFrom(StateStore(state_dir_));
+  auto journal = state::Journal::ReadFrom(state::StateStore(state_dir_));
   ASSERT_EQ(journal->entries_size(), 1);
   EXPECT_EQ(journal->entries(0).boot_id(), "this-boot");
 }
@@ -225,8 +225,8 @@ TEST_F(AgentLoop, AnRpcWaitsForTheLoopAtMostItsDeadlineAndNoneRunsAfterTheLoopEx
   std::thread loop([&] { agent_->Run(); });
   while (!in_poll) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const auto before = std::chrono::steady_clock::now();
-  v1::GetStatusResponse status = agent_->GetStatus();
-  auto listed = agent_->ListQueues(v1::ListQueuesRequest());
+  v1::GetStatusResponse status = agent_->api().GetStatus();
+  auto listed = agent_->api().ListQueues(v1::ListQueuesRequest());
   const auto waited = std::chrono::steady_clock::now() - before;
   EXPECT_LT(waited, std::chrono::milliseconds(1000));
   ASSERT_EQ(status.degraded_size(), 1);
@@ -242,7 +242,7 @@ TEST_F(AgentLoop, AnRpcWaitsForTheLoopAtMostItsDeadlineAndNoneRunsAfterTheLoopEx
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL) << "the loop answers again once the collector returned";
   agent_->Stop();
   loop.join();
-  auto after = agent_->ListQueues(v1::ListQueuesRequest());
+  auto after = agent_->api().ListQueues(v1::ListQueuesRequest());
   ASSERT_FALSE(after);
   EXPECT_NE(after.error().message.find("stopping"), std::string::npos);
   ASSERT_TRUE(agent_->Shutdown());
@@ -258,12 +258,12 @@ TEST_F(AgentLoop, DisruptiveChangesOfAControllerAreSpacedAndARefusalSaysHowLongT
   poll.mutable_queue()->set_controller("uvnvme:7:0");
   poll.mutable_queue()->set_queue(1);
   poll.set_mode(v1::REAP_MODE_POLL);
-  auto first = agent_->SetQueueMode(poll);
+  auto first = agent_->api().SetQueueMode(poll);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->queue().mode(), v1::REAP_MODE_POLL);
   now_ += 5'000'000'000;
   poll.mutable_queue()->set_queue(2);
-  auto second = agent_->SetQueueMode(poll);
+  auto second = agent_->api().SetQueueMode(poll);
   ASSERT_TRUE(second);
   EXPECT_EQ(second->queue().mode(), v1::REAP_MODE_INTERRUPT);
   EXPECT_NE(second->queue().degraded_reason().find("the next reset is allowed in 25000 ms"), std::string::npos)
@@ -286,10 +286,10 @@ TEST_F(AgentLoop, ASwitchThatChangesNothingIsNotHeldToTheResetSpacing) {
   poll.mutable_queue()->set_controller("uvnvme:7:0");
   poll.mutable_queue()->set_queue(1);
   poll.set_mode(v1::REAP_MODE_POLL);
-  ASSERT_TRUE(agent_->SetQueueMode(poll));
+  ASSERT_TRUE(agent_->api().SetQueueMode(poll));
   now_ += 5'000'000;
   poll.mutable_queue()->set_queue(2);
-  auto second = agent_->SetQueueMode(poll);
+  auto second = agent_->api().SetQueueMode(poll);
   ASSERT_TRUE(second);
   EXPECT_EQ(second->queue().mode(), v1::REAP_MODE_POLL) << second->queue().degraded_reason();
   EXPECT_FALSE(second->queue().degraded());
@@ -300,7 +300,7 @@ TEST_F(AgentLoop, AQueueWhoseLayerMovesIsKeptWithItsListAndMetricsFollowing) {
   for (auto& q : discovery_.queues) q.layer = "backing";
   Start();
   EXPECT_EQ(Queue(1).layer(), "backing");
-  auto watch = agent_->WatchEvents({}, 64);
+  auto watch = agent_->api().WatchEvents({}, 64);
   for (auto& q : discovery_.queues) q.layer = "local";
   now_ += 1'000'000'000'000;
   agent_->RunOnce();
@@ -321,12 +321,12 @@ TEST_F(AgentLoop, AQueueWhoseLayerMovesIsKeptWithItsListAndMetricsFollowing) {
 
 TEST_F(AgentLoop, AVanishedQueueIsDroppedCleanly) {
   Start();
-  auto watch = agent_->WatchEvents({}, 64);
+  auto watch = agent_->api().WatchEvents({}, 64);
   discovery_.queues.pop_back();
   now_ += 1'000'000'000'000;
   agent_->RunOnce();
   v1::ListQueuesRequest list;
-  EXPECT_EQ(agent_->ListQueues(list)->queues_size(), 1);
+  EXPECT_EQ(agent_->api().ListQueues(list)->queues_size(), 1);
   EXPECT_EQ(collector_.forgotten, std::vector<std::string>{UvnvmeQueue(2).key.ToString()});
   EXPECT_EQ(metrics_.Render().find("queue=\"2\""), std::string::npos) << "series of a vanished queue remain";
   bool removed = false;
@@ -349,7 +349,7 @@ TEST_F(AgentLoop, AnObserveOnlyCollectorManagesNothing) {
   EXPECT_NE(Queue(1).ineligible_reason().find("observe-only"), std::string::npos);
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   EXPECT_EQ(levers_.applies, 0);
-  EXPECT_TRUE(agent_->GetStatus().observe_only());
+  EXPECT_TRUE(agent_->api().GetStatus().observe_only());
 }
 
 TEST_F(AgentLoop, TheRecordedTraceReplaysToTheSameDecisions) {

@@ -71,7 +71,7 @@ class AgentOffLoop : public AgentLoop {
   v1::QueueInfo Of(const DiscoveredQueue& queue) {
     v1::ListQueuesRequest request;
     request.set_controller(queue.controller);
-    auto list = agent_->ListQueues(request);
+    auto list = agent_->api().ListQueues(request);
     if (list) {
       for (const auto& q : list->queues()) {
         if (q.id().queue() == queue.qid) return q;
@@ -81,7 +81,7 @@ class AgentOffLoop : public AgentLoop {
   }
 
   bool StatusSays(const std::string& text) {
-    const v1::GetStatusResponse status = agent_->GetStatus();
+    const v1::GetStatusResponse status = agent_->api().GetStatus();
     for (const std::string& line : status.degraded()) {
       if (line.find(text) != std::string::npos) return true;
     }
@@ -98,7 +98,7 @@ TEST_F(AgentOffLoop, AHungLeverHoldsOnlyItsControllerAndEndsAsATimedOutLeverErro
   levers_.on_apply = [&](const LeverPlan& plan) {
     if (plan.target != "uvnvme:7:1:q1") return;
     auto control = collector_.ControlOf(other_q1_.key);
-    auto journal = Journal::ReadFrom(StateStore(state_dir_));
+    auto journal = state::Journal::ReadFrom(state::StateStore(state_dir_));
     bool journaled = false;
     if (journal) {
       for (const auto& entry : journal->entries()) journaled |= entry.target() == plan.target;
@@ -106,7 +106,7 @@ TEST_F(AgentOffLoop, AHungLeverHoldsOnlyItsControllerAndEndsAsATimedOutLeverErro
     journaled_and_published_before_lever = journaled && control && control->mode_since == 0 && control->generation == 2;
   };
   Start();
-  auto watch = agent_->WatchEvents({}, 256);
+  auto watch = agent_->api().WatchEvents({}, 256);
   RunLoop();
 
   FastWindow(hung_q1_, 1);
@@ -117,7 +117,7 @@ TEST_F(AgentOffLoop, AHungLeverHoldsOnlyItsControllerAndEndsAsATimedOutLeverErro
   std::vector<double> latencies_ms;
   for (int i = 0; i < 20; ++i) {
     const auto before = Clock::now();
-    const v1::GetStatusResponse status = agent_->GetStatus();
+    const v1::GetStatusResponse status = agent_->api().GetStatus();
     latencies_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - before).count());
     for (const std::string& line : status.degraded()) EXPECT_EQ(line.find("agent loop"), std::string::npos) << line;
   }
@@ -171,7 +171,7 @@ TEST_F(AgentOffLoop, AHungLeverHoldsOnlyItsControllerAndEndsAsATimedOutLeverErro
   poll_q2.mutable_queue()->set_queue(hung_q2_.qid);
   poll_q2.set_mode(v1::REAP_MODE_POLL);
   const auto before = Clock::now();
-  auto refused = agent_->SetQueueMode(poll_q2);
+  auto refused = agent_->api().SetQueueMode(poll_q2);
   EXPECT_LT(Clock::now() - before, std::chrono::milliseconds(1000));
   ASSERT_TRUE(refused) << refused.error().message;
   EXPECT_EQ(refused->queue().mode(), v1::REAP_MODE_INTERRUPT);
@@ -182,7 +182,7 @@ TEST_F(AgentOffLoop, AHungLeverHoldsOnlyItsControllerAndEndsAsATimedOutLeverErro
 
   // The journal holds the hung switch's restore point: whatever the lever does when it returns, a restore
   // puts the queue back.
-  auto journal = Journal::ReadFrom(StateStore(state_dir_));
+  auto journal = state::Journal::ReadFrom(state::StateStore(state_dir_));
   ASSERT_TRUE(journal);
   int hung_entries = 0;
   for (const auto& entry : journal->entries()) {
@@ -215,7 +215,7 @@ TEST_F(AgentOffLoop, AHungLeverHoldsOnlyItsControllerAndEndsAsATimedOutLeverErro
   for (const char* target : {"uvnvme:7:0:q1", "uvnvme:7:0:q2", "uvnvme:7:1:q1"}) {
     EXPECT_EQ(levers_.Value(target), "interrupt") << target;
   }
-  EXPECT_EQ(Journal::ReadFrom(StateStore(state_dir_))->entries_size(), 0);
+  EXPECT_EQ(state::Journal::ReadFrom(state::StateStore(state_dir_))->entries_size(), 0);
 }
 
 // A scan that hangs (a driver's socket, a sysfs read) holds no decision: the loop goes on deciding and
@@ -235,9 +235,9 @@ TEST_F(AgentOffLoop, AHungScanHoldsNoDecision) {
   WaitUntil([&] { return scanning.load(); }, "the scan started");
   FastWindow(hung_q1_, 1);
   WaitUntil([&] { return Of(hung_q1_).mode() == v1::REAP_MODE_POLL; }, "uvnvme:7:0:q1 switched while the scan hangs");
-  EXPECT_EQ(agent_->GetStatus().queues(), 3u);
+  EXPECT_EQ(agent_->api().GetStatus().queues(), 3u);
   scan.Open();
-  WaitUntil([&] { return agent_->GetStatus().queues() == 4u; }, "the scan's new queue is taken");
+  WaitUntil([&] { return agent_->api().GetStatus().queues() == 4u; }, "the scan's new queue is taken");
   discovery_.on_scan = nullptr;
 }
 
@@ -255,7 +255,7 @@ TEST_F(AgentOffLoop, WorkHandedToTheLoopWakesItsWait) {
     return collector_.wakes;
   };
   const int at_start = wakes();
-  (void)agent_->GetStatus();  // an RPC: posted to the loop
+  (void)agent_->api().GetStatus();  // an RPC: posted to the loop
   EXPECT_GT(wakes(), at_start) << "an RPC posted to the loop did not wake it";
   const int before_switch = wakes();
   FastWindow(hung_q1_, 1);

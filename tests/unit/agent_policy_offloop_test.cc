@@ -13,7 +13,7 @@
 #include <future>
 #include <thread>
 
-#include "agent/daemon/state_store.h"
+#include "agent/state/state_store.h"
 #include "tests/unit/agent_loop_fixture.h"
 
 namespace nvmeadapt::daemon::testing {
@@ -39,7 +39,7 @@ class AgentPolicyOffLoop : public AgentLoop {
     request.set_caller("test");
     return request;
   }
-  int64_t SlackInForce() { return agent_->GetPolicy().effective_global().pace_slack_ns(); }
+  int64_t SlackInForce() { return agent_->api().GetPolicy().effective_global().pace_slack_ns(); }
 
   std::thread loop_;
   int fifo_ = -1;
@@ -50,11 +50,11 @@ TEST_F(AgentPolicyOffLoop, AStuckStateDiskHoldsTheCallNotTheLoop) {
   RunLoop();
   const int64_t before = SlackInForce();
   ASSERT_EQ(mkfifo(NoteTemp().c_str(), 0600), 0) << NoteTemp();
-  auto stuck = std::async(std::launch::async, [this] { return agent_->SetPolicy(Slack(7)); });
+  auto stuck = std::async(std::launch::async, [this] { return agent_->api().SetPolicy(Slack(7)); });
   // The writer waits in open() on the FIFO: the loop still answers, and nothing is applied yet.
   EXPECT_EQ(stuck.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
   const auto asked = Clock::now();
-  const v1::GetStatusResponse status = agent_->GetStatus();
+  const v1::GetStatusResponse status = agent_->api().GetStatus();
   EXPECT_LT(Clock::now() - asked, std::chrono::milliseconds(500));
   for (const std::string& degraded : status.degraded()) EXPECT_EQ(degraded.find("agent loop"), std::string::npos) << degraded;
   EXPECT_EQ(SlackInForce(), before) << "not applied before it is durable";
@@ -67,15 +67,15 @@ TEST_F(AgentPolicyOffLoop, AStuckStateDiskHoldsTheCallNotTheLoop) {
   ASSERT_FALSE(failed);
   EXPECT_NE(failed.error().message.find("policy.note.json.tmp"), std::string::npos) << failed.error().message;
   EXPECT_EQ(SlackInForce(), before);
-  EXPECT_EQ(agent_->GetPolicy().origin().source(), v1::POLICY_SOURCE_CONFIG_FILE);
+  EXPECT_EQ(agent_->api().GetPolicy().origin().source(), v1::POLICY_SOURCE_CONFIG_FILE);
 
   // With the disk back, the change is durable when acknowledged, and in force.
   unlink(NoteTemp().c_str());
-  auto ok = agent_->SetPolicy(Slack(9));
+  auto ok = agent_->api().SetPolicy(Slack(9));
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(SlackInForce(), 9);
-  EXPECT_EQ(agent_->GetPolicy().origin().source(), v1::POLICY_SOURCE_API);
-  auto persisted = StateStore(state_dir_).LoadPolicy();
+  EXPECT_EQ(agent_->api().GetPolicy().origin().source(), v1::POLICY_SOURCE_API);
+  auto persisted = state::StateStore(state_dir_).LoadPolicy();
   ASSERT_TRUE(persisted && persisted->has_value());
   EXPECT_EQ((*persisted)->policy().pace_slack_ns(), 9);
 }
@@ -91,12 +91,12 @@ TEST_F(AgentPolicyOffLoop, ConcurrentChangesArePersistedInTheOrderTheyApply) {
         request.mutable_policy()->clear_pace_slack_ns();
         request.mutable_policy()->set_max_failures(static_cast<uint32_t>(i));
       }
-      EXPECT_TRUE(agent_->SetPolicy(request));
+      EXPECT_TRUE(agent_->api().SetPolicy(request));
     });
   }
   for (auto& caller : callers) caller.join();
-  const v1::GetPolicyResponse in_force = agent_->GetPolicy();
-  auto persisted = StateStore(state_dir_).LoadPolicy();
+  const v1::GetPolicyResponse in_force = agent_->api().GetPolicy();
+  auto persisted = state::StateStore(state_dir_).LoadPolicy();
   ASSERT_TRUE(persisted && persisted->has_value());
   EXPECT_EQ((*persisted)->SerializeAsString(), in_force.policy().SerializeAsString())
       << "policy.json holds the book in force: the last change applied was the last written";

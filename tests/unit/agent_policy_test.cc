@@ -27,26 +27,26 @@ TEST_F(AgentLoop, SetPolicyIsValidatedPersistedAndWinsOnRestart) {
   Start();
   v1::SetPolicyRequest request;
   request.mutable_policy()->set_pace_slack_ns(-1);
-  auto bad = agent_->SetPolicy(request);
+  auto bad = agent_->api().SetPolicy(request);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(bad.error().message.find("policy.pace_slack_ns"), std::string::npos);
   request.set_controller("nvme9");
   request.mutable_policy()->set_pace_slack_ns(7);
-  auto unknown = agent_->SetPolicy(request);
+  auto unknown = agent_->api().SetPolicy(request);
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
   request.set_controller("uvnvme:7:0");
   request.set_queue(9);
-  EXPECT_EQ(agent_->SetPolicy(request).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(agent_->api().SetPolicy(request).error().code, ErrorCode::kNotFound);
   request.set_queue(2);
-  auto ok = agent_->SetPolicy(request);
+  auto ok = agent_->api().SetPolicy(request);
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(collector_.controls[UvnvmeQueue(2).key.ToString()].pace_slack, 7);
   EXPECT_EQ(collector_.controls[UvnvmeQueue(1).key.ToString()].pace_slack, 20000);
   agent_.reset();
   Start();
-  auto policy = agent_->GetPolicy();
+  auto policy = agent_->api().GetPolicy();
   ASSERT_EQ(policy.policy().queues_size(), 1);
   EXPECT_EQ(policy.policy().queues(0).policy().pace_slack_ns(), 7);
 }
@@ -57,7 +57,7 @@ TEST_F(AgentPolicy, global_mode_reaches_existing_controllers_from_the_api) {
   Start();
   v1::SetPolicyRequest request;
   request.mutable_policy()->set_mode(v1::CONTROLLER_MODE_POLL);
-  ASSERT_TRUE(agent_->SetPolicy(request));
+  ASSERT_TRUE(agent_->api().SetPolicy(request));
   EXPECT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_POLL);
   EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
   discovery_.queues.push_back(UvnvmeQueue(1, "uvnvme:7:1"));
@@ -65,7 +65,7 @@ TEST_F(AgentPolicy, global_mode_reaches_existing_controllers_from_the_api) {
   agent_->RunOnce();
   v1::ListQueuesRequest list;
   list.set_controller("uvnvme:7:1");
-  auto queues = agent_->ListQueues(list);
+  auto queues = agent_->api().ListQueues(list);
   ASSERT_TRUE(queues);
   ASSERT_EQ(queues->queues_size(), 1);
   EXPECT_EQ(queues->queues(0).controller_mode(), v1::CONTROLLER_MODE_POLL);
@@ -73,9 +73,9 @@ TEST_F(AgentPolicy, global_mode_reaches_existing_controllers_from_the_api) {
   v1::SetPolicyRequest controller;
   controller.set_controller("uvnvme:7:0");
   controller.mutable_policy()->set_mode(v1::CONTROLLER_MODE_SHADOW);
-  ASSERT_TRUE(agent_->SetPolicy(controller));
+  ASSERT_TRUE(agent_->api().SetPolicy(controller));
   request.mutable_policy()->set_mode(v1::CONTROLLER_MODE_INTERRUPT);
-  ASSERT_TRUE(agent_->SetPolicy(request));
+  ASSERT_TRUE(agent_->api().SetPolicy(request));
   EXPECT_EQ(Queue(1).controller_mode(), v1::CONTROLLER_MODE_SHADOW);
 }
 
@@ -85,11 +85,11 @@ TEST_F(AgentPolicy, global_mode_reaches_existing_controllers_off_is_the_node_swi
   v1::SetPolicyRequest controller;
   controller.set_controller("uvnvme:7:0");
   controller.mutable_policy()->set_mode(v1::CONTROLLER_MODE_POLL);
-  ASSERT_TRUE(agent_->SetPolicy(controller));
+  ASSERT_TRUE(agent_->api().SetPolicy(controller));
   ASSERT_EQ(Queue(2).mode(), v1::REAP_MODE_POLL);
   v1::SetPolicyRequest off;
   off.mutable_policy()->set_mode(v1::CONTROLLER_MODE_OFF);
-  auto set = agent_->SetPolicy(off);
+  auto set = agent_->api().SetPolicy(off);
   ASSERT_TRUE(set) << set.error().message;
   for (uint32_t qid : {1u, 2u}) {
     EXPECT_EQ(Queue(qid).controller_mode(), v1::CONTROLLER_MODE_OFF) << qid;
@@ -120,14 +120,14 @@ TEST_F(AgentLoop, OverridesAreCheckedAndExpire) {
   request.mutable_queue()->set_controller("uvnvme:7:0");
   request.mutable_queue()->set_queue(9);
   request.set_mode(v1::REAP_MODE_POLL);
-  EXPECT_EQ(agent_->SetQueueMode(request).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(agent_->api().SetQueueMode(request).error().code, ErrorCode::kNotFound);
   request.mutable_queue()->set_queue(3);
-  auto ineligible = agent_->SetQueueMode(request);
+  auto ineligible = agent_->api().SetQueueMode(request);
   EXPECT_EQ(ineligible.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(ineligible.error().message.find("admin queue"), std::string::npos);
   request.mutable_queue()->set_queue(1);
   request.set_duration_ns(5'000'000'000);
-  auto set = agent_->SetQueueMode(request);
+  auto set = agent_->api().SetQueueMode(request);
   ASSERT_TRUE(set) << set.error().message;
   EXPECT_EQ(set->queue().mode(), v1::REAP_MODE_POLL);
   EXPECT_EQ(set->queue().state(), v1::QUEUE_STATE_FORCED);
@@ -153,7 +153,7 @@ TEST_F(AgentPolicy, AConfigReloadMovesThePollThresholdGaugeAsSetPolicyDoes) {
 
   v1::SetPolicyRequest request;
   request.mutable_policy()->set_poll_threshold_ns(20'000);
-  ASSERT_TRUE(agent_->SetPolicy(request));
+  ASSERT_TRUE(agent_->api().SetPolicy(request));
   const std::string after_set = ThresholdLine(metrics_.Render(), 1);
   EXPECT_NE(after_set.find(" 2e-05"), std::string::npos) << "the gauge after SetPolicy: " << after_set;
 }

@@ -47,7 +47,7 @@ class AgentSwitch : public AgentLoop {
 TEST_F(AgentSwitch, TheTryStartsAtTheDriversSwitchNotAtTheLeversAcknowledgement) {
   DriverTellsWhenItSwitched();
   Start();
-  auto watch = agent_->WatchEvents({}, 64);
+  auto watch = agent_->api().WatchEvents({}, 64);
   Window(1, ReapMode::kInterrupt, 5 * kUs, 1);
   EXPECT_TRUE(published_before_lever_) << "the pending switch reaches the BPF side before the lever acts";
   const collect::QueueControl& control = collector_.controls[q1_];
@@ -157,7 +157,7 @@ TEST_F(AgentSwitch, AControlTheCollectorRefusesDegradesTheQueueVisibly) {
   EXPECT_TRUE(q.degraded());
   EXPECT_NE(q.degraded_reason().find("collector: cannot set the queue's BPF control"), std::string::npos)
       << q.degraded_reason();
-  const v1::GetStatusResponse status = agent_->GetStatus();
+  const v1::GetStatusResponse status = agent_->api().GetStatus();
   bool listed = false;
   for (const std::string& line : status.degraded()) listed |= line.find("queue table full") != std::string::npos;
   EXPECT_TRUE(listed);
@@ -171,7 +171,7 @@ TEST_F(AgentSwitch, APolicyWindowTheBpfSideCannotCountIsRefusedWithTheFieldNamed
   Start();
   v1::SetPolicyRequest request;
   request.mutable_policy()->set_window_completions(1u << 20);
-  auto set = agent_->SetPolicy(request);
+  auto set = agent_->api().SetPolicy(request);
   ASSERT_FALSE(set);
   EXPECT_NE(set.error().message.find("window_completions: must be in [1, 1048575] (got 1048576)"), std::string::npos)
       << set.error().message;

@@ -90,7 +90,7 @@ TEST(ProcfsCollector, TwoSnapshotsGivePerQueueDeltas) {
 
   auto counters = collector.ReadCounters(q1);
   ASSERT_TRUE(counters.ok());
-  EXPECT_EQ(counters->irq_completions, 210u);
+  EXPECT_EQ(counters->interrupts, 210u);
   EXPECT_EQ(collector.ObservedQueues().size(), 5u);  // nvme0q0..q2, loop0, nvme0n1
   EXPECT_EQ(collector.Stats().records, 3u);
 }

@@ -1,33 +1,12 @@
-// Keys, records and controls crossing the BPF boundary; the tracefs format parser.
+// Keys, records and controls crossing the BPF boundary (the keys themselves: vocabulary_test.cc); the tracefs
+// format parser.
 #include <gtest/gtest.h>
-
-#include <unordered_set>
 
 #include "agent/collect/feature_probe.h"
 #include "agent/collect/records.h"
 
 namespace nvmeadapt::collect {
 namespace {
-
-TEST(QueueKey, ToStringNamesEachSource) {
-  EXPECT_EQ((QueueKey{Source::kKernelNvme, 0, 1, 0}).ToString(), "kernel:nvme0:q1");
-  EXPECT_EQ((QueueKey{Source::kBlock, (7u << 20) | 3u, 1, 0}).ToString(), "block:7:3:q1");
-  EXPECT_EQ((QueueKey{Source::kUvnvme, 0, 2, 1234}).ToString(), "uvnvme:1234:c0:q2");
-  EXPECT_EQ((QueueKey{Source::kSpdk, 0x7fff, 0x12345678, 99}).ToString(), "spdk:99:0x00007fff12345678");
-  EXPECT_EQ(SourceName(Source::kUvnvme), "uvnvme");
-}
-
-TEST(QueueKey, HashSeparatesFields) {
-  std::unordered_set<QueueKey, QueueKeyHash> keys;
-  for (uint32_t v = 0; v < 4; ++v) {
-    keys.insert({Source::kUvnvme, v, 0, 0});
-    keys.insert({Source::kUvnvme, 0, v, 0});
-    keys.insert({Source::kUvnvme, 0, 0, v});
-    keys.insert({Source::kBlock, v, 0, 0});
-  }
-  EXPECT_EQ(keys.size(), 14u);  // 10 uvnvme keys ((0,0,0) once) and 4 block keys
-  EXPECT_NE(QueueKeyHash{}({Source::kUvnvme, 1, 2, 3}), QueueKeyHash{}({Source::kUvnvme, 3, 2, 1}));
-}
 
 TEST(BpfRecords, KeysRoundTrip) {
   const QueueKey key{Source::kSpdk, 0xdead, 0xbeef, 42};

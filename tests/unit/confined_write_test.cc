@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "agent/actuate/sysfs_levers.h"
+#include "agent/actuate/adaptive_poll_lever.h"
 #include "common/files.h"
 #include "tests/unit/lever_printers.h"
 #include "tests/unit/test_fs.h"

@@ -1,5 +1,11 @@
-// The edges of each rule: exactly at a bound is on one side, one unit past it on the other.
+// The edges of each rule: exactly at a bound is on one side, one unit past it on the other. Then the four edge
+// cases of issue 33: a try whose load ended, the BPF side's early record against the credit (its BPF half:
+// tests/bpf/switch_window_test.cc), idle time, the bounded window counts and a failed counter read.
+#include <gtest/gtest.h>
+
 #include "agent/engine/policy.h"
+#include "agent/engine/policy_fields.h"
+#include "agent/engine/trace.h"
 #include "tests/unit/engine_fixture.h"
 
 namespace nvmeadapt::engine::testing {
@@ -129,49 +135,169 @@ TEST_F(EngineEdges, MaxPollWindowsOfOneRemeasuresAfterEverySuccess) {
   EXPECT_TRUE(d->Switches());
 }
 
-TEST(PolicyValidation, DefaultsAreThePatchDefaults) {
-  Policy p;
-  EXPECT_EQ(p.window_completions, 8192u);
-  EXPECT_EQ(p.poll_threshold, 10'000);
-  EXPECT_EQ(p.pace_slack, 20'000);
-  EXPECT_EQ(p.max_failures, 3u);
-  EXPECT_EQ(p.backoff_windows, 64u);
-  EXPECT_EQ(p.max_poll_windows, 64u);
-  EXPECT_EQ(p.timer_granularity, 1'000'000);
-  EXPECT_EQ(p.mode, ControllerMode::kOff);
-  EXPECT_TRUE(ValidatePolicy(p));
-}
-
-struct BadPolicyCase {
-  const char* name;
-  const char* field;
-  void (*spoil)(Policy&);
+class EngineEdgeCases : public EngineFixture {
+ protected:
+  static Policy WithStallBackoff() {
+    Policy p = Adaptive();
+    p.stall_backoff = true;
+    return p;
+  }
+  // The try in flight reaped 2 completions in 10 us, then none for 2 ms.
+  std::optional<Decision> QuietFor2ms(QueueHandle q, std::optional<uint32_t> in_flight, bool known = true) {
+    const Nanos start = now_;
+    now_ += 2'000'000;
+    WindowProgress progress{start, 2, start + 10 * kUs};
+    progress.in_flight = in_flight;
+    progress.known = known;
+    return engine_.OnTimer(q, now_, progress);
+  }
 };
 
-class PolicyRefusal : public ::testing::TestWithParam<BadPolicyCase> {};
-
-TEST_P(PolicyRefusal, NamesTheField) {
-  Policy p;
-  GetParam().spoil(p);
-  Status status = ValidatePolicy(p);
-  ASSERT_FALSE(status);
-  EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(status.error().message.find(std::string("policy.") + GetParam().field), std::string::npos)
-      << status.error().message;
+TEST_F(EngineEdgeCases, ATryWhoseQueueHasNothingInFlightEndsWithoutAFailure) {
+  const QueueHandle q = Add(WithStallBackoff());
+  StartTry(q);
+  auto d = QuietFor2ms(q, 0u);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->reason, Reason::kDrained);
+  EXPECT_TRUE(d->Switches());
+  EXPECT_EQ(d->to, ReapMode::kInterrupt);
+  EXPECT_FALSE(d->backoff_started);
+  EXPECT_EQ(engine_.View(q).failures, 0u);
+  EXPECT_EQ(engine_.View(q).state, QueueState::kMeasuring);
+  StartTry(q);  // the next load is measured and tried as a new one
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Fields, PolicyRefusal,
-    ::testing::Values(
-        BadPolicyCase{"ZeroWindow", "window_completions", [](Policy& p) { p.window_completions = 0; }},
-        BadPolicyCase{"HugeWindow", "window_completions", [](Policy& p) { p.window_completions = kMaxWindowCompletions + 1; }},
-        BadPolicyCase{"ZeroThreshold", "poll_threshold_ns", [](Policy& p) { p.poll_threshold = 0; }},
-        BadPolicyCase{"NegativeSlack", "pace_slack_ns", [](Policy& p) { p.pace_slack = -1; }},
-        BadPolicyCase{"ZeroMaxFailures", "max_failures", [](Policy& p) { p.max_failures = 0; }},
-        BadPolicyCase{"ZeroMaxPollWindows", "max_poll_windows", [](Policy& p) { p.max_poll_windows = 0; }},
-        BadPolicyCase{"TinyTimer", "timer_granularity_ns", [](Policy& p) { p.timer_granularity = 9'999; }},
-        BadPolicyCase{"UnknownMode", "mode", [](Policy& p) { p.mode = static_cast<ControllerMode>(42); }}),
-    [](const ::testing::TestParamInfo<BadPolicyCase>& info) { return std::string(info.param.name); });
+TEST_F(EngineEdgeCases, ATryWithWorkInFlightOrUnknownStillStalls) {
+  const QueueHandle q = Add(WithStallBackoff());
+  StartTry(q);
+  auto d = QuietFor2ms(q, 3u);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->reason, Reason::kStalled);
+  EXPECT_TRUE(d->backoff_started);
+  const QueueHandle unknown = Add(WithStallBackoff());
+  StartTry(unknown);
+  d = QuietFor2ms(unknown, std::nullopt);  // the collector cannot tell: work is assumed in flight
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->reason, Reason::kStalled);
+}
+
+// The window's first early record was sent before the kept window's credit reached the BPF side: the
+// engine forgives it. The BPF side sends another once the looser limit arrived, and the engine acts on it
+// within the window instead of waiting for its end.
+TEST_F(EngineEdgeCases, ACreditTheBpfSideDidNotKnowYetDoesNotBlindTheRestOfTheWindow) {
+  Policy p = Adaptive();
+  p.pace_credit = 100 * kUs;
+  const QueueHandle q = Add(p);
+  StartTry(q);
+  Poll(q, 3 * kUs * kWindow);
+  EXPECT_FALSE(Miss(q, 9, 105 * kUs)) << "within 45 + 20 + 100 us: forgiven";
+  auto second = Miss(q, 40, 400 * kUs);  // the same window, far behind 200 + 20 + 100 us
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->reason, Reason::kBehindPace);
+  EXPECT_EQ(second->pace_index, 40u);
+  EXPECT_EQ(second->limit, 320 * kUs);
+  EXPECT_EQ(engine_.View(q).rejected_pace_misses, 1u);
+}
+
+TEST_F(EngineEdgeCases, AFailedCounterReadDuringALongPollingRunIsNotAStall) {
+  const QueueHandle q = Add();
+  StartTry(q);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(Poll(q, 4 * kUs * kWindow)->reason, Reason::kPollWindowFaster);
+  // The agent's fallback when the read fails: the window from the mode's start, nothing known of it.
+  WindowProgress unread{now_ - 10 * 4 * kUs * kWindow, 0};
+  unread.known = false;
+  EXPECT_FALSE(engine_.OnTimer(q, now_ + 5'000'000, unread));
+  EXPECT_EQ(engine_.View(q).state, QueueState::kPolling);
+}
+
+TEST_F(EngineEdgeCases, ATimerLineCarriesNothingInFlightAndAFailedReadToReplay) {
+  const std::string trace = "queue q eligible=1 mode=adaptive window=16 stall_backoff=1\n"
+                            "window q interrupt 16 0 80000\n";  // 5 us per completion: try
+  WindowProgress drained{80000, 2, 90000};
+  drained.in_flight = 0;
+  WindowProgress unread{80000, 0};
+  unread.known = false;
+  const std::string drained_line = FormatTimerLine("q", 2'000'000, drained);
+  const std::string unread_line = FormatTimerLine("q", 2'000'000, unread);
+  EXPECT_EQ(drained_line, "timer q 2000000 80000 2 90000 inflight=0");
+  EXPECT_EQ(unread_line, "timer q 2000000 80000 0 0 unread=1");
+  auto replayed = ReplayTrace(trace + unread_line + "\n" + drained_line + "\n");
+  ASSERT_TRUE(replayed) << replayed.error().message;
+  ASSERT_EQ(replayed->size(), 2u);  // the try, then the drained end; the unread look decided nothing
+  EXPECT_NE(replayed->back().find("reason=drained"), std::string::npos) << replayed->back();
+  EXPECT_FALSE(ReplayTrace(trace + "timer q 2000000 80000 2 90000 inflight=x\n"));
+}
+
+TEST_F(EngineEdgeCases, TheTwoWindowCountsAreBounded) {
+  for (const char* name : {"backoff_windows", "max_poll_windows"}) {
+    const PolicyField* field = FindPolicyField(name);
+    ASSERT_NE(field, nullptr) << name;
+    Policy p = Adaptive();
+    field->set(p, field->max);
+    EXPECT_TRUE(ValidatePolicy(p)) << name;
+    field->set(p, 4'000'000'000);  // a permanent backoff, a run never re-measured
+    Status status = ValidatePolicy(p);
+    ASSERT_FALSE(status) << name;
+    EXPECT_NE(status.error().message.find(std::string("policy.") + name), std::string::npos) << status.error().message;
+  }
+}
+
+TEST_F(EngineEdgeCases, LevelsDecayAfterIdleTime) {
+  Policy p = Adaptive();
+  p.max_backoff_windows = 1024;
+  p.max_poll_run_windows = 1024;
+  const QueueHandle q = Add(p);
+  // Two backoffs in a row: the next would be 256 windows.
+  for (int backoff = 0; backoff < 2; ++backoff) {
+    for (int i = 0; i < 3; ++i) {
+      StartTry(q);
+      ASSERT_EQ(Poll(q, 5 * kUs * kWindow)->reason, Reason::kNotFaster);
+    }
+    while (engine_.View(q).state == QueueState::kBackoff) Interrupt(q, 5 * kUs * kWindow);
+  }
+  for (int i = 0; i < 3; ++i) {
+    StartTry(q);
+    ASSERT_EQ(Poll(q, 5 * kUs * kWindow)->reason, Reason::kNotFaster);
+  }
+  ASSERT_EQ(engine_.View(q).backoff_left, 256u);
+  ASSERT_EQ(engine_.View(q).backoff_level, 3u);
+  // A window just under 8 x its baseline's length is load, however slow: the backoff goes on.
+  auto d = Interrupt(q, 8 * 5 * kUs * kWindow - 1);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->reason, Reason::kBackingOff);
+  // The queue idled: its next window took 8 x as long. The backoff ends and the levels start again.
+  d = Interrupt(q, 8 * 5 * kUs * kWindow);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->reason, Reason::kLoadChanged);
+  EXPECT_EQ(engine_.View(q).state, QueueState::kMeasuring);
+  EXPECT_EQ(engine_.View(q).backoff_level, 0u);
+  for (int i = 0; i < 3; ++i) {
+    StartTry(q);
+    ASSERT_EQ(Poll(q, 5 * kUs * kWindow)->reason, Reason::kNotFaster);
+  }
+  EXPECT_EQ(engine_.View(q).backoff_left, 64u);
+}
+
+TEST_F(EngineEdgeCases, IdleTimeAlsoStartsTheRunLengthAgain) {
+  Policy p = Adaptive();
+  p.max_poll_windows = 2;
+  p.max_poll_run_windows = 16;
+  const QueueHandle q = Add(p);
+  StartTry(q, 1 * kUs);
+  for (int run = 0; run < 2; ++run) {  // two re-measures that keep polling: the next run is 8 windows
+    while (Poll(q, kUs / 2 * kWindow)->reason != Reason::kMaxPollWindows) {}
+    ASSERT_EQ(Interrupt(q, 1 * kUs * kWindow)->reason, Reason::kWindowFast);
+  }
+  ASSERT_EQ(engine_.View(q).poll_run_level, 2u);
+  while (Poll(q, kUs / 2 * kWindow)->reason != Reason::kMaxPollWindows) {}
+  // The re-measure's window took 8 x its baseline's length (the queue idled), and is still fast enough to
+  // try: a new try, its run max_poll_windows long, not a resumed run.
+  auto d = Interrupt(q, 8 * kUs * kWindow);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->reason, Reason::kWindowFast);
+  EXPECT_EQ(engine_.View(q).poll_run_level, 0u);
+  EXPECT_EQ(engine_.View(q).pace_credit, 0);
+}
 
 }  // namespace
 }  // namespace nvmeadapt::engine::testing

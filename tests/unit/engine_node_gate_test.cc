@@ -1,6 +1,6 @@
-// The node gate (agent/engine/node_gate.h) between the real engine and the node layer: a deferred try leaves
-// the queue measuring with no failure counted and is deferred again at its next fast window; an admitted
-// try's verdict and the end of its run reach the node layer.
+// The node gate (agent/engine/node_gate.h) between the real engine and the node layer: a deferred try is never
+// committed, the queue measuring on with no failure counted and deferred again at its next fast window; an
+// admitted try's verdict and the end of its run reach the node layer.
 #include <gtest/gtest.h>
 
 #include "agent/engine/node_gate.h"
@@ -17,19 +17,20 @@ class NodeGateTest : public EngineFixture {
     node_.SetSettings(settings);
   }
 
-  // The engine's decision on a fast measuring window, put to the gate; a deferral is followed as the
-  // daemon does: the engine told the queue stayed in interrupt mode.
-  GateOutcome FastWindow(QueueHandle q) {
-    const std::optional<Decision> d = Interrupt(q, 5 * kUs * kWindow);
-    EXPECT_TRUE(d && NodeGate::StartsTry(*d));
-    if (!d) return {};
-    GateOutcome outcome = gate_.OnDecision(*d);
-    if (outcome.deferred) (void)engine_.OnLeverResult(q, ReapMode::kInterrupt, now_);
-    return outcome;
+  // A fast measuring window through the gate: the try it starts, admitted or deferred (the window's own
+  // decision, the last the gate hands on).
+  Decision FastWindow(QueueHandle q) {
+    const WindowRecord record{q, ReapMode::kInterrupt, kWindow, now_, now_ + 5 * kUs * kWindow, std::nullopt};
+    now_ = record.end;
+    const std::vector<GatedDecision> decisions = gate_.OnWindow(engine_, record);
+    EXPECT_FALSE(decisions.empty());
+    if (decisions.empty()) return {};
+    EXPECT_TRUE(NodeGate::StartsTry(decisions.back().decision));
+    return decisions.back().decision;
   }
 
-  NodeLayer node_;
-  NodeGate gate_{node_};
+  NodeGate gate_;
+  NodeLayer& node_ = gate_.layer();
 };
 
 TEST_F(NodeGateTest, AHogOnTheReapingCpuDefersEveryTryWithNoFailureCounted) {
@@ -37,7 +38,7 @@ TEST_F(NodeGateTest, AHogOnTheReapingCpuDefersEveryTryWithNoFailureCounted) {
   node_.SetQueue(q, NodeQueue{0, std::nullopt, std::nullopt});
   for (int i = 0; i < 5; ++i) {
     (void)node_.OnFacts(NodeFacts{now_, {1.0}, std::nullopt, std::nullopt});
-    const GateOutcome outcome = FastWindow(q);
+    const Decision outcome = FastWindow(q);
     ASSERT_TRUE(outcome.deferred) << "try " << i;
     EXPECT_EQ(NodeReasonName(*outcome.deferred), "cpu_busy");
     const QueueView view = engine_.View(q);
@@ -61,13 +62,13 @@ TEST_F(NodeGateTest, TheTrysVerdictAndTheRunsEndReachTheNodeLayer) {
   const std::optional<Decision> kept = Poll(a, 4 * kUs * kWindow);
   ASSERT_TRUE(kept);
   ASSERT_EQ(kept->reason, Reason::kPollWindowFaster);
-  (void)gate_.OnDecision(*kept);
+  gate_.Follow(*kept);
   EXPECT_FALSE(node_.Trying(a));
   EXPECT_TRUE(node_.Polling(a));
   const std::optional<Decision> lost = Poll(a, 6 * kUs * kWindow);  // slower than its baseline
   ASSERT_TRUE(lost);
   ASSERT_EQ(lost->to, ReapMode::kInterrupt);
-  (void)gate_.OnDecision(*lost);
+  gate_.Follow(*lost);
   EXPECT_FALSE(node_.Polling(a));
 }
 
@@ -77,17 +78,20 @@ TEST_F(NodeGateTest, ShadowDecisionsAndForcedPollingAreNeverDeferred) {
   const QueueHandle s = Add(shadow);
   node_.SetQueue(s, NodeQueue{0, std::nullopt, std::nullopt});
   (void)node_.OnFacts(NodeFacts{now_, {1.0}, std::nullopt, std::nullopt});
-  const std::optional<Decision> would = Interrupt(s, 5 * kUs * kWindow);
-  ASSERT_TRUE(would && would->shadow);
-  EXPECT_FALSE(gate_.OnDecision(*would).deferred);
+  const WindowRecord fast{s, ReapMode::kInterrupt, kWindow, now_, now_ + 5 * kUs * kWindow, std::nullopt};
+  const std::vector<GatedDecision> would = gate_.OnWindow(engine_, fast);
+  ASSERT_EQ(would.size(), 1u);
+  ASSERT_TRUE(would[0].decision.shadow);
+  EXPECT_FALSE(would[0].decision.deferred);
   EXPECT_FALSE(node_.Polling(s));
 
+  // A forced mode is no try: the gate follows it (it is never put to the layer) and counts its polling.
   Decision forced;
   forced.queue = 7;
   forced.from = ReapMode::kInterrupt;
   forced.to = ReapMode::kPoll;
   forced.reason = Reason::kModeChanged;
-  EXPECT_FALSE(gate_.OnDecision(forced).deferred);
+  gate_.Follow(forced);
   EXPECT_TRUE(node_.Polling(7));  // counted in the budget all the same
 }
 
@@ -97,7 +101,7 @@ TEST_F(NodeGateTest, EndPollingTakesARunBackToMeasuringWithNoFailure) {
   ASSERT_FALSE(FastWindow(q).deferred);
   const std::optional<Decision> kept = Poll(q, 4 * kUs * kWindow);
   ASSERT_TRUE(kept && kept->reason == Reason::kPollWindowFaster);
-  (void)gate_.OnDecision(*kept);
+  gate_.Follow(*kept);
   const std::optional<Decision> ended = engine_.EndPolling(q, now_);
   ASSERT_TRUE(ended);
   EXPECT_EQ(ended->reason, Reason::kNodeEnded);
@@ -108,7 +112,7 @@ TEST_F(NodeGateTest, EndPollingTakesARunBackToMeasuringWithNoFailure) {
   const QueueView view = engine_.View(q);
   EXPECT_EQ(view.state, QueueState::kMeasuring);
   EXPECT_EQ(view.failures, 0u);
-  (void)gate_.OnDecision(*ended);
+  gate_.Follow(*ended);
   EXPECT_FALSE(node_.Polling(q));
   EXPECT_FALSE(engine_.EndPolling(q, now_)) << "a measuring queue has no run to end";
 }

@@ -7,10 +7,10 @@
 #include <memory>
 #include <mutex>
 
-#include "agent/daemon/device_identity.h"
-#include "agent/daemon/journal.h"
+#include "agent/state/device_identity.h"
+#include "agent/state/journal.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 namespace {
 
 v1::JournalEntry Entry(const std::string& target, const std::string& safe, const std::string& applied) {
@@ -289,4 +289,4 @@ TEST(DeviceIdentity, AProcessIsItsPidAndStartTimeAndAControllerItsAddressAndSeri
 }
 
 }  // namespace
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

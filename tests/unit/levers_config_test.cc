@@ -1,4 +1,5 @@
-// The `levers` section of the config: parsing from JSON, defaults, and refusals that name the field.
+// The `levers` section of the config: parsing from JSON, defaults, and refusals that name the field (which
+// lever may serve which controller is the levers' to refuse: actuate_resolver_test.cc).
 #include <gtest/gtest.h>
 
 #include "agent/config/config_file.h"
@@ -6,7 +7,6 @@
 
 namespace nvmeadapt::config {
 namespace {
-
 
 TEST(LeversConfig, AFullSectionParses) {
   auto config = ParseConfigJson(R"({"levers": {
@@ -44,8 +44,8 @@ TEST(LeversConfig, DefaultsWithoutASection) {
   auto settings = LeverSettingsFromConfig(*config);
   ASSERT_TRUE(settings);
   const LeverSettings defaults;
-  EXPECT_EQ(settings->kernel_lever, LeverKind::kAuto);
-  EXPECT_EQ(settings->uvnvme_lever, LeverKind::kAuto);
+  EXPECT_EQ(settings->kernel_lever, std::nullopt) << "AUTO";
+  EXPECT_EQ(settings->uvnvme_lever, std::nullopt) << "AUTO";
   EXPECT_EQ(settings->adaptive_poll_path_template, defaults.adaptive_poll_path_template);
   EXPECT_EQ(settings->adaptive_poll_on_value, "1");
   EXPECT_EQ(settings->adaptive_poll_off_value, "0");
@@ -99,16 +99,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Refusal{"UnknownLeverName", R"({"levers": {"kernelLever": "LEVER_KIND_MAGIC"}})", "LEVER_KIND_MAGIC"},
         Refusal{"UnknownLeverNumber", R"({"levers": {"kernelLever": 42}})", "levers.kernel_lever: unknown lever 42"},
-        Refusal{"SocketForKernel", R"({"levers": {"kernelLever": "LEVER_KIND_UVNVME_SOCKET"}})", "levers.kernel_lever"},
-        Refusal{"GsimForUvnvme", R"({"levers": {"uvnvmeLever": "LEVER_KIND_GSIM"}})", "levers.uvnvme_lever"},
         Refusal{"BadControllerName", R"({"levers": {"controllers": [{"controller": "sda", "lever": 2}]}})",
                 "levers.controllers[0].controller"},
         Refusal{"TwiceTheSameController",
                 R"({"levers": {"controllers": [{"controller": "nvme0"}, {"controller": "nvme0"}]}})",
                 "levers.controllers[1].controller"},
-        Refusal{"KernelLeverForUvnvme",
-                R"({"levers": {"controllers": [{"controller": "uvnvme:1:0", "lever": "LEVER_KIND_COALESCING"}]}})",
-                "levers.controllers[0].lever"},
         Refusal{"TemplateWithoutController", R"({"levers": {"adaptivePollPathTemplate": "{sysfs}/x"}})",
                 "levers.adaptive_poll_path_template: '{sysfs}/x' is not an attribute the adaptive-poll lever owns"},
         Refusal{"TemplateUnknownPlaceholder",
@@ -140,9 +135,6 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"OneDigestDeclared",
                 R"({"levers": {"controllers": [{"controller": "nvme1", "lever": "LEVER_KIND_TCP_RECONNECT", "hdrDigest": true}]}})",
                 "levers.controllers[0].hdr_digest: hdr_digest and data_digest are declared together"},
-        Refusal{"DigestsForAnotherLever",
-                R"({"levers": {"controllers": [{"controller": "nvme1", "lever": "LEVER_KIND_GSIM", "hdrDigest": false, "dataDigest": false}]}})",
-                "levers.controllers[0].hdr_digest: digests are declared for the tcp_reconnect lever only"},
         Refusal{"RelativeNvmeCliConfig", R"({"levers": {"nvmeCliConfig": "nvme.json"}})", "levers.nvme_cli_config"},
         Refusal{"UnknownField", R"({"levers": {"dryRunn": true}})", "dryRunn"}));
 

@@ -99,8 +99,12 @@ class MetricsExposition : public ::testing::Test {
     collect::QueueCounters counters;
     counters.completions = 8192;
     counters.bytes = 8192 * 4096;
-    counters.irq_completions = 8000;
+    counters.interrupt_completions = 8000;
     counters.poll_completions = 192;
+    counters.interrupts = 1000;
+    counters.abandoned_completions = 3;
+    counters.pace_miss_retries = 1;
+    counters.wakeups = 1000;
     counters.interval_histogram[12] = 8192;
     metrics_->SetPollThreshold(queue, 10'000);
     metrics_->UpdateQueue(queue, counters, ReapMode::kPoll);

@@ -2,6 +2,7 @@
 
 #include "agent/config/profiles.h"
 #include "agent/daemon/policy_book.h"
+#include "agent/engine/policy_fields.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -27,7 +28,9 @@ TEST(PolicyBook, AWindowBelowTheFloorIsRefusedAtEveryLevel) {
   auto queue = Book().With(request);
   ASSERT_FALSE(queue);
   EXPECT_NE(queue.error().message.find("nvme0:q2"), std::string::npos) << queue.error().message;
-  request.mutable_policy()->set_window_completions(kMinWindowCompletions);
+  const int64_t floor = engine::FindPolicyField("window_completions")->level_min;  // the table's, stated once
+  ASSERT_EQ(floor, 16);
+  request.mutable_policy()->set_window_completions(static_cast<uint32_t>(floor));
   EXPECT_TRUE(Book().With(request));
 }
 

@@ -28,22 +28,22 @@ std::string PolicyInfoLine(const std::string& scrape) {
 TEST_F(PolicyReset, policy_reset_goes_back_to_the_file_and_every_view_says_which_is_in_force) {
   policies_.mutable_policy()->set_pace_slack_ns(30'000);
   Start();
-  EXPECT_EQ(agent_->GetPolicy().origin().source(), v1::POLICY_SOURCE_CONFIG_FILE);
+  EXPECT_EQ(agent_->api().GetPolicy().origin().source(), v1::POLICY_SOURCE_CONFIG_FILE);
   EXPECT_NE(PolicyInfoLine(metrics_.Render()).find("source=\"config_file\""), std::string::npos);
-  const std::string file_hash = agent_->GetPolicy().origin().hash();
+  const std::string file_hash = agent_->api().GetPolicy().origin().hash();
   ASSERT_EQ(file_hash.size(), 16u);
 
   v1::SetPolicyRequest set;
   set.mutable_policy()->set_pace_slack_ns(50'000);
   set.set_caller("uid 0 (unix:/run/agent.sock)");
   now_ += 1'000'000'000;
-  ASSERT_TRUE(agent_->SetPolicy(set));
-  const v1::PolicyOrigin origin = agent_->GetPolicy().origin();
+  ASSERT_TRUE(agent_->api().SetPolicy(set));
+  const v1::PolicyOrigin origin = agent_->api().GetPolicy().origin();
   EXPECT_EQ(origin.source(), v1::POLICY_SOURCE_API);
   EXPECT_EQ(origin.set_by(), "uid 0 (unix:/run/agent.sock)");
   EXPECT_GT(origin.set_unix_ns(), 0);
   EXPECT_NE(origin.hash(), file_hash);
-  EXPECT_EQ(agent_->GetStatus().policy_origin().source(), v1::POLICY_SOURCE_API);
+  EXPECT_EQ(agent_->api().GetStatus().policy_origin().source(), v1::POLICY_SOURCE_API);
   const std::string info = PolicyInfoLine(metrics_.Render());
   EXPECT_NE(info.find("source=\"api\""), std::string::npos) << info;
   EXPECT_NE(info.find("hash=\"" + origin.hash() + "\""), std::string::npos) << info;
@@ -56,15 +56,15 @@ TEST_F(PolicyReset, policy_reset_goes_back_to_the_file_and_every_view_says_which
   // A restart keeps it, and who set it.
   agent_.reset();
   Start();
-  EXPECT_EQ(agent_->GetPolicy().origin().set_by(), "uid 0 (unix:/run/agent.sock)");
-  EXPECT_EQ(agent_->GetPolicy().policy().policy().pace_slack_ns(), 50'000);
+  EXPECT_EQ(agent_->api().GetPolicy().origin().set_by(), "uid 0 (unix:/run/agent.sock)");
+  EXPECT_EQ(agent_->api().GetPolicy().policy().policy().pace_slack_ns(), 50'000);
 
   v1::SetPolicyRequest reset;
   reset.set_reset(true);
-  ASSERT_TRUE(agent_->SetPolicy(reset));
-  EXPECT_EQ(agent_->GetPolicy().origin().source(), v1::POLICY_SOURCE_CONFIG_FILE);
-  EXPECT_EQ(agent_->GetPolicy().policy().policy().pace_slack_ns(), 30'000);
-  EXPECT_EQ(agent_->GetPolicy().origin().hash(), file_hash);
+  ASSERT_TRUE(agent_->api().SetPolicy(reset));
+  EXPECT_EQ(agent_->api().GetPolicy().origin().source(), v1::POLICY_SOURCE_CONFIG_FILE);
+  EXPECT_EQ(agent_->api().GetPolicy().policy().policy().pace_slack_ns(), 30'000);
+  EXPECT_EQ(agent_->api().GetPolicy().origin().hash(), file_hash);
   EXPECT_FALSE(Exists(state_dir_ + "/policy.json"));
   EXPECT_EQ(collector_.controls[UvnvmeQueue(1).key.ToString()].pace_slack, 30'000);
   EXPECT_NE(PolicyInfoLine(metrics_.Render()).find("source=\"config_file\""), std::string::npos);
@@ -80,17 +80,17 @@ TEST_F(PolicyReset, policy_reset_needless_where_the_file_is_authoritative) {
   file_authoritative_ = true;
   policies_.mutable_policy()->set_pace_slack_ns(30'000);
   Start();
-  EXPECT_TRUE(agent_->GetPolicy().origin().file_authoritative());
+  EXPECT_TRUE(agent_->api().GetPolicy().origin().file_authoritative());
   v1::SetPolicyRequest set;
   set.mutable_policy()->set_pace_slack_ns(50'000);
-  ASSERT_TRUE(agent_->SetPolicy(set));
-  EXPECT_EQ(agent_->GetPolicy().origin().source(), v1::POLICY_SOURCE_API);
+  ASSERT_TRUE(agent_->api().SetPolicy(set));
+  EXPECT_EQ(agent_->api().GetPolicy().origin().source(), v1::POLICY_SOURCE_API);
   EXPECT_FALSE(Exists(state_dir_ + "/policy.json")) << "persisted although the file is authoritative";
   auto reload = agent_->ReloadConfigPolicies(policies_);
   ASSERT_TRUE(reload);
   EXPECT_TRUE(reload->policy_applied) << reload->why_not;
-  EXPECT_EQ(agent_->GetPolicy().origin().source(), v1::POLICY_SOURCE_CONFIG_FILE);
-  EXPECT_EQ(agent_->GetPolicy().policy().policy().pace_slack_ns(), 30'000);
+  EXPECT_EQ(agent_->api().GetPolicy().origin().source(), v1::POLICY_SOURCE_CONFIG_FILE);
+  EXPECT_EQ(agent_->api().GetPolicy().policy().policy().pace_slack_ns(), 30'000);
 }
 
 }  // namespace

@@ -167,7 +167,7 @@ using AgentRoster = AgentLoop;
 TEST_F(AgentRoster, AnObserveOnlyAgentKeepsItsQueuesAcrossScans) {
   collector_.observe_only = true;
   Start();
-  auto watch = agent_->WatchEvents({}, 64);
+  auto watch = agent_->api().WatchEvents({}, 64);
   now_ += 1'000'000'000'000;
   agent_->RunOnce();
   EXPECT_GE(discovery_.scans, 2);

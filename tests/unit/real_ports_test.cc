@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "agent/daemon/device_identity.h"
 #include "agent/daemon/real_ports.h"
+#include "agent/state/device_identity.h"
+#include "agent/state/startup_restore.h"
 #include "tests/unit/fake_admin_device.h"
 #include "tests/unit/fake_uvnvme.h"
 #include "tests/unit/test_fs.h"
@@ -71,15 +72,15 @@ TEST_F(RealPorts, DiscoveryReportsEveryQueueWithItsEligibility) {
 // The stable ID is the drive's serial and subsystem NQN (PCIe: another slot keeps it) or a fabrics host's
 // connection; discovery gives it with the facts selectors match.
 TEST_F(RealPorts, stable_identity_is_serial_and_nqn_for_pcie_and_the_connection_for_fabrics) {
-  const std::string pcie = StableControllerId("pcie", "0000:00:05.0", "nqn.2019-08.org.qemu:deadbeef", "deadbeef");
+  const std::string pcie = state::StableControllerId("pcie", "0000:00:05.0", "nqn.2019-08.org.qemu:deadbeef", "deadbeef");
   EXPECT_EQ(pcie.size(), 21u);
   EXPECT_EQ(pcie.rfind("nvme-", 0), 0u);
-  EXPECT_EQ(StableControllerId("pcie", "0000:3b:00.0", "nqn.2019-08.org.qemu:deadbeef", "deadbeef"), pcie);
-  EXPECT_NE(StableControllerId("pcie", "0000:00:05.0", "nqn.2019-08.org.qemu:deadbeef", "cafe"), pcie);
+  EXPECT_EQ(state::StableControllerId("pcie", "0000:3b:00.0", "nqn.2019-08.org.qemu:deadbeef", "deadbeef"), pcie);
+  EXPECT_NE(state::StableControllerId("pcie", "0000:00:05.0", "nqn.2019-08.org.qemu:deadbeef", "cafe"), pcie);
   const std::string tcp = "traddr=10.0.0.2,trsvcid=4420";
-  EXPECT_EQ(StableControllerId("tcp", tcp + ",src_addr=10.0.0.9", "nqn.x", "S1"), StableControllerId("tcp", tcp, "nqn.x", "S1"));
-  EXPECT_NE(StableControllerId("tcp", "traddr=10.0.0.3,trsvcid=4420", "nqn.x", "S1"), StableControllerId("tcp", tcp, "nqn.x", "S1"));
-  EXPECT_EQ(StableControllerId("pcie", "0000:00:05.0", "", ""), "");
+  EXPECT_EQ(state::StableControllerId("tcp", tcp + ",src_addr=10.0.0.9", "nqn.x", "S1"), state::StableControllerId("tcp", tcp, "nqn.x", "S1"));
+  EXPECT_NE(state::StableControllerId("tcp", "traddr=10.0.0.3,trsvcid=4420", "nqn.x", "S1"), state::StableControllerId("tcp", tcp, "nqn.x", "S1"));
+  EXPECT_EQ(state::StableControllerId("pcie", "0000:00:05.0", "", ""), "");
 
   RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();
@@ -117,7 +118,7 @@ TEST_F(RealPorts, TheTargetsQueuesAreListedFromTheCollectorsCountsAndLeaveOnceId
   ASSERT_NE(discovery.snapshot()->Find("nvmet:c3"), nullptr) << "levers resolve the target from the snapshot";
 
   RealLevers levers(settings_, environment_, discovery);
-  EXPECT_EQ(levers.LeverFor(target), "dry_run") << "no lever switches a target queue on a stock kernel";
+  EXPECT_EQ(levers.LeverNameFor(target), "dry_run") << "no lever switches a target queue on a stock kernel";
   for (engine::ControllerMode asked : {engine::ControllerMode::kAdaptive, engine::ControllerMode::kPoll,
                                        engine::ControllerMode::kInterrupt, engine::ControllerMode::kShadow}) {
     EXPECT_EQ(levers.ModeFor(target, asked), engine::ControllerMode::kShadow)
@@ -143,7 +144,7 @@ TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePe
   ASSERT_TRUE(queues);
   RealLevers levers(settings_, environment_, discovery);
   const DiscoveredQueue q1 = Find(*queues, 1), q2 = Find(*queues, 2);
-  EXPECT_EQ(levers.LeverFor(q1), "adaptive_poll_sysfs");
+  EXPECT_EQ(levers.LeverNameFor(q1), "adaptive_poll_sysfs");
   // Adaptive on a controller-wide attribute: the kernel adapts, so the attribute is turned on.
   EXPECT_EQ(levers.ModeFor(q1, engine::ControllerMode::kAdaptive), engine::ControllerMode::kPoll);
   EXPECT_EQ(levers.ModeFor(q1, engine::ControllerMode::kShadow), engine::ControllerMode::kShadow);
@@ -207,7 +208,7 @@ TEST_F(RealPorts, ADryRunDaemonRestoresForRealAndJournalsNothingOfItsOwn) {
   EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n") << "a dry-run daemon restored in dry run";
 
   ASSERT_TRUE(crashed.Plan(Find(*queues, 1), ReapMode::kPoll)->Execute());
-  ASSERT_TRUE(RestoreWithFreshLever(entry, dry, environment_));
+  ASSERT_TRUE(state::RestoreWithFreshLever(entry, dry, environment_));
   EXPECT_EQ(ReadFile(tmp_ / kAttribute), "0\n");
 }
 
@@ -221,7 +222,7 @@ TEST_F(RealPorts, ApplyWithoutPlanAndVanishedQueuesAreErrors) {
   gone.controller = "nvme7";
   gone.qid = 1;
   EXPECT_EQ(levers.Plan(gone, ReapMode::kPoll).error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(levers.LeverFor(gone), "");
+  EXPECT_EQ(levers.LeverNameFor(gone), std::nullopt);
 }
 
 // One switch reads its device once: the plan that gives the journal its restore point is the one executed
@@ -261,7 +262,7 @@ TEST_F(RealPorts, ASwitchConnectsToTheControlSocketOnce) {
   ASSERT_TRUE(queues);
   ASSERT_EQ(queues->size(), 1u);
   RealLevers levers(settings_, environment_, discovery);
-  ASSERT_EQ(levers.LeverFor(queues->front()), "uvnvme_socket");
+  ASSERT_EQ(levers.LeverNameFor(queues->front()), "uvnvme_socket");
   const int connections = server.Connections();
   const size_t requests = server.Requests().size();
   auto plan = levers.Plan(queues->front(), ReapMode::kPoll);

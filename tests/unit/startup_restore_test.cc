@@ -7,12 +7,12 @@
 #include <filesystem>
 
 #include "agent/actuate/reconnect_lever.h"
-#include "agent/daemon/device_identity.h"
-#include "agent/daemon/journal.h"
-#include "agent/daemon/startup_restore.h"
+#include "agent/state/device_identity.h"
+#include "agent/state/journal.h"
+#include "agent/state/startup_restore.h"
 #include "tests/unit/test_fs.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 namespace {
 
 using nvmeadapt::testing::TempDir;
@@ -154,4 +154,4 @@ TEST_F(CrashRestore, ATcpHostWhoseTargetIsGoneIsDroppedWithWhyAndConnectsNothing
 }
 
 }  // namespace
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

@@ -3,11 +3,11 @@
 
 #include <optional>
 
-#include "agent/daemon/state_store.h"
-#include "agent/daemon/state_store_lock.h"
+#include "agent/state/state_store.h"
+#include "agent/state/state_store_lock.h"
 #include "common/files.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 namespace {
 
 class StateStoreTest : public ::testing::Test {
@@ -93,4 +93,4 @@ TEST_F(StateStoreTest, TheStateDirLockRefusesASecondHolderWithThePidOfTheFirst) 
 }
 
 }  // namespace
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

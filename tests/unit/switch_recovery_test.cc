@@ -25,7 +25,7 @@ TEST(SwitchRecovery, AFailureDegradesTheQueueNamingItsLeverAndBacksOffUpToAMinut
   SwitchRecovery recovery;
   ManagedQueue q = Queue("sysfs");
   EXPECT_TRUE(recovery.Failed(q, MakeError(ErrorCode::kUnavailable, "controller busy")));
-  EXPECT_TRUE(q.degraded);
+  EXPECT_TRUE(q.degraded());
   EXPECT_EQ(q.degraded_reason, "sysfs: controller busy");
   EXPECT_EQ(q.retry_delay, 1'000'000'000);
   EXPECT_TRUE(recovery.Failed(q, MakeError(ErrorCode::kIo, "sysfs: write failed")));
@@ -56,7 +56,7 @@ TEST(SwitchRecovery, AnAppliedSwitchMakesTheQueueWholeAndTheLeverAvailableAgain)
   EXPECT_EQ(Lever(before, "uvnvme")->errors(), 1u);
   EXPECT_EQ(q.retry_mode, ReapMode::kPoll);
   recovery.Applied(q);
-  EXPECT_FALSE(q.degraded);
+  EXPECT_FALSE(q.degraded());
   EXPECT_TRUE(q.degraded_reason.empty());
   EXPECT_FALSE(q.retry_mode);
   EXPECT_EQ(q.retry_delay, 0);

@@ -1,9 +1,10 @@
 // The vocabulary's tables: every name parses back to its value, the API numbers match the proto's value names
-// (what the CLI's words once came from), and the queue-name formats.
+// (what the CLI's words once came from), the queue-name formats and the collectors' queue keys.
 #include <gtest/gtest.h>
 
 #include <cctype>
 #include <string>
+#include <unordered_set>
 
 #include "agent/config/proto_enums.h"
 #include "agent/engine/types.h"
@@ -88,6 +89,26 @@ TEST(Vocabulary, QueueNames) {
   EXPECT_EQ(QueueObjectName("nvme0", 3), "nvme0 q3");
   EXPECT_EQ((QueueKey{Source::kNvmet, 1, 2, 0}).ToString(), "nvmet:c1:q2");
   EXPECT_EQ((QueueKey{static_cast<Source>(9), 1, 2, 3}).ToString(), "source9:3:1:2");
+}
+
+TEST(QueueKey, ToStringNamesEachSource) {
+  EXPECT_EQ((QueueKey{Source::kKernelNvme, 0, 1, 0}).ToString(), "kernel:nvme0:q1");
+  EXPECT_EQ((QueueKey{Source::kBlock, (7u << 20) | 3u, 1, 0}).ToString(), "block:7:3:q1");
+  EXPECT_EQ((QueueKey{Source::kUvnvme, 0, 2, 1234}).ToString(), "uvnvme:1234:c0:q2");
+  EXPECT_EQ((QueueKey{Source::kSpdk, 0x7fff, 0x12345678, 99}).ToString(), "spdk:99:0x00007fff12345678");
+  EXPECT_EQ(SourceName(Source::kUvnvme), "uvnvme");
+}
+
+TEST(QueueKey, HashSeparatesFields) {
+  std::unordered_set<QueueKey, QueueKeyHash> keys;
+  for (uint32_t v = 0; v < 4; ++v) {
+    keys.insert({Source::kUvnvme, v, 0, 0});
+    keys.insert({Source::kUvnvme, 0, v, 0});
+    keys.insert({Source::kUvnvme, 0, 0, v});
+    keys.insert({Source::kBlock, v, 0, 0});
+  }
+  EXPECT_EQ(keys.size(), 14u);  // 10 uvnvme keys ((0,0,0) once) and 4 block keys
+  EXPECT_NE(QueueKeyHash{}({Source::kUvnvme, 1, 2, 3}), QueueKeyHash{}({Source::kUvnvme, 3, 2, 1}));
 }
 
 }  // namespace

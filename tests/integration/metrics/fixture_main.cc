@@ -162,7 +162,7 @@ class Scenario {
     collect::QueueCounters& c = queue.counters;
     c.completions += count;
     c.bytes += count * kBlockBytes;
-    (queue.mode == ReapMode::kPoll ? c.poll_completions : c.irq_completions) += count;
+    (queue.mode == ReapMode::kPoll ? c.poll_completions : c.interrupt_completions) += count;
     const size_t bucket = std::min<size_t>(std::bit_width(static_cast<uint64_t>(std::max<engine::Nanos>(interval, 1))) - 1,
                                            collect::kHistBuckets - 1);
     c.interval_histogram[bucket] += count;

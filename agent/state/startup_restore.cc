@@ -1,8 +1,24 @@
-#include "agent/daemon/startup_restore.h"
+#include "agent/state/startup_restore.h"
 
-#include "agent/daemon/real_ports.h"
+namespace nvmeadapt::state {
 
-namespace nvmeadapt::daemon {
+Result<actuate::RestorePoint> RestorePointOf(const v1::JournalEntry& entry) {
+  auto point = actuate::RestorePoint::FromJson(entry.safe_value());
+  if (!point) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "journal entry for " + entry.target() + " has no usable restore point: " + point.error().message);
+  }
+  return point;
+}
+
+Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
+                             const actuate::LeverEnvironment& environment) {
+  NA_ASSIGN_OR_RETURN(const actuate::RestorePoint point, RestorePointOf(entry));
+  auto lever = actuate::MakeLever(point.lever, /*dry_run=*/false, settings, environment);
+  // One message that names the lever and the code, as the daemon reports lever errors.
+  if (auto restored = lever->Restore(point); !restored) return restored.error().Flattened();
+  return OkStatus();
+}
 
 RestoreRules SystemRestoreRules(const IdentityRoots& roots) {
   RestoreRules rules;
@@ -35,4 +51,4 @@ StartupRestore RestoreBeforeAnything(const std::string& state_dir, const config:
   return result;
 }
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "agent/daemon/state_store.h"
+#include "agent/state/state_store.h"
 #include "common/result.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 
 // What is known now to judge an entry by (docs/operations.md, "Restore"). Empty fields switch their rule off.
 struct RestoreRules {
@@ -92,4 +92,4 @@ class Journal {
 // "uvnvme:1:0 q2 uvnvme_socket uvnvme:1:0 q2": how an entry is named in reports.
 std::string DescribeEntry(const v1::JournalEntry& entry);
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

@@ -1,13 +1,13 @@
-#include "agent/daemon/journal.h"
+#include "agent/state/journal.h"
 
 #include <algorithm>
 #include <condition_variable>
 #include <optional>
 #include <thread>
 
-#include "common/vocabulary.h"
+#include "agent/actuate/lever_registry.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 namespace {
 
 // Records appended since the last compaction beyond which journal.json is rewritten and journal.log emptied:
@@ -182,8 +182,8 @@ Status Journal::RestoreAll(const RestoreFn& restore, const RestoreRules& rules, 
       Status status = TimeBoxed(restore, entry, rules.entry_time_box);
       if (status) {
         ++out.restored;
-        // A reconnect's safe value is the connection's arguments, DH-HMAC-CHAP secrets among them: never logged.
-        const bool secret = entry.lever() == LeverKindName(LeverKind::kTcpReconnect);
+        // A safe value that holds secrets (a reconnect's: DH-HMAC-CHAP among its arguments) is never logged.
+        const bool secret = actuate::RestoreValueIsSecret(entry.lever());
         out.lines.push_back("restored " + name + " = " + (secret ? "(its connection arguments)" : entry.safe_value()));
       } else if (status.error().code == ErrorCode::kNotFound) {
         drop_reason = "its target is gone: " + status.error().message;
@@ -209,4 +209,4 @@ Status Journal::RestoreAll(const RestoreFn& restore, const RestoreRules& rules, 
   return first_error;
 }
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

@@ -11,7 +11,7 @@
 #include "nvmeadapt/v1/config.pb.h"
 #include "nvmeadapt/v1/state.pb.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 
 class StateStore {
  public:
@@ -69,4 +69,4 @@ class StateStore {
   std::string dir_;
 };
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

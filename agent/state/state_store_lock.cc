@@ -1,4 +1,4 @@
-#include "agent/daemon/state_store_lock.h"
+#include "agent/state/state_store_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,7 +9,7 @@
 
 #include "common/files.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 namespace {
 
 std::string PidPath(const std::string& state_dir) { return state_dir + "/nvme-adaptd.pid"; }
@@ -52,4 +52,4 @@ StateDirLock::~StateDirLock() {
   if (fd_ >= 0) close(fd_);
 }
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 
 struct IdentityRoots {
   std::string sysfs_root = "/sys";
@@ -45,4 +45,4 @@ std::string CurrentIdentity(const std::string& controller, const IdentityRoots& 
 // device answers.
 std::string IdentityNow(const std::string& controller, const std::string& recorded, const IdentityRoots& roots);
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

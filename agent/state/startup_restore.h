@@ -6,12 +6,13 @@
 #include <chrono>
 #include <string>
 
-#include "agent/actuate/resolver.h"
+#include "agent/actuate/lever_registry.h"
+#include "agent/actuate/restore_point.h"
 #include "agent/config/levers_config.h"
-#include "agent/daemon/device_identity.h"
-#include "agent/daemon/journal.h"
+#include "agent/state/device_identity.h"
+#include "agent/state/journal.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 
 struct StartupRestore {
   RestoreReport report;
@@ -28,7 +29,16 @@ inline constexpr std::chrono::seconds kEntryTimeBox{5};
 // The rules with this boot's id, identities read from `roots` and kEntryTimeBox.
 RestoreRules SystemRestoreRules(const IdentityRoots& roots = {});
 
+// The restore point a journal entry keeps (its safe value); an error naming the entry's target when it has none
+// that can be used.
+Result<actuate::RestorePoint> RestorePointOf(const v1::JournalEntry& entry);
+
+// Writes a journal entry's restore point back with a new lever of its kind, never in dry run: what the
+// daemon runs before anything else at start, and --restore-only.
+Status RestoreWithFreshLever(const v1::JournalEntry& entry, const config::LeverSettings& settings,
+                             const actuate::LeverEnvironment& environment);
+
 StartupRestore RestoreBeforeAnything(const std::string& state_dir, const config::LeverSettings& settings,
                                      const actuate::LeverEnvironment& environment, const RestoreRules& rules);
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

@@ -1,4 +1,4 @@
-#include "agent/daemon/state_store.h"
+#include "agent/state/state_store.h"
 
 #include <google/protobuf/util/json_util.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include "agent/config/policy_convert.h"
 #include "common/files.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 namespace {
 
 Result<std::string> ToJson(const google::protobuf::Message& message, const std::string& path, bool lines = true) {
@@ -200,4 +200,4 @@ Status StateStore::TruncateJournalLog() const {
   return OkStatus();
 }
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

@@ -1,8 +1,7 @@
-// ExplainPolicy: a queue's effective policy field by field, each with the entry that set it (the layers of
-// config/policy_layers.h) and where that entry came from: the config file, or a SetPolicy over the API.
+#include "agent/daemon/policy_explain.h"
+
 #include "agent/config/policy_convert.h"
 #include "agent/config/policy_layers.h"
-#include "agent/daemon/agent.h"
 
 namespace nvmeadapt::daemon {
 namespace {
@@ -21,8 +20,8 @@ v1::PolicySource EntrySource(const std::string& layer, const v1::PolicySet& in_f
 
 }  // namespace
 
-v1::ExplainPolicyResponse Agent::Explain(ManagedQueue& q) {
-  const v1::PolicySet& in_force = policy_.book().policies();
+v1::ExplainPolicyResponse ExplainQueuePolicy(const ManagedQueue& q, const PolicyApplier& policy) {
+  const v1::PolicySet& in_force = policy.book().policies();
   const engine::DeviceFacts facts = FactsOf(q.desc);
   v1::ExplainPolicyResponse response;
   response.mutable_queue()->set_controller(q.desc.controller);
@@ -31,7 +30,7 @@ v1::ExplainPolicyResponse Agent::Explain(ManagedQueue& q) {
   for (const config::PolicyLayer& layer : config::LayersFor(in_force, facts, q.desc.qid)) {
     response.add_matched(layer.entry);
   }
-  const engine::Policy running = policy_.For(q.desc);  // what the queue runs: the lever may limit the mode
+  const engine::Policy running = policy.For(q.desc);  // what the queue runs: the lever may limit the mode
   *response.mutable_effective() = config::ToProto(running);
   auto origins = config::ExplainPolicy(in_force, facts, q.desc.qid);
   if (!origins) return response;  // the book holds validated entries only
@@ -40,23 +39,10 @@ v1::ExplainPolicyResponse Agent::Explain(ManagedQueue& q) {
     field->set_field(std::string(origin.field->name));
     const int64_t value = origin.field->get(running);
     config::SetProtoPolicyValue(field->mutable_value(), *origin.field, value);
-    field->set_source(EntrySource(origin.layer, in_force, options_.config_policies, policy_source_.from_api()));
+    field->set_source(EntrySource(origin.layer, in_force, policy.file(), policy.source().from_api()));
     field->set_entry(value == origin.value ? origin.entry : "lever " + q.lever);
   }
   return response;
-}
-
-Result<v1::ExplainPolicyResponse> Agent::ExplainPolicy(const v1::ExplainPolicyRequest& request) {
-  return OnLoop([&]() -> Result<v1::ExplainPolicyResponse> {
-    const std::string& controller = request.queue().controller();
-    const ManagedQueue* any = AnyQueueOf(controller);
-    ManagedQueue* q = any == nullptr ? nullptr : queues_.ByName(QueueName(any->desc.controller, request.queue().queue()));
-    if (q == nullptr) {
-      return MakeError(ErrorCode::kNotFound,
-                       "queue " + QueueName(controller, request.queue().queue()) + ": no such queue");
-    }
-    return Explain(*q);
-  });
 }
 
 }  // namespace nvmeadapt::daemon

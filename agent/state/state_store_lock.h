@@ -9,7 +9,7 @@
 
 #include "common/result.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 
 class StateDirLock {
  public:
@@ -29,4 +29,4 @@ class StateDirLock {
 
 std::string StateDirLockPath(const std::string& state_dir);
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

@@ -1,4 +1,4 @@
-#include "agent/daemon/device_identity.h"
+#include "agent/state/device_identity.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include "agent/discover/fs.h"
 #include "common/files.h"
 
-namespace nvmeadapt::daemon {
+namespace nvmeadapt::state {
 namespace {
 
 std::string FirstLine(const std::string& path) {
@@ -112,4 +112,4 @@ std::string IdentityNow(const std::string& controller, const std::string& record
   return legacy ? recorded : now;
 }
 
-}  // namespace nvmeadapt::daemon
+}  // namespace nvmeadapt::state

@@ -1,9 +1,5 @@
-#include "agent/actuate/sysfs_levers.h"
+#include "agent/actuate/poll_queues_lever.h"
 
-#include <sys/stat.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <filesystem>
 
 #include "agent/actuate/lever_registry.h"
@@ -16,84 +12,7 @@ using discover::JoinPath;
 
 std::string Parent(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
 
-void ReplaceAll(std::string& text, std::string_view from, const std::string& to) {
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
-    text.replace(pos, from.size(), to);
-  }
-}
-
 }  // namespace
-
-std::string ExpandPathTemplate(const std::string& path_template, const std::string& sysfs_root,
-                               const std::string& controller) {
-  std::string path = path_template;
-  ReplaceAll(path, "{sysfs}", sysfs_root);
-  ReplaceAll(path, "{ctrl}", controller);
-  return path;
-}
-
-Result<std::string> FileLever::ReadValue(const std::string& path, const std::string& missing_what) const {
-  struct stat st{};
-  if (stat(path.c_str(), &st) != 0) {
-    const int err = errno;
-    if (err != ENOENT) return Fail(path, SysError("stat", path, err));
-    const std::string parent = Parent(path);
-    if (!discover::IsDirectory(parent)) return Fail(ErrorCode::kNotFound, path, parent + ": not found");
-    Error error = Fail(ErrorCode::kUnsupported, path, path + ": " + missing_what);
-    error.sys_errno = err;
-    return error;
-  }
-  auto value = discover::ReadTrimmed(path);
-  if (!value) return Fail(path, value.error());
-  return *value;
-}
-
-PlannedLever::Step FileLever::WriteStep(const std::string& path, const std::string& value) const {
-  return Step{path, value, [this, path, value]() -> Status {
-                if (Status written = WriteAttribute(root_, path, value); !written) return Fail(path, written.error());
-                return {};
-              }};
-}
-
-Result<std::vector<PlannedLever::Step>> FileLever::RestoreFiles(const RestorePoint& point,
-                                                                     const std::vector<std::string>& allowed) const {
-  std::vector<Step> steps;
-  for (const RestoreStep& step : point.steps) {
-    if (std::find(allowed.begin(), allowed.end(), step.object) == allowed.end()) {
-      return Fail(ErrorCode::kIo, step.object,
-                  "restore point names " + step.object + ", not a file of this lever for " + point.target.ToString());
-    }
-    steps.push_back(WriteStep(step.object, step.value));
-  }
-  return steps;
-}
-
-// --- adaptive-poll attribute ---------------------------------------------------------------------------------
-
-AdaptivePollLever::AdaptivePollLever(AdaptivePollOptions options)
-    : FileLever(LeverKind::kAdaptivePollSysfs, LeverScope::kController, options.dry_run, options.sysfs_root),
-      options_(std::move(options)) {}
-
-std::string AdaptivePollLever::PathFor(const std::string& controller) const {
-  return ExpandPathTemplate(options_.path_template, options_.sysfs_root, controller);
-}
-
-Result<PlannedLever::StepPlan> AdaptivePollLever::MakePlan(const LeverTarget& target, ReapMode mode) {
-  const std::string path = PathFor(target.controller);
-  NA_ASSIGN_OR_RETURN(const std::string current,
-                      ReadValue(path, "no adaptive-poll attribute (this kernel lacks the adaptive polling patch)"));
-  const std::string& wanted = mode == ReapMode::kPoll ? options_.on_value : options_.off_value;
-  StepPlan plan;
-  plan.found.push_back({path, current});
-  if (current != wanted) plan.steps.push_back(WriteStep(path, wanted));
-  return plan;
-}
-
-Result<std::vector<PlannedLever::Step>> AdaptivePollLever::MakeRestore(const RestorePoint& point) {
-  return RestoreFiles(point, {PathFor(point.target.controller)});
-}
-
-// --- poll_queues + reset_controller ---------------------------------------------------------------------------
 
 PollQueuesLever::PollQueuesLever(PollQueuesOptions options)
     : FileLever(LeverKind::kPollQueuesReset, LeverScope::kController, options.dry_run, options.sysfs_root),
@@ -231,16 +150,7 @@ Result<std::vector<PlannedLever::Step>> PollQueuesLever::MakeRestore(const Resto
   return steps;
 }
 
-// Registered with the levers (lever_registry.h).
 namespace {
-
-std::unique_ptr<PlannedLever> MakeAdaptivePoll(bool dry_run, const config::LeverSettings& settings,
-                                               const LeverEnvironment& environment) {
-  return std::make_unique<AdaptivePollLever>(AdaptivePollOptions{environment.sysfs_root,
-                                                                 settings.adaptive_poll_path_template,
-                                                                 settings.adaptive_poll_on_value,
-                                                                 settings.adaptive_poll_off_value, dry_run});
-}
 
 std::unique_ptr<PlannedLever> MakePollQueues(bool dry_run, const config::LeverSettings& settings,
                                              const LeverEnvironment& environment) {
@@ -248,14 +158,10 @@ std::unique_ptr<PlannedLever> MakePollQueues(bool dry_run, const config::LeverSe
       PollQueuesOptions{environment.sysfs_root, settings.poll_queues, dry_run, environment.poll_queues_module});
 }
 
-// The attribute turns the kernel's own adaptive polling on: adaptive is the attribute's poll.
-const LeverRegistrar kAdaptivePoll({{LeverKind::kAdaptivePollSysfs, LeverRisk::kDriverSpecific,
-                                     engine::ControllerMode::kPoll},
-                                    &MakeAdaptivePoll});
-// A reset is never the engine's call: adaptive leaves it alone.
-const LeverRegistrar kPollQueues({{LeverKind::kPollQueuesReset, LeverRisk::kResetsController,
-                                   engine::ControllerMode::kOff, /*disruptive=*/true},
-                                  &MakePollQueues});
+// A reset is never the engine's call: adaptive leaves it alone, and AUTO never picks it.
+const LeverRegistrar kRegistered({{.kind = LeverKind::kPollQueuesReset, .risk = LeverRisk::kResetsController,
+                                   .adaptive_as = engine::ControllerMode::kOff, .disruptive = true,
+                                   .serves = {Source::kKernelNvme}}, &MakePollQueues});
 
 }  // namespace
 
