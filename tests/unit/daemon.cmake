@@ -1,4 +1,4 @@
-add_executable(daemon_core_test state_store_test.cc event_bus_test.cc files_test.cc journal_test.cc policy_book_test.cc
+add_executable(daemon_core_test state_store_test.cc event_bus_test.cc files_test.cc journal_test.cc journal_torn_test.cc policy_book_test.cc
   agent_loop_test.cc agent_policy_test.cc agent_fleet_policy_test.cc policy_reset_test.cc agent_timer_test.cc agent_switch_test.cc agent_offloop_test.cc agent_policy_offloop_test.cc
   queue_roster_test.cc agent_listener_test.cc switch_recovery_test.cc
   serial_workers_test.cc flags_test.cc payoff_listener_test.cc)
