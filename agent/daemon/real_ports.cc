@@ -85,7 +85,8 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
   for (const discover::Skipped& skipped : snapshot.skipped) {
     const auto before = reported_skips_.find(skipped.object);
     if (before == reported_skips_.end() || before->second != skipped.error.message) {
-      NA_WARN("discovery: skipped " << skipped.object << ": " << skipped.error.message);
+      NA_WARN_FIELDS((LogFields{.reason = skipped.error.message}),
+                     "discovery: skipped " << skipped.object << ": " << skipped.error.message);
     }
     skips[skipped.object] = skipped.error.message;
   }
