@@ -119,9 +119,15 @@ engine::DeviceFacts NamedDevice(std::string_view controller) {
 std::vector<PolicyLayer> LayersFor(const v1::PolicySet& set, const engine::DeviceFacts& facts, uint32_t qid) {
   std::vector<PolicyLayer> layers{{"global", "policy", &set.policy()}};
   std::vector<std::pair<engine::Selector, int>> controller_scope, queue_scope;
+  engine::DeviceFacts by_legacy_id = facts;
+  by_legacy_id.id = facts.legacy_id;
   for (int i = 0; i < set.selectors_size(); ++i) {
     auto selector = SelectorOf(set.selectors(i).match(), "");
-    if (!selector || !engine::Matches(*selector, facts, qid)) continue;
+    if (!selector) continue;
+    if (!engine::Matches(*selector, facts, qid) &&
+        (facts.legacy_id.empty() || !engine::Matches(*selector, by_legacy_id, qid))) {
+      continue;
+    }
     (selector->QueueScoped() ? queue_scope : controller_scope).emplace_back(std::move(*selector), i);
   }
   auto add_selectors = [&](std::vector<std::pair<engine::Selector, int>>& matched) {
@@ -133,7 +139,8 @@ std::vector<PolicyLayer> LayersFor(const v1::PolicySet& set, const engine::Devic
     }
   };
   auto names = [&](const std::string& controller) {
-    return !controller.empty() && (controller == facts.controller || controller == facts.id);
+    return !controller.empty() &&
+           (controller == facts.controller || controller == facts.id || controller == facts.legacy_id);
   };
   add_selectors(controller_scope);
   for (int i = 0; i < set.controllers_size(); ++i) {

@@ -108,7 +108,8 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
       found.transport = c.transport.empty() ? "pcie" : c.transport;
       found.layer = c.layer;
       if (c.source == Source::kKernelNvme) {
-        found.controller_id = StableControllerId(c.transport, c.address, c.subsysnqn, c.serial);
+        found.controller_id = StableControllerId(c.transport, c.address, c.subsysnqn, c.serial, c.cntlid);
+        found.legacy_controller_id = LegacyStableControllerId(c.transport, c.address, c.subsysnqn, c.serial);
       }
       found.model = c.model;
       found.serial = c.serial;

@@ -26,6 +26,9 @@ struct DeviceFacts {
   std::string transport;    // "pcie", "tcp", "rdma", "fc", "loop", "uvnvme", ...
   std::string layer;        // "local", "host", "target", "backing"
   std::string pci_address;  // "0000:3b:00.0" for a PCIe controller
+  // The ID versions before issue 45 gave the controller (shared by every controller of its subsystem): an
+  // entry or an `id` criterion written with it matches as it did. Empty where there is none.
+  std::string legacy_id;
 };
 
 // kGlob: `*` any run of characters, `?` one, `[...]` a class (fnmatch without flags); kExact: equal strings.
