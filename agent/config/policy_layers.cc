@@ -42,6 +42,10 @@ Result<engine::Selector> SelectorOf(const v1::Selector& match, std::string_view 
     selector.criteria.push_back({&field, std::move(pattern)});
   }
   if (!match.queues().empty()) {
+    if (match.queues().size() > engine::kMaxSelectorValueLength) {
+      return Invalid(std::string(field_path) + ".queues: longer than " +
+                     std::to_string(engine::kMaxSelectorValueLength) + " characters");
+    }
     auto ranges = engine::ParseQueueRanges(match.queues());
     if (!ranges) return Invalid(std::string(field_path) + ".queues: " + ranges.error().message);
     selector.queues = std::move(*ranges);
@@ -78,11 +82,18 @@ Status SetSelectorCriterion(v1::Selector& match, std::string_view key_value) {
 }
 
 Status ValidateSelectors(const v1::PolicySet& set) {
+  if (set.selectors_size() > engine::kMaxSelectors) {
+    return Invalid("selectors: " + std::to_string(set.selectors_size()) + " entries, more than the " +
+                   std::to_string(engine::kMaxSelectors) + " allowed");
+  }
   std::vector<ScopedSelector> checked;
   for (int i = 0; i < set.selectors_size(); ++i) {
     const v1::SelectorPolicy& entry = set.selectors(i);
     const std::string path = "selectors[" + std::to_string(i) + "]";
     if (entry.name().empty()) return Invalid(path + ".name: must name the entry");
+    if (entry.name().size() > engine::kMaxSelectorValueLength) {
+      return Invalid(path + ".name: longer than " + std::to_string(engine::kMaxSelectorValueLength) + " characters");
+    }
     for (int j = 0; j < i; ++j) {
       if (set.selectors(j).name() == entry.name()) {
         return Invalid(path + ".name: '" + entry.name() + "' is also selectors[" + std::to_string(j) + "]'s name");

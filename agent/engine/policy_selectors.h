@@ -48,7 +48,10 @@ std::string SelectorFieldNames();
 
 // The name of a Selector's queue criterion: "3", "1-4", "1,3,5-8".
 inline constexpr std::string_view kSelectorQueuesField = "queues";
+// The bounds of proto/nvmeadapt/v1/config.proto's Selector and PolicySet.selectors: each criterion and the
+// queues text at most 256 characters, at most 256 selector entries.
 inline constexpr size_t kMaxSelectorValueLength = 256;
+inline constexpr int kMaxSelectors = 256;
 
 struct QueueRange {
   uint32_t first = 0, last = 0;  // inclusive, first <= last, first >= 1 (the admin queue is never managed)
