@@ -1,6 +1,7 @@
 #include "common/journald_sink.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
 
@@ -8,7 +9,17 @@
 
 namespace nvmeadapt {
 
+namespace {
+
+// Where sd_journal_sendv sends; it reports success when nothing listens there ("fail silently if the journal
+// is not available"), so a line would vanish: without the socket the line goes to stderr instead.
+constexpr char kJournalSocket[] = "/run/systemd/journal/socket";
+
+}  // namespace
+
 bool SendToJournald(int priority, std::string_view message, const LogFields& fields) {
+  struct stat socket_file{};
+  if (stat(kJournalSocket, &socket_file) != 0 || !S_ISSOCK(socket_file.st_mode)) return false;
   const std::string entry[] = {
       "MESSAGE=" + std::string(message),
       "PRIORITY=" + std::to_string(priority),

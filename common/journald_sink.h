@@ -10,7 +10,8 @@
 
 namespace nvmeadapt {
 
-// The JournalSink for SetJournalSink: false when the journal did not take the entry (no journald socket).
+// The JournalSink for SetJournalSink: false when the journal did not take the entry (no journald socket at
+// /run/systemd/journal/socket, or sd_journal_sendv failed).
 bool SendToJournald(int priority, std::string_view message, const LogFields& fields);
 
 }  // namespace nvmeadapt
