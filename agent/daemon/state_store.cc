@@ -50,7 +50,6 @@ Result<bool> FromJsonFile(const std::string& path, google::protobuf::Message* me
   return true;
 }
 
-
 // One record of journal.log: "A <entry JSON>" or "D <entry JSON>".
 std::optional<StateStore::JournalRecord> ParseRecord(std::string_view line) {
   StateStore::JournalRecord record;
@@ -82,7 +81,6 @@ std::optional<StateStore::JournalRecord> RecordGluedToFragment(std::string_view 
   }
   return std::nullopt;
 }
-
 
 // The write(2) and ftruncate(2) calls of one append, and the failure NVME_ADAPT_WRITE_FAULT injects into them in
 // test builds (common/failpoint.h): the crash-consistency campaign cannot fill a disk at every byte of a record.
