@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "agent/collect/elf_hooks.h"
 #include "agent/collect/nvme_disks.h"
 #include "agent/collect/records.h"
 #include "bpf/nvme_adapt.h"
@@ -236,11 +237,20 @@ Status BpfCollector::AttachProcess(pid_t pid, const std::string& binary_path) {
   const std::string binary = binary_path.empty() ? "/proc/" + std::to_string(pid) + "/exe" : binary_path;
   if (binary_path.empty() && pid == 0)
     return MakeError(ErrorCode::kInvalidArgument, "attach process: pid 0 (every process) needs a binary path");
-  std::lock_guard lock(processes_mutex_);
-  if (processes_.contains(pid))
-    return MakeError(ErrorCode::kFailedPrecondition, "attach process " + std::to_string(pid) + ": already attached");
-  auto offered = probe_->ProbeBinary(binary);
+  // Opening and reading the binary may block (a FUSE file that never answers): never under processes_mutex_,
+  // which Hooks() takes for every GetStatus on the loop.
+  std::lock_guard attaching(attach_mutex_);
+  {
+    std::lock_guard lock(processes_mutex_);
+    if (processes_.contains(pid))
+      return MakeError(ErrorCode::kFailedPrecondition, "attach process " + std::to_string(pid) + ": already attached");
+  }
+  NA_ASSIGN_OR_RETURN(auto checked, CheckedBinary::Open(binary));
+  auto offered = probe_->ProbeBinary(checked);
   if (!offered.ok()) return std::move(offered).take_error();
+  // libbpf opens the path it is given again (for the ELF notes, for a symbol's offset) and the kernel looks
+  // a uprobe's path up once more: each must land on the file just checked, not on what a rename put there.
+  const std::string pinned = checked.PinnedPath();
   AttachedProcess process{binary, {}, {}};
   const pid_t target = pid == 0 ? -1 : pid;
   auto fail = [&](std::string_view hook, int err) {
@@ -258,7 +268,7 @@ Status BpfCollector::AttachProcess(pid_t pid, const std::string& binary_path) {
         {skel_->progs.na_uvnvme_mode, "mode"}};
     for (const auto& [program, name] : probes) {
       if (program == skel_->progs.na_uvnvme_irq && !userspace_wakeups_) continue;
-      bpf_link* link = bpf_program__attach_usdt(program, target, binary.c_str(), "uvnvme", name, nullptr);
+      bpf_link* link = bpf_program__attach_usdt(program, target, pinned.c_str(), "uvnvme", name, nullptr);
       if (link == nullptr) return fail(std::string("usdt/uvnvme:") + name, errno);
       process.links.push_back(link);
       process.hooks.push_back(std::string("usdt/uvnvme:") + name);
@@ -268,7 +278,7 @@ Status BpfCollector::AttachProcess(pid_t pid, const std::string& binary_path) {
       LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret, .func_name = "spdk_nvme_qpair_process_completions");
       bpf_program* program =
           ret ? skel_->progs.na_spdk_process_completions_ret : skel_->progs.na_spdk_process_completions;
-      bpf_link* link = bpf_program__attach_uprobe_opts(program, target, binary.c_str(), 0, &opts);
+      bpf_link* link = bpf_program__attach_uprobe_opts(program, target, pinned.c_str(), 0, &opts);
       if (link == nullptr) return fail(HookOfProgram(bpf_program__name(program)), errno);
       process.links.push_back(link);
       process.hooks.push_back(HookOfProgram(bpf_program__name(program)));
@@ -278,17 +288,23 @@ Status BpfCollector::AttachProcess(pid_t pid, const std::string& binary_path) {
                                                " has no uvnvme USDT probes and no spdk_nvme_qpair_process_completions");
   }
   NA_INFO("collector: attached " << process.hooks.size() << " probes to " << binary << " pid " << pid);
+  std::lock_guard lock(processes_mutex_);
   processes_.emplace(pid, std::move(process));
   return OkStatus();
 }
 
 Status BpfCollector::DetachProcess(pid_t pid) {
-  std::lock_guard lock(processes_mutex_);
-  auto it = processes_.find(pid);
-  if (it == processes_.end())
-    return MakeError(ErrorCode::kNotFound, "detach process " + std::to_string(pid) + ": not attached");
-  for (bpf_link* link : it->second.links) bpf_link__destroy(link);
-  processes_.erase(it);
+  std::lock_guard attaching(attach_mutex_);
+  AttachedProcess process;
+  {
+    std::lock_guard lock(processes_mutex_);
+    auto it = processes_.find(pid);
+    if (it == processes_.end())
+      return MakeError(ErrorCode::kNotFound, "detach process " + std::to_string(pid) + ": not attached");
+    process = std::move(it->second);
+    processes_.erase(it);
+  }
+  for (bpf_link* link : process.links) bpf_link__destroy(link);
   if (pid == 0) return OkStatus();
   for (const QueueKey& key : queues_->Keys()) {
     if ((key.source == Source::kUvnvme || key.source == Source::kSpdk) && key.pid == static_cast<uint32_t>(pid)) {

@@ -43,7 +43,8 @@ class BpfCollector final : public Collector {
   Status ForgetQueue(const QueueKey& key) override;
   Result<QueueCounters> ReadCounters(const QueueKey& key) const override;
   std::vector<QueueKey> ObservedQueues() const override;
-  // pid 0: every process that maps the binary. binary empty: /proc/<pid>/exe.
+  // pid 0: every process that maps the binary. binary empty: /proc/<pid>/exe. The binary is opened once
+  // (CheckedBinary): its notes are read and its probes attached through that descriptor.
   Status AttachProcess(pid_t pid, const std::string& binary_path) override;
   Status DetachProcess(pid_t pid) override;
   CollectorStats Stats() const override;
@@ -96,7 +97,10 @@ class BpfCollector final : public Collector {
   std::vector<std::string> kernel_hooks_;
   std::vector<std::string> loaded_programs_;
   std::map<pid_t, AttachedProcess> processes_;
-  mutable std::mutex processes_mutex_;
+  mutable std::mutex processes_mutex_;  // held only to read or change processes_: Hooks() runs on the loop
+  // One attach or detach at a time (libbpf's USDT bookkeeping is not thread-safe), held across the binary's
+  // reads; nothing on the loop takes it.
+  std::mutex attach_mutex_;
   const std::function<void(const WindowEvent&)>* sink_ = nullptr;  // set during Poll
   int handed_ = 0;
   uint64_t bad_records_ = 0;

@@ -25,42 +25,52 @@ bool IsProcessImageLink(const std::string& path) {
   return pid.find_first_not_of("0123456789") == std::string::npos;
 }
 
+}  // namespace
+
 // A binary named by a process (its executable, a library it maps) is the driver's word: a FIFO there would
 // block open(2) and read(2) forever, a link may lead anywhere, a sparse file of gigabytes would be read
 // whole. Opened without waiting and without following a link, it must be a regular file within the bound.
-Result<int> OpenBinary(const std::string& path) {
+Result<CheckedBinary> CheckedBinary::Open(const std::string& path) {
   const int follow = IsProcessImageLink(path) ? 0 : O_NOFOLLOW;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | follow);
   if (fd < 0) return SysError("open", path, errno);
+  CheckedBinary binary(fd, path);
   struct stat st{};
-  if (fstat(fd, &st) != 0) {
-    const int err = errno;
-    close(fd);
-    return SysError("fstat", path, err);
+  if (fstat(fd, &st) != 0) return SysError("fstat", path, errno);
+  if (!S_ISREG(st.st_mode)) return MakeError(ErrorCode::kPermissionDenied, path + ": refused: not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxBinaryBytes) {
+    return MakeError(ErrorCode::kPermissionDenied, path + ": refused: " + std::to_string(st.st_size) +
+                                                       " bytes, over the " + std::to_string(kMaxBinaryBytes) + " read");
   }
-  std::string refusal;
-  if (!S_ISREG(st.st_mode)) {
-    refusal = "not a regular file";
-  } else if (static_cast<uint64_t>(st.st_size) > kMaxBinaryBytes) {
-    refusal = std::to_string(st.st_size) + " bytes, over the " + std::to_string(kMaxBinaryBytes) + " read";
-  }
-  if (!refusal.empty()) {
-    close(fd);
-    return MakeError(ErrorCode::kPermissionDenied, path + ": refused: " + refusal);
-  }
-  return fd;
+  return binary;
 }
 
-}  // namespace
+CheckedBinary& CheckedBinary::operator=(CheckedBinary&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+CheckedBinary::~CheckedBinary() {
+  if (fd_ >= 0) close(fd_);
+}
+
+std::string CheckedBinary::PinnedPath() const { return "/proc/self/fd/" + std::to_string(fd_); }
 
 Result<BinaryHooks> ReadBinaryHooks(const std::string& path) {
+  NA_ASSIGN_OR_RETURN(auto binary, CheckedBinary::Open(path));
+  return ReadBinaryHooks(binary);
+}
+
+Result<BinaryHooks> ReadBinaryHooks(const CheckedBinary& binary) {
   if (elf_version(EV_CURRENT) == EV_NONE) return MakeError(ErrorCode::kInternal, "libelf: version mismatch");
-  NA_ASSIGN_OR_RETURN(auto opened, OpenBinary(path));
-  const int fd = opened;
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  // libelf reads with pread(2) from offset 0: the descriptor's position is never relied on.
+  Elf* elf = elf_begin(binary.fd(), ELF_C_READ, nullptr);
   if (elf == nullptr) {
-    close(fd);
-    return MakeError(ErrorCode::kInvalidArgument, path + ": not an ELF file (" + elf_errmsg(-1) + ")");
+    return MakeError(ErrorCode::kInvalidArgument, binary.path() + ": not an ELF file (" + elf_errmsg(-1) + ")");
   }
   size_t names_index = 0;
   elf_getshdrstrndx(elf, &names_index);
@@ -97,7 +107,6 @@ Result<BinaryHooks> ReadBinaryHooks(const std::string& path) {
     }
   }
   elf_end(elf);
-  close(fd);
   return hooks;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "common/result.h"
 
@@ -19,10 +20,37 @@ struct BinaryHooks {
 // The largest binary read: an SPDK application with its debug sections is far below it.
 inline constexpr uint64_t kMaxBinaryBytes = 1ull << 30;
 
+// A binary opened once and checked, so that what is read of it and what probes attach to are that file,
+// whatever its path names later: a path under /proc/PID/root is in directories the driver's user owns, who
+// may rename a FIFO over the file between a check and a second open (issue 45).
+//
 // The file is opened non-blocking and without following a link (but for /proc/PID/exe, the kernel's own);
 // it must be a regular file of at most kMaxBinaryBytes (else kPermissionDenied, saying which). Errors: the
-// file cannot be opened (SysError with the path), or it is not ELF (kInvalidArgument). It may still block
-// where the file system does (a FUSE file that never answers): callers run it off the agent's loop.
+// file cannot be opened (SysError with the path). It may still block where the file system does (a FUSE
+// file that never answers): callers run it off the agent's loop.
+class CheckedBinary {
+ public:
+  static Result<CheckedBinary> Open(const std::string& path);
+  CheckedBinary(CheckedBinary&& other) noexcept : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+  CheckedBinary& operator=(CheckedBinary&& other) noexcept;
+  CheckedBinary(const CheckedBinary&) = delete;
+  CheckedBinary& operator=(const CheckedBinary&) = delete;
+  ~CheckedBinary();
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }  // as given: for messages
+  // "/proc/self/fd/N": every open of it (libbpf's ELF reads) and the kernel's lookup of a uprobe's path
+  // reach this very file, never what the path names now. Valid while this object lives.
+  std::string PinnedPath() const;
+
+ private:
+  CheckedBinary(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_ = -1;
+  std::string path_;
+};
+
+// Errors: those of CheckedBinary::Open, or the file is not ELF (kInvalidArgument).
+Result<BinaryHooks> ReadBinaryHooks(const CheckedBinary& binary);
 Result<BinaryHooks> ReadBinaryHooks(const std::string& path);
 
 }  // namespace nvmeadapt::collect

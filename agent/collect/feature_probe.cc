@@ -126,7 +126,7 @@ class SystemFeatureProbe final : public FeatureProbe {
     return ParseTracepointFormat(text.str());
   }
 
-  Result<BinaryHooks> ProbeBinary(const std::string& path) override { return ReadBinaryHooks(path); }
+  Result<BinaryHooks> ProbeBinary(const CheckedBinary& binary) override { return ReadBinaryHooks(binary); }
 
  private:
   btf* Vmlinux() {

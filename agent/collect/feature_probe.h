@@ -36,7 +36,7 @@ class FeatureProbe {
   virtual bool BtfHasStruct(std::string_view module, std::string_view name) = 0;
   // The classic tracepoint, if tracefs has it.
   virtual std::optional<TracepointLayout> Tracepoint(std::string_view category, std::string_view event) = 0;
-  virtual Result<BinaryHooks> ProbeBinary(const std::string& path) = 0;
+  virtual Result<BinaryHooks> ProbeBinary(const CheckedBinary& binary) = 0;
 };
 
 std::unique_ptr<FeatureProbe> MakeSystemFeatureProbe();

@@ -42,6 +42,10 @@ Result<engine::Selector> SelectorOf(const v1::Selector& match, std::string_view 
     selector.criteria.push_back({&field, std::move(pattern)});
   }
   if (!match.queues().empty()) {
+    if (match.queues().size() > engine::kMaxSelectorValueLength) {
+      return Invalid(std::string(field_path) + ".queues: longer than " +
+                     std::to_string(engine::kMaxSelectorValueLength) + " characters");
+    }
     auto ranges = engine::ParseQueueRanges(match.queues());
     if (!ranges) return Invalid(std::string(field_path) + ".queues: " + ranges.error().message);
     selector.queues = std::move(*ranges);
@@ -78,11 +82,18 @@ Status SetSelectorCriterion(v1::Selector& match, std::string_view key_value) {
 }
 
 Status ValidateSelectors(const v1::PolicySet& set) {
+  if (set.selectors_size() > engine::kMaxSelectors) {
+    return Invalid("selectors: " + std::to_string(set.selectors_size()) + " entries, more than the " +
+                   std::to_string(engine::kMaxSelectors) + " allowed");
+  }
   std::vector<ScopedSelector> checked;
   for (int i = 0; i < set.selectors_size(); ++i) {
     const v1::SelectorPolicy& entry = set.selectors(i);
     const std::string path = "selectors[" + std::to_string(i) + "]";
     if (entry.name().empty()) return Invalid(path + ".name: must name the entry");
+    if (entry.name().size() > engine::kMaxSelectorValueLength) {
+      return Invalid(path + ".name: longer than " + std::to_string(engine::kMaxSelectorValueLength) + " characters");
+    }
     for (int j = 0; j < i; ++j) {
       if (set.selectors(j).name() == entry.name()) {
         return Invalid(path + ".name: '" + entry.name() + "' is also selectors[" + std::to_string(j) + "]'s name");
@@ -119,9 +130,15 @@ engine::DeviceFacts NamedDevice(std::string_view controller) {
 std::vector<PolicyLayer> LayersFor(const v1::PolicySet& set, const engine::DeviceFacts& facts, uint32_t qid) {
   std::vector<PolicyLayer> layers{{"global", "policy", &set.policy()}};
   std::vector<std::pair<engine::Selector, int>> controller_scope, queue_scope;
+  engine::DeviceFacts by_legacy_id = facts;
+  by_legacy_id.id = facts.legacy_id;
   for (int i = 0; i < set.selectors_size(); ++i) {
     auto selector = SelectorOf(set.selectors(i).match(), "");
-    if (!selector || !engine::Matches(*selector, facts, qid)) continue;
+    if (!selector) continue;
+    if (!engine::Matches(*selector, facts, qid) &&
+        (facts.legacy_id.empty() || !engine::Matches(*selector, by_legacy_id, qid))) {
+      continue;
+    }
     (selector->QueueScoped() ? queue_scope : controller_scope).emplace_back(std::move(*selector), i);
   }
   auto add_selectors = [&](std::vector<std::pair<engine::Selector, int>>& matched) {
@@ -133,7 +150,8 @@ std::vector<PolicyLayer> LayersFor(const v1::PolicySet& set, const engine::Devic
     }
   };
   auto names = [&](const std::string& controller) {
-    return !controller.empty() && (controller == facts.controller || controller == facts.id);
+    return !controller.empty() &&
+           (controller == facts.controller || controller == facts.id || controller == facts.legacy_id);
   };
   add_selectors(controller_scope);
   for (int i = 0; i < set.controllers_size(); ++i) {

@@ -6,6 +6,8 @@
 #include "agent/ctl/client.h"
 #include "agent/ctl/command_table.h"
 #include "agent/ctl/commands.h"
+#include "agent/ctl/output.h"
+#include "agent/ctl/terminal_text.h"
 #include "agent/ctl/values.h"
 
 #ifndef NVME_ADAPT_VERSION
@@ -16,6 +18,7 @@ namespace nvmeadapt::ctl {
 namespace {
 
 int Main(int argc, char** argv) {
+  TerminalText safe_out(std::cout, TerminalMode::kText), safe_err(std::cerr, TerminalMode::kText);
   CommandLine line = ParseCommandLine(Commands(), argc, argv, std::cout);
   if (line.version) {
     std::cout << "nvme-adaptctl " << NVME_ADAPT_VERSION << "\n";
@@ -23,6 +26,9 @@ int Main(int argc, char** argv) {
   }
   if (line.exit_now) return line.exit_code;
   const Args& args = line.args;
+  if (const Output output = OutputOf(args); output == Output::kJson || output == Output::kYaml) {
+    safe_out.set_mode(TerminalMode::kData);
+  }
   if (line.command->run_local != nullptr) return line.command->run_local(args, std::cout);
 
   ClientOptions options;

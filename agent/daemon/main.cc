@@ -32,6 +32,7 @@
 #include "agent/metrics/agent_metrics.h"
 #include "agent/metrics/metrics_options.h"
 #include "common/clock.h"
+#include "common/journald_sink.h"
 #include "common/log.h"
 #include "nvme_adapt_version.h"
 
@@ -318,6 +319,7 @@ int Run(const DaemonFlags& flags) {
 
 int main(int argc, char** argv) {
   using namespace nvmeadapt::daemon;
+  nvmeadapt::SetJournalSink(&nvmeadapt::SendToJournald);  // used only when stderr is the journal's stream
   auto flags = ParseDaemonFlags(std::vector<std::string>(argv + 1, argv + argc));
   if (!flags) {
     std::fprintf(stderr, "nvme-adaptd: %s\n", flags.error().message.c_str());

@@ -16,7 +16,8 @@ engine::DeviceFacts FactsOf(const DiscoveredQueue& queue) {
           .subsysnqn = queue.subsysnqn,
           .transport = queue.transport,
           .layer = queue.layer,
-          .pci_address = queue.pci_address};
+          .pci_address = queue.pci_address,
+          .legacy_id = queue.legacy_controller_id};
 }
 
 Status PolicyApplier::Install() {

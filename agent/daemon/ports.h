@@ -33,6 +33,8 @@ struct DiscoveredQueue {
   std::string layer;       // "local", "host", "target", "backing" (QueueInfo.layer, docs/fabrics.md)
   // The controller's stable ID (StableControllerId, device_identity.h); empty: its name is its ID.
   std::string controller_id;
+  // The ID versions before issue 45 gave it (LegacyStableControllerId): entries written with it still match.
+  std::string legacy_controller_id;
   // What policy selectors match besides the above (engine/policy_selectors.h); empty where unknown.
   std::string model, serial, firmware, subsysnqn, pci_address;
   pid_t pid = 0;           // userspace driver process, for USDT attachment

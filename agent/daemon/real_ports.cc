@@ -77,7 +77,8 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
   for (const discover::Skipped& skipped : snapshot.skipped) {
     const auto before = reported_skips_.find(skipped.object);
     if (before == reported_skips_.end() || before->second != skipped.error.message) {
-      NA_WARN("discovery: skipped " << skipped.object << ": " << skipped.error.message);
+      NA_WARN_FIELDS((LogFields{.reason = skipped.error.message}),
+                     "discovery: skipped " << skipped.object << ": " << skipped.error.message);
     }
     skips[skipped.object] = skipped.error.message;
   }
@@ -99,7 +100,9 @@ Result<std::vector<DiscoveredQueue>> RealDiscovery::Scan() {
       found.transport = c.transport.empty() ? "pcie" : c.transport;
       found.layer = c.layer;
       if (c.source == Source::kKernelNvme) {
-        found.controller_id = state::StableControllerId(c.transport, c.address, c.subsysnqn, c.serial);
+        found.controller_id = state::StableControllerId(c.transport, c.address, c.subsysnqn, c.serial, c.cntlid);
+        found.legacy_controller_id =
+            state::LegacyStableControllerId(c.transport, c.address, c.subsysnqn, c.serial);
       }
       found.model = c.model;
       found.serial = c.serial;

@@ -279,9 +279,10 @@ void SwitchProtocol::Late(SwitchInFlight& sw, const SwitchOutcome& outcome) {
 void SwitchProtocol::Fail(ManagedQueue& queue, ReapMode mode, engine::Reason why, const Error& error) {
   const engine::Nanos now = monotonic_();
   const bool transient = recovery_.Failed(queue, error);
-  NA_WARN("lever " << queue.lever << " could not put " << queue.name << " in " << ReapModeName(mode) << " ("
-                   << engine::ReasonName(why) << "): " << error.message
-                   << (transient ? "" : " (not retried: it will not change by itself)"));
+  NA_WARN_FIELDS((LogFields{.controller = queue.desc.controller, .queue = queue.name, .reason = error.message}),
+                 "lever " << queue.lever << " could not put " << queue.name << " in " << ReapModeName(mode) << " ("
+                          << engine::ReasonName(why) << "): " << error.message
+                          << (transient ? "" : " (not retried: it will not change by itself)"));
   listeners_.Tell(&AgentListener::LeverFailed, queue, error, queue.degraded_reason);
   // The engine follows the real mode: adaptive states decide again on the next window, and clearing an
   // override or changing the mode later starts from where the queue really is; a try the lever refused

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/log.h"
+
 namespace nvmeadapt::daemon {
 namespace {
 
@@ -12,12 +14,14 @@ constexpr engine::Nanos kMaxRetryDelay = 60'000'000'000;
 
 bool SwitchRecovery::Failed(ManagedQueue& queue, const Error& error) {
   queue.degraded_by = ManagedQueue::DegradedBy::kLever;
+  // A lever's error quotes names a driver chose (its socket file): kept with its control characters, C1
+  // and bytes that are no UTF-8 escaped, for the terminals status reaches and the API's UTF-8 strings.
+  const std::string message = EscapeControlCharacters(error.message);
   // Lever errors already name their lever; others (no plan, no journal) get it here.
-  queue.degraded_reason =
-      error.message.rfind(queue.lever + ":", 0) == 0 ? error.message : queue.lever + ": " + error.message;
+  queue.degraded_reason = message.rfind(queue.lever + ":", 0) == 0 ? message : queue.lever + ": " + message;
   LeverErrors& errors = lever_errors_[queue.lever];
   ++errors.count;
-  errors.last = error.message;
+  errors.last = message;
   errors.last_code = error.code;
   errors.worked_since = false;
   queue.retry_delay = std::min(queue.retry_delay ? queue.retry_delay * 2 : kFirstRetryDelay, kMaxRetryDelay);

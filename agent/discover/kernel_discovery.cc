@@ -1,5 +1,5 @@
 // Kernel NVMe controllers from sysfs and procfs. Layout relied on (drivers/nvme/host/core.c, pci.c; block/):
-//   /sys/class/nvme/nvmeN/{model,serial,firmware_rev,transport,address,subsysnqn,state,queue_count}
+//   /sys/class/nvme/nvmeN/{model,serial,firmware_rev,transport,address,subsysnqn,cntlid,state,queue_count}
 //   /sys/class/nvme/nvmeN/device -> the PCI function, whose msi_irqs/IRQ files say "msix" or "msi"
 //   /sys/class/nvme/nvmeN/<disk>/mq/H/cpu_list   hardware queue H is nvme qid H + 1 (same tag set for every ns)
 //   /proc/interrupts handler names "nvme%dq%d"; the CQ of qid uses vector qid, or 0 when the device got one
@@ -162,6 +162,7 @@ Result<Controller> ReadController(const DiscoveryOptions& options, const std::st
   c.transport = OptionalAttribute(dir, "transport");
   c.address = OptionalAttribute(dir, "address");
   c.subsysnqn = OptionalAttribute(dir, "subsysnqn");
+  c.cntlid = OptionalAttribute(dir, "cntlid");
 
   NA_ASSIGN_OR_RETURN(auto entries, ListDir(dir));
   std::map<uint32_t, std::vector<uint32_t>> cpus_by_qid;

@@ -73,6 +73,7 @@ struct Controller {
   std::string transport;     // "pcie", "tcp", ...; "uvnvme" for uvnvme
   std::string address;       // PCI address for pcie; "traddr=...,trsvcid=..." for a fabrics host
   std::string subsysnqn;     // the NVM subsystem's NQN (a fabrics host's identity has it)
+  std::string cntlid;        // the controller's ID within its subsystem (kernel: the cntlid attribute)
   std::string state;         // "live", "resetting", ... (kernel), as read after its queues
   std::string layer = "local";  // "local", "host", "backing" (fabrics_layer.h); "target" for nvmet queues
   // False while a reset or reconnect is under way (state new, resetting or connecting, or a state that changed

@@ -6,7 +6,8 @@
 // is the listener's as the kernel reports it, and a process reporting another pid is refused. Nor is any
 // driver believed on its count (issue #37): a queue listed twice is one queue, a process behind several
 // sockets is one set of controllers, a driver's controllers and queues are capped, and sockets are asked in
-// parallel under one deadline per scan.
+// parallel under one deadline per scan. Nor on its file names (issue 45): the sockets asked per scan are capped,
+// and running drivers' own PID.sock come first, so no other name in the directory pushes a driver out.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -21,12 +22,14 @@
 #include "agent/discover/fs.h"
 #include "agent/discover/reaper_threads.h"
 #include "common/clock.h"
+#include "common/log.h"
 
 namespace nvmeadapt::discover {
 namespace {
 
 constexpr std::string_view kSocketSuffix = ".sock";
 // Sockets asked per scan: a directory flooded with files costs a bounded time and a bounded skipped list.
+// Live drivers' own sockets (DriverSocketName) are asked first: other names get only the room they leave.
 constexpr size_t kMaxDriverSockets = 256;
 // What one driver process may list: a listing (64 KiB at most) can name well over a thousand queues.
 constexpr size_t kMaxControllersPerDriver = 16;
@@ -138,6 +141,21 @@ Result<DriverListing> ReadProcess(const std::string& path, int timeout_ms) {
   return listing;
 }
 
+// "PID.sock" of a running process, a socket file owned by that process's user: what a driver names its socket
+// (docs/uvnvme-control.md). Anyone in the directory's group can make other names, and name a file after a pid
+// of another user's; neither may push a driver out of the sockets a scan asks (issue 45).
+bool DriverSocketName(const DiscoveryOptions& options, const std::string& dir, const std::string& name) {
+  const std::string_view digits = std::string_view(name).substr(0, name.size() - kSocketSuffix.size());
+  if (digits.empty() || digits.size() > 10 || digits.find_first_not_of("0123456789") != std::string_view::npos ||
+      digits[0] == '0') {
+    return false;
+  }
+  struct stat file{}, process{};
+  if (lstat(JoinPath(dir, name).c_str(), &file) != 0 || !S_ISSOCK(file.st_mode)) return false;
+  if (stat(JoinPath(options.procfs_root, std::string(digits)).c_str(), &process) != 0) return false;
+  return process.st_uid == file.st_uid;
+}
+
 // A directory the agent may read sockets from: a real directory (not a link to one) that not everyone may
 // fill (world-writable only with the sticky bit, so nobody replaces another user's socket).
 Status CheckSocketDirectory(const std::string& dir, const struct stat& st) {
@@ -174,6 +192,55 @@ std::vector<Result<DriverListing>> AskAll(const std::vector<std::string>& paths,
   return answers;
 }
 
+// The sockets a scan asks, at most kMaxDriverSockets: running drivers' own PID.sock first, in name order, then
+// the other names while the cap leaves room. What is left out is said in `skipped`, each kind once.
+std::vector<std::string> SocketsToAsk(const DiscoveryOptions& options, const std::string& dir,
+                                      const std::vector<std::string>& names, std::vector<Skipped>* skipped) {
+  std::vector<std::string> paths, others;
+  size_t not_utf8 = 0;
+  std::string first_not_utf8;
+  for (const auto& name : names) {
+    if (name.size() <= kSocketSuffix.size() ||
+        name.compare(name.size() - kSocketSuffix.size(), kSocketSuffix.size(), kSocketSuffix) != 0) {
+      continue;
+    }
+    if (!IsUtf8(name)) {  // its path would go into journal entries (JSON) and the API (protobuf strings)
+      if (not_utf8++ == 0) first_not_utf8 = EscapeControlCharacters(name);
+      continue;
+    }
+    (DriverSocketName(options, dir, name) ? paths : others).push_back(name);
+  }
+  const std::string first_unasked = paths.size() > kMaxDriverSockets ? paths[kMaxDriverSockets] : "";
+  paths.resize(std::min(paths.size(), kMaxDriverSockets));
+  const size_t room = kMaxDriverSockets - paths.size();
+  paths.insert(paths.end(), others.begin(), others.begin() + std::min(room, others.size()));
+  for (std::string& name : paths) name = JoinPath(dir, name);
+  if (skipped == nullptr) return paths;
+  if (!first_unasked.empty()) {
+    skipped->push_back(Skipped{dir, MakeError(ErrorCode::kUnavailable,
+                                              dir + ": more than " + std::to_string(kMaxDriverSockets) +
+                                                  " drivers' sockets; the rest (from " + first_unasked +
+                                                  " on) are not asked")});
+  }
+  if (not_utf8 > 0) {
+    skipped->push_back(Skipped{JoinPath(dir, "*.sock (not UTF-8)"),
+                               MakeError(ErrorCode::kInvalidArgument,
+                                         dir + ": " + std::to_string(not_utf8) + " *.sock name(s) refused (from " +
+                                             first_not_utf8 + "): not UTF-8, which journal entries and the API "
+                                             "carry only")});
+  }
+  if (others.size() > room) {
+    // Said in words that stay the same while the directory does: logged once, not at every scan.
+    skipped->push_back(Skipped{JoinPath(dir, "*.sock"),
+                               MakeError(ErrorCode::kUnavailable,
+                                         dir + ": " + std::to_string(others.size()) +
+                                             " *.sock names that are no running driver's PID.sock; those past the " +
+                                             std::to_string(kMaxDriverSockets) + " sockets asked per scan are not "
+                                             "asked")});
+  }
+  return paths;
+}
+
 }  // namespace
 
 std::vector<Controller> DiscoverUvnvme(const DiscoveryOptions& options, std::vector<Skipped>* skipped) {
@@ -193,19 +260,7 @@ std::vector<Controller> DiscoverUvnvme(const DiscoveryOptions& options, std::vec
     if (skipped) skipped->push_back(Skipped{dir, entries.error()});
     return controllers;
   }
-  std::vector<std::string> paths;
-  std::string first_unasked;
-  for (const auto& name : *entries) {
-    if (name.size() <= kSocketSuffix.size() ||
-        name.compare(name.size() - kSocketSuffix.size(), kSocketSuffix.size(), kSocketSuffix) != 0) {
-      continue;
-    }
-    if (paths.size() == kMaxDriverSockets) {
-      first_unasked = name;
-      break;
-    }
-    paths.push_back(JoinPath(dir, name));
-  }
+  const std::vector<std::string> paths = SocketsToAsk(options, dir, *entries, skipped);
   std::vector<Result<DriverListing>> answers = AskAll(paths, options.socket_timeout_ms);
   // One controller set per process, whatever number of sockets lead to it: the first socket's (in name order).
   std::map<pid_t, std::string> answered;
@@ -237,11 +292,6 @@ std::vector<Controller> DiscoverUvnvme(const DiscoveryOptions& options, std::vec
       }
     }
     for (auto& c : listing.controllers) controllers.push_back(std::move(c));
-  }
-  if (!first_unasked.empty() && skipped) {
-    skipped->push_back(Skipped{dir, MakeError(ErrorCode::kUnavailable,
-                                              dir + ": more than " + std::to_string(kMaxDriverSockets) +
-                                                  " sockets; the rest (from " + first_unasked + " on) are not asked")});
   }
   return controllers;
 }

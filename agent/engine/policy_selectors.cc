@@ -56,10 +56,19 @@ bool ClassMatches(std::string_view pattern, size_t at, char c, size_t& end, bool
   return true;
 }
 
-bool RangesMeet(const std::vector<QueueRange>& a, const std::vector<QueueRange>& b) {
-  for (const QueueRange& x : a) {
-    for (const QueueRange& y : b) {
-      if (x.first <= y.last && y.first <= x.last) return true;
+// Sorted by first queue and walked together: a pair of long range lists costs their sort, not their product.
+bool RangesMeet(std::vector<QueueRange> a, std::vector<QueueRange> b) {
+  auto by_first = [](const QueueRange& x, const QueueRange& y) { return x.first < y.first; };
+  std::sort(a.begin(), a.end(), by_first);
+  std::sort(b.begin(), b.end(), by_first);
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i].first <= b[j].last && b[j].first <= a[i].last) return true;
+    // The range that ends first meets nothing after the other one's start.
+    if (a[i].last < b[j].last) {
+      ++i;
+    } else {
+      ++j;
     }
   }
   return false;

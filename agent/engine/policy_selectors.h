@@ -26,6 +26,9 @@ struct DeviceFacts {
   std::string transport;    // "pcie", "tcp", "rdma", "fc", "loop", "uvnvme", ...
   std::string layer;        // "local", "host", "target", "backing"
   std::string pci_address;  // "0000:3b:00.0" for a PCIe controller
+  // The ID versions before issue 45 gave the controller (shared by every controller of its subsystem): an
+  // entry or an `id` criterion written with it matches as it did. Empty where there is none.
+  std::string legacy_id;
 };
 
 // kGlob: `*` any run of characters, `?` one, `[...]` a class (fnmatch without flags); kExact: equal strings.
@@ -45,7 +48,10 @@ std::string SelectorFieldNames();
 
 // The name of a Selector's queue criterion: "3", "1-4", "1,3,5-8".
 inline constexpr std::string_view kSelectorQueuesField = "queues";
+// The bounds of proto/nvmeadapt/v1/config.proto's Selector and PolicySet.selectors: each criterion and the
+// queues text at most 256 characters, at most 256 selector entries.
 inline constexpr size_t kMaxSelectorValueLength = 256;
+inline constexpr int kMaxSelectors = 256;
 
 struct QueueRange {
   uint32_t first = 0, last = 0;  // inclusive, first <= last, first >= 1 (the admin queue is never managed)

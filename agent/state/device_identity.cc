@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
 
 #include "agent/discover/fabrics_layer.h"
 #include "agent/discover/fs.h"
@@ -17,6 +18,19 @@ std::string FirstLine(const std::string& path) {
   while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
   size_t start = line.find_first_not_of(" \t");
   return start == std::string::npos ? "" : line.substr(start);
+}
+
+// "nvme-" and 16 hex digits of FNV-1a, 64 bits, of `identity`: short, label-safe, the same on every node.
+std::string HashedId(std::string_view identity) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char byte : identity) {
+    hash ^= byte;
+    hash *= 1099511628211ull;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = "nvme-";
+  for (int shift = 60; shift >= 0; shift -= 4) id += kHex[(hash >> shift) & 15];
+  return id;
 }
 
 // A fabrics host's identity (KernelControllerIdentity): neither a PCIe controller's nor a process's.
@@ -41,20 +55,37 @@ std::string KernelControllerIdentity(const std::string& transport, const std::st
 }
 
 std::string StableControllerId(const std::string& transport, const std::string& address,
-                               const std::string& subsysnqn, const std::string& serial) {
+                               const std::string& subsysnqn, const std::string& serial, const std::string& cntlid) {
   if (serial.empty() && subsysnqn.empty()) return "";
-  const std::string identity = transport.empty() || transport == "pcie"
-                                   ? "serial=" + serial + " subsysnqn=" + subsysnqn
-                                   : KernelControllerIdentity(transport, address, subsysnqn, serial);
-  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits: short, label-safe, the same on every node
-  for (unsigned char byte : identity) {
-    hash ^= byte;
-    hash *= 1099511628211ull;
+  std::string identity = "v2";
+  auto field = [&identity](std::string_view value) {
+    identity += ":" + std::to_string(value.size()) + ":";
+    identity += value;
+  };
+  if (transport.empty() || transport == "pcie") {
+    for (std::string_view value : {std::string_view("pcie"), std::string_view(serial), std::string_view(subsysnqn),
+                                   std::string_view(cntlid)}) {
+      field(value);
+    }
+  } else {
+    field(transport);
+    for (const auto& [name, value] : discover::FabricsAddressFields(address)) {
+      if (name == "src_addr") continue;  // the local end the kernel picked for this connect
+      field(name);
+      field(value);
+    }
+    field(subsysnqn);
+    field(serial);
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id = "nvme-";
-  for (int shift = 60; shift >= 0; shift -= 4) id += kHex[(hash >> shift) & 15];
-  return id;
+  return HashedId(identity);
+}
+
+std::string LegacyStableControllerId(const std::string& transport, const std::string& address,
+                                     const std::string& subsysnqn, const std::string& serial) {
+  if (serial.empty() && subsysnqn.empty()) return "";
+  return HashedId(transport.empty() || transport == "pcie"
+                      ? "serial=" + serial + " subsysnqn=" + subsysnqn
+                      : KernelControllerIdentity(transport, address, subsysnqn, serial));
 }
 
 std::string ProcessIdentity(const std::string& procfs_root, pid_t pid) {

@@ -25,11 +25,19 @@ std::string ReadBootId(const std::string& procfs_root = "/proc");
 std::string KernelControllerIdentity(const std::string& transport, const std::string& address,
                                      const std::string& subsysnqn, const std::string& serial);
 // The stable ID of a kernel controller, which policy entries, the API's controller_id and the metrics' controller
-// label use: "nvme-" and 16 hex digits of a hash of its serial and subsystem NQN (PCIe: the drive keeps it in
-// another slot) or of its connection (a fabrics host, as KernelControllerIdentity), so it survives a
-// reboot that renumbers. "" when the controller says neither serial nor NQN: its name is then its ID.
+// label use: "nvme-" and 16 hex digits of a hash of what tells this controller from every other, so that it
+// survives a reboot that renumbers (docs/operations.md, "Stable identity"). PCIe: its serial, subsystem NQN and
+// controller ID (cntlid: the controllers of one NVM subsystem, a dual-port drive's ports, SR-IOV functions,
+// share serial and NQN; the drive keeps all three in another slot). A fabrics host: its connection, as
+// KernelControllerIdentity (its cntlid is handed out anew at each connect). The fields are hashed each after
+// its length, so no two sets of fields run into one string. "" when the controller says neither serial nor
+// NQN: its name is then its ID.
 std::string StableControllerId(const std::string& transport, const std::string& address,
-                               const std::string& subsysnqn, const std::string& serial);
+                               const std::string& subsysnqn, const std::string& serial, const std::string& cntlid);
+// The ID versions before issue 45 gave (serial and NQN joined without lengths, no cntlid): policy entries and
+// `id=` selectors written with it still match the controllers it named (every controller of the subsystem).
+std::string LegacyStableControllerId(const std::string& transport, const std::string& address,
+                                     const std::string& subsysnqn, const std::string& serial);
 
 // "pid=1234 start=5678" (start: field 22 of /proc/PID/stat); "" when the process is gone.
 std::string ProcessIdentity(const std::string& procfs_root, pid_t pid);

@@ -5,10 +5,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 #include "agent/config/policy_convert.h"
+#include "common/failpoint.h"
 #include "common/files.h"
 
 namespace nvmeadapt::state {
@@ -44,6 +50,94 @@ Result<bool> FromJsonFile(const std::string& path, google::protobuf::Message* me
   return true;
 }
 
+// One record of journal.log: "A <entry JSON>" or "D <entry JSON>".
+std::optional<StateStore::JournalRecord> ParseRecord(std::string_view line) {
+  StateStore::JournalRecord record;
+  google::protobuf::util::JsonParseOptions options;
+  if (line.size() <= 2 || (line[0] != 'A' && line[0] != 'D') || line[1] != ' ' ||
+      !google::protobuf::util::JsonStringToMessage(std::string(line.substr(2)), &record.entry, options).ok()) {
+    return std::nullopt;
+  }
+  record.op = line[0];
+  return record;
+}
+
+// What a failed append may leave: the beginning of a record ("", "A", "A ", "A {\"contr...").
+bool LooksLikeFragment(std::string_view line) {
+  if (line.empty()) return true;
+  if (line[0] != 'A' && line[0] != 'D') return false;
+  return line.size() == 1 || (line[1] == ' ' && (line.size() == 2 || line[2] == '{'));
+}
+
+// Versions before issue 45 appended after a fragment without a newline: "A {\"contrA {...whole...}". The
+// whole record is the longest tail of the line that parses; only the few places a record may start are tried.
+std::optional<StateStore::JournalRecord> RecordGluedToFragment(std::string_view line) {
+  constexpr int kTries = 8;
+  int tries = 0;
+  for (size_t at = line.find(" {", 1); at != std::string_view::npos && tries < kTries; at = line.find(" {", at + 1)) {
+    if (line[at - 1] != 'A' && line[at - 1] != 'D') continue;
+    ++tries;
+    if (auto record = ParseRecord(line.substr(at - 1))) return record;
+  }
+  return std::nullopt;
+}
+
+// The write(2) and ftruncate(2) calls of one append, and the failure NVME_ADAPT_WRITE_FAULT injects into them in
+// test builds (common/failpoint.h): the crash-consistency campaign cannot fill a disk at every byte of a record.
+class AppendCalls {
+ public:
+  AppendCalls() {
+    static std::atomic<uint64_t> appends{0};
+    fault_ = WriteFaultFor("journal_append", ++appends);
+  }
+
+  ssize_t Write(int fd, const char* data, size_t size) {
+    if (pending_errno_ != 0) {
+      errno = pending_errno_;
+      return -1;
+    }
+    if (!fault_) return write(fd, data, size);
+    const WriteFault fault = *std::exchange(fault_, std::nullopt);
+    const uint64_t cut = static_cast<uint64_t>(fault.at < 0 ? -fault.at : fault.at);
+    const size_t kept = fault.at >= 0 ? std::min<uint64_t>(cut, size) : size - std::min<uint64_t>(cut, size);
+    const ssize_t n = kept > 0 ? write(fd, data, kept) : 0;
+    if (n < 0 || fault.kind == WriteFault::Kind::kShort) return n;
+    truncate_fails_ = fault.kind == WriteFault::Kind::kStuck;
+    const int err = fault.kind == WriteFault::Kind::kNoSpace ? ENOSPC : EIO;
+    if (n > 0) {
+      pending_errno_ = err;  // as the kernel does: what fit is written, the next call fails
+      return n;
+    }
+    errno = err;
+    return -1;
+  }
+
+  int Truncate(int fd, off_t size) {
+    if (truncate_fails_) {
+      errno = EIO;
+      return -1;
+    }
+    return ftruncate(fd, size);
+  }
+
+ private:
+  std::optional<WriteFault> fault_;
+  int pending_errno_ = 0;
+  bool truncate_fails_ = false;
+};
+
+// Every byte of `bytes` appended, through short writes; the first error stops it.
+Status AppendWhole(AppendCalls& calls, int fd, const std::string& path, std::string_view bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = calls.Write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return SysError("append " + std::to_string(bytes.size() - done) + " more bytes to", path, errno);
+    if (n == 0) return MakeError(ErrorCode::kIo, path + ": append wrote nothing");
+    done += static_cast<size_t>(n);
+  }
+  return OkStatus();
+}
 }  // namespace
 
 Status StateStore::Open() const { return MakeDirectories(dir_, 0750); }
@@ -137,24 +231,38 @@ Result<StateStore::LoadedJournal> StateStore::LoadJournalOrPrevious() const {
 
 Status StateStore::AppendJournalRecord(char op, const v1::JournalEntry& entry, bool sync) const {
   NA_ASSIGN_OR_RETURN(auto json, ToJson(entry, JournalLogPath(), false));
-  const std::string line = std::string(1, op) + " " + json + "\n";
+  std::string line = std::string(1, op) + " " + json + "\n";
   const std::string path = JournalLogPath();
-  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  const int fd = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
   if (fd < 0) return SysError("open", path, errno);
   struct stat st{};
-  const bool first = fstat(fd, &st) == 0 && st.st_size == 0;
-  // One write(2) of the whole line: O_APPEND puts it at the end in one piece (a crash may tear it, which
-  // LoadJournalLog tells).
-  const ssize_t n = write(fd, line.data(), line.size());
-  const int write_err = errno;
-  Status status;
-  if (n != static_cast<ssize_t>(line.size())) {
-    status = n < 0 ? SysError("append to", path, write_err) : MakeError(ErrorCode::kIo, path + ": short append");
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    close(fd);
+    return SysError("fstat", path, err);
+  }
+  const off_t size_before = st.st_size;
+  // A fragment an earlier append could not take back (or a crash tore) ends without a newline: this record
+  // starts a line of its own, so that it is read whole and the fragment is a line LoadJournalLog skips.
+  // (A last byte that cannot be read gets the newline too: an empty line is skipped as well.)
+  char last = '\n';
+  if (size_before > 0 && pread(fd, &last, 1, size_before - 1) != 1) last = 0;
+  if (last != '\n') line.insert(0, 1, '\n');
+  AppendCalls calls;
+  Status status = AppendWhole(calls, fd, path, line);
+  if (!status) {
+    // A partial record left in place would glue the next one to it, and the journal would be unreadable
+    // after the next crash (issue 45): the file goes back to what it was.
+    if (calls.Truncate(fd, size_before) != 0) {
+      const Error untruncated = SysError("ftruncate", path, errno);
+      status = MakeError(status.error().code, status.error().message + "; and the partial record cannot be taken back: " +
+                                                  untruncated.message + " (the next record starts on a new line)");
+    }
   } else if (sync && fdatasync(fd) != 0) {
     status = SysError("fdatasync", path, errno);
   }
   close(fd);
-  if (status && sync && first) {
+  if (status && sync && size_before == 0) {
     const int dir = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) return SysError("open", dir_, errno);
     if (fsync(dir) != 0) status = SysError("fsync", dir_, errno);
@@ -171,26 +279,33 @@ Result<StateStore::JournalLog> StateStore::LoadJournalLog() const {
     return text.error();
   }
   size_t start = 0, number = 0;
+  std::vector<size_t> fragments;
   while (start < text->size()) {
     const size_t end = text->find('\n', start);
     const bool last = end == std::string::npos;
-    const std::string line = text->substr(start, last ? std::string::npos : end - start);
+    const std::string_view line = std::string_view(*text).substr(start, last ? std::string::npos : end - start);
     start = last ? text->size() : end + 1;
     ++number;
-    JournalRecord record;
-    google::protobuf::util::JsonParseOptions options;
-    const bool ok = line.size() > 2 && (line[0] == 'A' || line[0] == 'D') && line[1] == ' ' &&
-                    google::protobuf::util::JsonStringToMessage(line.substr(2), &record.entry, options).ok();
-    if (!ok) {
-      const std::string where = JournalLogPath() + ":" + std::to_string(number);
-      if (last) {
-        log.warning = where + ": a torn last record (a crash while it was written) left out";
-        break;
-      }
-      return MakeError(ErrorCode::kInvalidArgument, where + ": not a journal record");
+    if (auto record = ParseRecord(line)) {
+      log.records.push_back(std::move(*record));
+      continue;
     }
-    record.op = line[0];
-    log.records.push_back(std::move(record));
+    const std::string where = JournalLogPath() + ":" + std::to_string(number);
+    if (last) {
+      log.warning = where + ": a torn last record (a crash while it was written) left out";
+      break;
+    }
+    if (!LooksLikeFragment(line)) return MakeError(ErrorCode::kInvalidArgument, where + ": not a journal record");
+    // A record written by an older version right after a fragment it left shares the fragment's line.
+    if (auto glued = RecordGluedToFragment(line)) log.records.push_back(std::move(*glued));
+    fragments.push_back(number);
+  }
+  if (!fragments.empty()) {
+    std::string lines;
+    for (size_t n : fragments) lines += (lines.empty() ? "" : ", ") + std::to_string(n);
+    const std::string said = JournalLogPath() + ": " + std::to_string(fragments.size()) +
+                             " partial record(s) of appends that failed left out (line " + lines + ")";
+    log.warning = log.warning.empty() ? said : said + "; " + log.warning;
   }
   return log;
 }

@@ -44,13 +44,17 @@ class StateStore {
 
   // journal.log: "A <entry JSON>" (a target about to change) or "D <entry JSON>" (lever and target back to
   // their safe value). `sync`: durable before this returns (fdatasync; the first record also syncs the dir).
+  // An append that fails part way (ENOSPC, EIO) truncates the file back to where it began; where even that
+  // fails, the next record starts on a new line, so the fragment stays a line of its own.
   Status AppendJournalRecord(char op, const v1::JournalEntry& entry, bool sync) const;
   struct JournalRecord {
     char op = 0;  // 'A' or 'D'
     v1::JournalEntry entry;
   };
   // Every record, oldest first. A torn last line (a crash in the middle of an append, before the change it
-  // announced was made) is left out and said in `warning`; an unreadable line before it is an error.
+  // announced was made) is left out and said in `warning`, and so is a line that is the beginning of a
+  // record (a failed append that could not be taken back: its change was refused); a record an older version
+  // glued to such a fragment is read. Any other unreadable line is an error.
   struct JournalLog {
     std::vector<JournalRecord> records;
     std::string warning;

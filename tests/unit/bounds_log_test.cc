@@ -18,6 +18,17 @@ TEST(LogEscape, ControlCharactersAreWrittenAsHex) {
   EXPECT_EQ(EscapeControlCharacters("caf\xc3\xa9"), "caf\xc3\xa9") << "UTF-8 is not a control character";
 }
 
+// Issue 45 (terminal_escape): C1 controls (CSI is U+009B) and bytes of no UTF-8 sequence, which a terminal may
+// act on and which no protobuf string may hold, are escaped too; printable UTF-8 of every length is kept.
+TEST(LogEscape, terminal_escape_c1_controls_and_invalid_utf8_are_written_as_hex) {
+  EXPECT_EQ(EscapeControlCharacters("a\xc2\x9b" "31mb"), "a\\xc2\\x9b31mb");
+  EXPECT_EQ(EscapeControlCharacters("\xc2\x80\xc2\x9f\xc2\xa0"), "\\xc2\\x80\\xc2\\x9f\xc2\xa0");
+  EXPECT_EQ(EscapeControlCharacters("x\xffy\xc3"), "x\\xffy\\xc3") << "a lone byte, a sequence cut short";
+  EXPECT_EQ(EscapeControlCharacters("\xc0\xaf"), "\\xc0\\xaf") << "an overlong '/'";
+  EXPECT_EQ(EscapeControlCharacters("\xed\xa0\x80"), "\\xed\\xa0\\x80") << "a surrogate";
+  EXPECT_EQ(EscapeControlCharacters("\xe2\x82\xac \xf0\x9f\x92\xbe"), "\xe2\x82\xac \xf0\x9f\x92\xbe");
+}
+
 TEST(LogEscape, ASocketNameWithANewlineStaysOnOneLine) {
   char path[] = "/tmp/nvme-adapt-log-XXXXXX";
   const int fd = mkstemp(path);

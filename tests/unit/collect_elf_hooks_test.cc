@@ -88,5 +88,32 @@ TEST(ElfHooks, TheKernelsLinkToARunningImageIsFollowed) {
   EXPECT_TRUE(hooks) << hooks.error().message;
 }
 
+// Issue 45: what is checked is what is read and attached to, whatever the path names afterwards.
+TEST(AttachReopen, ThePinnedPathReachesTheCheckedFileAfterAFifoIsRenamedOverIt) {
+  char dir[] = "/tmp/elf_hooks_swap.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string binary = std::string(dir) + "/driver", fifo = std::string(dir) + "/fifo";
+  {
+    std::ifstream in(ELF_FIXTURE_UVNVME, std::ios::binary);
+    std::ofstream out(binary, std::ios::binary);
+    out << in.rdbuf();
+  }
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto checked = CheckedBinary::Open(binary);
+  ASSERT_TRUE(checked) << checked.error().message;
+  ASSERT_EQ(rename(fifo.c_str(), binary.c_str()), 0);
+  auto hooks = ReadBinaryHooks(*checked);
+  ASSERT_TRUE(hooks) << hooks.error().message;
+  EXPECT_TRUE(hooks->uvnvme_usdt);
+  const int reopened = open(checked->PinnedPath().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reopened, 0) << checked->PinnedPath();
+  struct stat st{};
+  ASSERT_EQ(fstat(reopened, &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode)) << "the pinned path led to what the path names now";
+  close(reopened);
+  unlink(binary.c_str());
+  rmdir(dir);
+}
+
 }  // namespace
 }  // namespace nvmeadapt::collect

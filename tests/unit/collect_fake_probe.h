@@ -39,7 +39,7 @@ class FakeFeatureProbe final : public FeatureProbe {
     if (category == "nvme" && event == "nvme_sq") return nvme_sq;
     return std::nullopt;
   }
-  Result<BinaryHooks> ProbeBinary(const std::string&) override { return binary; }
+  Result<BinaryHooks> ProbeBinary(const CheckedBinary&) override { return binary; }
 
  private:
   static bool Has(const std::set<std::string>& set, std::string_view module, std::string_view name) {

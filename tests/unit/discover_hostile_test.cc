@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -198,8 +199,11 @@ TEST_F(HostileRuntimeDir, AFloodOfSocketsIsAskedOnlyUpToTheBound) {
   for (int i = 0; i < 300; ++i) nvmeadapt::testing::MakeStaleSocket(Socket("s" + std::to_string(i) + ".sock"));
   const Snapshot snapshot = Discover(options_);
   EXPECT_EQ(snapshot.skipped.size(), 257u) << "256 stale sockets and one line for the rest";
-  EXPECT_NE(snapshot.skipped.back().error.message.find("more than 256 sockets"), std::string::npos)
-      << snapshot.skipped.back().error.message;
+  // None is a running driver's PID.sock: they fill the room drivers leave, and the rest is said once.
+  const bool said = std::any_of(snapshot.skipped.begin(), snapshot.skipped.end(), [](const Skipped& s) {
+    return s.error.message.find("300 *.sock names that are no running driver's PID.sock") != std::string::npos;
+  });
+  EXPECT_TRUE(said) << snapshot.skipped.front().error.message;
 }
 
 }  // namespace

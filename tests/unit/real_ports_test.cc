@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "agent/config/policy_layers.h"
 #include "agent/daemon/real_ports.h"
 #include "agent/state/device_identity.h"
 #include "agent/state/startup_restore.h"
@@ -69,18 +70,23 @@ TEST_F(RealPorts, DiscoveryReportsEveryQueueWithItsEligibility) {
   EXPECT_EQ(Find(*queues, 3).irq, -1);
 }
 
-// The stable ID is the drive's serial and subsystem NQN (PCIe: another slot keeps it) or a fabrics host's
-// connection; discovery gives it with the facts selectors match.
-TEST_F(RealPorts, stable_identity_is_serial_and_nqn_for_pcie_and_the_connection_for_fabrics) {
-  const std::string pcie = state::StableControllerId("pcie", "0000:00:05.0", "nqn.2019-08.org.qemu:deadbeef", "deadbeef");
+// The stable ID is the drive's serial, subsystem NQN and controller ID (PCIe: another slot keeps it) or a
+// fabrics host's connection; discovery gives it with the facts selectors match.
+TEST_F(RealPorts, stable_identity_is_serial_nqn_and_cntlid_for_pcie_and_the_connection_for_fabrics) {
+  const std::string nqn = "nqn.2019-08.org.qemu:deadbeef";
+  const std::string pcie = state::StableControllerId("pcie", "0000:00:05.0", nqn, "deadbeef", "0");
   EXPECT_EQ(pcie.size(), 21u);
   EXPECT_EQ(pcie.rfind("nvme-", 0), 0u);
-  EXPECT_EQ(state::StableControllerId("pcie", "0000:3b:00.0", "nqn.2019-08.org.qemu:deadbeef", "deadbeef"), pcie);
-  EXPECT_NE(state::StableControllerId("pcie", "0000:00:05.0", "nqn.2019-08.org.qemu:deadbeef", "cafe"), pcie);
+  EXPECT_EQ(state::StableControllerId("pcie", "0000:3b:00.0", nqn, "deadbeef", "0"), pcie);
+  EXPECT_NE(state::StableControllerId("pcie", "0000:00:05.0", nqn, "cafe", "0"), pcie);
   const std::string tcp = "traddr=10.0.0.2,trsvcid=4420";
-  EXPECT_EQ(state::StableControllerId("tcp", tcp + ",src_addr=10.0.0.9", "nqn.x", "S1"), state::StableControllerId("tcp", tcp, "nqn.x", "S1"));
-  EXPECT_NE(state::StableControllerId("tcp", "traddr=10.0.0.3,trsvcid=4420", "nqn.x", "S1"), state::StableControllerId("tcp", tcp, "nqn.x", "S1"));
-  EXPECT_EQ(state::StableControllerId("pcie", "0000:00:05.0", "", ""), "");
+  EXPECT_EQ(state::StableControllerId("tcp", tcp + ",src_addr=10.0.0.9", "nqn.x", "S1", "1"),
+            state::StableControllerId("tcp", tcp, "nqn.x", "S1", "1"));
+  EXPECT_EQ(state::StableControllerId("tcp", tcp, "nqn.x", "S1", "1"), state::StableControllerId("tcp", tcp, "nqn.x", "S1", "2"))
+      << "a fabrics controller's cntlid is handed out anew at each connect";
+  EXPECT_NE(state::StableControllerId("tcp", "traddr=10.0.0.3,trsvcid=4420", "nqn.x", "S1", "1"),
+            state::StableControllerId("tcp", tcp, "nqn.x", "S1", "1"));
+  EXPECT_EQ(state::StableControllerId("pcie", "0000:00:05.0", "", "", "1"), "");
 
   RealDiscovery discovery(Only(/*kernel=*/true));
   auto queues = discovery.Scan();
@@ -88,11 +94,55 @@ TEST_F(RealPorts, stable_identity_is_serial_and_nqn_for_pcie_and_the_connection_
   const DiscoveredQueue q1 = Find(*queues, 1);
   EXPECT_EQ(q1.controller_id, pcie);
   EXPECT_EQ(q1.ControllerId(), pcie);
+  EXPECT_EQ(q1.legacy_controller_id, state::LegacyStableControllerId("pcie", "0000:00:05.0", nqn, "deadbeef"));
   EXPECT_EQ(q1.serial, "deadbeef");
   EXPECT_EQ(q1.model, "QEMU NVMe Ctrl");
-  EXPECT_EQ(q1.subsysnqn, "nqn.2019-08.org.qemu:deadbeef");
+  EXPECT_EQ(q1.subsysnqn, nqn);
   EXPECT_EQ(q1.pci_address, "0000:00:05.0");
   EXPECT_EQ(q1.firmware, "1.0");
+}
+
+// Issue 45: the controllers of one NVM subsystem (a dual-port drive's ports, SR-IOV functions) share serial
+// and NQN; each has its own ID. And no serial, NQN and cntlid run into another set's.
+TEST_F(RealPorts, stable_id_cntlid_two_controllers_of_one_subsystem_get_two_ids_and_fields_never_collide) {
+  const std::string nqn = "nqn.2014-08.org.nvmexpress:uuid:dual", serial = "S6CRNA0T100001";
+  const std::string port_a = state::StableControllerId("pcie", "0000:3b:00.0", nqn, serial, "1");
+  EXPECT_NE(state::StableControllerId("pcie", "0000:3c:00.0", nqn, serial, "2"), port_a);
+  EXPECT_EQ(state::StableControllerId("pcie", "0000:5e:00.0", nqn, serial, "1"), port_a) << "moved to another slot";
+  // Serial "A subsysnqn=B" with NQN "C", and serial "A" with NQN "B subsysnqn=C": one string before.
+  EXPECT_NE(state::StableControllerId("pcie", "", "C", "A subsysnqn=B", "1"), state::StableControllerId("pcie", "", "B subsysnqn=C", "A", "1"));
+  EXPECT_NE(state::StableControllerId("pcie", "", "B", "A", "12"), state::StableControllerId("pcie", "", "B1", "A", "2"));
+  EXPECT_NE(state::StableControllerId("pcie", "", "", "AB", "1"), state::StableControllerId("pcie", "", "B", "A", "1"));
+
+  WriteFile(tmp_ / "sys/devices/pci0000:00/0000:00:05.0/nvme/nvme0/cntlid", "7\n");
+  RealDiscovery discovery(Only(/*kernel=*/true));
+  auto queues = discovery.Scan();
+  ASSERT_TRUE(queues) << queues.error().message;
+  EXPECT_EQ(Find(*queues, 1).controller_id,
+            state::StableControllerId("pcie", "0000:00:05.0", "nqn.2019-08.org.qemu:deadbeef", "deadbeef", "7"));
+}
+
+// Entries keyed by an ID of before issue 45 (policy.json, a config file, an `id` selector) still reach the
+// controllers that ID named, until rewritten with the new IDs.
+TEST_F(RealPorts, stable_id_cntlid_entries_written_with_the_id_of_before_still_match) {
+  engine::DeviceFacts facts{.controller = "nvme0", .id = "nvme-00000000000000aa", .model = "M", .serial = "S"};
+  facts.legacy_id = "nvme-00000000000000bb";
+  v1::PolicySet set;
+  auto* by_old_id = set.add_controllers();
+  by_old_id->set_controller(facts.legacy_id);
+  by_old_id->mutable_policy()->set_pace_slack_ns(31'000);
+  auto* selector = set.add_selectors();
+  selector->set_name("old-id");
+  selector->mutable_match()->set_id(facts.legacy_id);
+  selector->mutable_match()->set_queues("2");
+  selector->mutable_policy()->set_pace_slack_ns(42'000);
+  auto q1 = config::EffectivePolicy(set, facts, 1);
+  auto q2 = config::EffectivePolicy(set, facts, 2);
+  ASSERT_TRUE(q1 && q2);
+  EXPECT_EQ(q1->pace_slack, 31'000);
+  EXPECT_EQ(q2->pace_slack, 42'000);
+  facts.legacy_id.clear();
+  EXPECT_NE(config::EffectivePolicy(set, facts, 1)->pace_slack, 31'000);
 }
 
 TEST_F(RealPorts, TheTargetsQueuesAreListedFromTheCollectorsCountsAndLeaveOnceIdle) {

@@ -142,7 +142,7 @@ def agent_completions(path, controller="nvme0"):
 def journal_entries(path):
     """The live entries of a journal copied as PATH.json, with PATH.log beside it when the guest copied one:
     journal.json is the last compaction, journal.log the records since ("A" adds a target not held, "D"
-    drops one; a torn last line is left out), agent/daemon/state_store.h."""
+    drops one; a torn last line is left out), agent/state/state_store.h."""
     path = Path(path)
     entries = json.loads(path.read_text() or "{}").get("entries", []) if path.exists() else []
     log = path.with_suffix(".log")

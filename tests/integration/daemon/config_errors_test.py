@@ -68,8 +68,10 @@ class ConfigErrors(unittest.TestCase):
                 self.assertIn(expected, result.stderr)
 
     def test_journal_stream_gets_syslog_priorities_and_no_timestamp(self):
-        """Under systemd, stderr is the journal (JOURNAL_STREAM names it): each line starts with its syslog
-        priority, <3> for errors, and carries no timestamp of its own (journalctl -p err filters on it)."""
+        """Under systemd, stderr is the journal (JOURNAL_STREAM names it). Lines go to the journal's socket as
+        entries (reliability.journal_log_fields); where that socket is not there, as here, each line goes to
+        stderr starting with its syslog priority, <3> for errors, with no timestamp of its own (journalctl -p
+        err filters on it), and none is lost."""
         log = self.ws.path("journal.log")
         open(log, "w").close()
         st = os.stat(log)

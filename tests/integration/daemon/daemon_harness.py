@@ -171,8 +171,8 @@ class Load:
 
 def journal_entries(state_dir):
     """The journal's live entries: journal.json (its last compaction) with journal.log's records over it
-    (agent/daemon/state_store.h): "A" adds a target it does not hold, "D" drops one. A torn last line is
-    left out, as the daemon does."""
+    (agent/state/state_store.h): "A" adds a target it does not hold, "D" drops one. A torn last line and
+    the fragment a failed append left are left out, as the daemon does."""
     try:
         with open(os.path.join(state_dir, "journal.json")) as f:
             entries = json.load(f).get("entries", [])
@@ -187,7 +187,7 @@ def journal_entries(state_dir):
         try:
             op, entry = line[0], json.loads(line[2:])
         except (IndexError, ValueError):
-            break
+            continue
         key = (entry.get("lever"), entry.get("target"))
         held = [e for e in entries if (e.get("lever"), e.get("target")) == key]
         if op == "A" and not held:

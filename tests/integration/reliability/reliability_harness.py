@@ -1,6 +1,8 @@
 """What the reliability cases share: the fake driver as a process, the daemon's memory, timed commands."""
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -27,6 +29,7 @@ class FakeDriver:
     """fake_driver.py as a process, started with `python` (a copy of the interpreter, for --fifo-exe)."""
 
     def __init__(self, workspace, *args, python=sys.executable):
+        self.runtime_dir = workspace.runtime_dir
         self.process = subprocess.Popen([python, os.path.join(HERE, "fake_driver.py"), workspace.runtime_dir, *args],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
@@ -37,6 +40,23 @@ class FakeDriver:
     @property
     def pid(self):
         return self.process.pid
+
+    def socket_path(self):
+        return os.path.join(self.runtime_dir, "uvnvme", f"{self.pid}.sock")
+
+    def modes(self, ctrl=0):
+        """{qid: "interrupt" | "poll"} of controller `ctrl`, as the driver says over its socket."""
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(10)
+            s.connect(self.socket_path())
+            s.sendall(b'{"op": "list"}\n')
+            reply = b""
+            while not reply.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+        return {q["qid"]: q["mode"] for q in json.loads(reply)["queues"] if q["ctrl"] == ctrl}
 
     def stop(self):
         if self.process.poll() is None:
