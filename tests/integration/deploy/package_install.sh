@@ -70,9 +70,13 @@ done
 # the installed operations guide.
 command -v promtool >/dev/null || fail "promtool not found (Debian package prometheus)"
 promtool check rules "$rules"/*.yml >/dev/null || fail "promtool check rules refuses the installed rules"
-python3 - "$rules/nvme-adapt-alerts.rules.yml" "$root/usr/share/doc/nvme-adapt/operations.md" <<'PY' || fail "alert runbooks"
-import re, sys, yaml
-sections = {h.strip().lower() for h in re.findall(r"^### (.+)$", open(sys.argv[2]).read(), re.M)}
+# dh_compress gzips the larger docs.
+guide=$(ls "$root"/usr/share/doc/nvme-adapt/operations.md* 2>/dev/null | head -1)
+[[ -n $guide ]] || fail "/usr/share/doc/nvme-adapt/operations.md not installed"
+python3 - "$rules/nvme-adapt-alerts.rules.yml" "$guide" <<'PY' || fail "alert runbooks"
+import gzip, re, sys, yaml
+guide = (gzip.open if sys.argv[2].endswith(".gz") else open)(sys.argv[2], "rt").read()
+sections = {h.strip().lower() for h in re.findall(r"^### (.+)$", guide, re.M)}
 alerts = [r for g in yaml.safe_load(open(sys.argv[1]))["groups"] for r in g["rules"] if "alert" in r]
 urls = {a["alert"]: a.get("annotations", {}).get("runbook_url", "") for a in alerts}
 bad = [f"{name}: {url}" for name, url in urls.items()
