@@ -1,4 +1,5 @@
-# Thin wrapper over CMake. Each target installs what is missing, configures and builds first.
+# Thin wrapper over CMake. Each target installs what is missing first; all but package configure and build
+# $(BUILD) (package builds a copy of the tree with dpkg-buildpackage).
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -25,8 +26,10 @@ test: build
 bench: build
 	bench/run-all $(BUILD)
 
-package: build
-	cd $(BUILD) && cpack -G DEB
+# The Debian packages, built by dpkg-buildpackage from the source tree (scripts/make-packages), in
+# $(BUILD)/packages; CMAKE_FLAGS reach the package's CMake too.
+package: deps
+	NVME_ADAPT_CMAKE_FLAGS="$(CMAKE_FLAGS)" scripts/make-packages $(BUILD)/packages $(JOBS)
 
 clean:
 	rm -rf $(BUILD)

@@ -1,6 +1,7 @@
 # Finds every dependency the way Debian 12 ships it: CMake configs for gRPC, prometheus-cpp,
 # GTest, benchmark, absl, nlohmann_json and CLI11; FindProtobuf for Protobuf; pkg-config for libbpf and
-# libsystemd.
+# libsystemd; the header and library for libnvme (its pkg-config file requires json-c's, which
+# libnvme-dev does not bring: a dynamic link needs neither).
 # A missing package fails configuration with the Debian package that provides it.
 find_package(PkgConfig REQUIRED)
 
@@ -26,11 +27,20 @@ pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf)
 nvme_adapt_require(LIBBPF_FOUND "libbpf-dev")
 pkg_check_modules(LIBSYSTEMD IMPORTED_TARGET libsystemd)
 nvme_adapt_require(LIBSYSTEMD_FOUND "libsystemd-dev")
+find_path(LIBNVME_INCLUDE_DIR libnvme.h)
+find_library(LIBNVME_LIBRARY nvme)
+nvme_adapt_require(LIBNVME_INCLUDE_DIR "libnvme-dev")
+nvme_adapt_require(LIBNVME_LIBRARY "libnvme-dev")
+add_library(nvme_adapt_libnvme INTERFACE)
+target_include_directories(nvme_adapt_libnvme SYSTEM INTERFACE ${LIBNVME_INCLUDE_DIR})
+target_link_libraries(nvme_adapt_libnvme INTERFACE ${LIBNVME_LIBRARY})
 find_package(Threads REQUIRED)
 
 if(BUILD_TESTING)
   find_package(GTest CONFIG)
   nvme_adapt_require(GTest_FOUND "libgtest-dev libgmock-dev")
 endif()
-find_package(benchmark CONFIG)
-nvme_adapt_require(benchmark_FOUND "libbenchmark-dev")
+if(NVME_ADAPT_BUILD_BENCHMARKS)
+  find_package(benchmark CONFIG)
+  nvme_adapt_require(benchmark_FOUND "libbenchmark-dev")
+endif()

@@ -56,10 +56,9 @@ Result<std::shared_ptr<AdminDevice>> CoalescingLever::OpenDevice(const std::stri
   return std::shared_ptr<AdminDevice>(std::move(*device));
 }
 
-Result<uint32_t> CoalescingLever::Run(AdminDevice& device, nvme_passthru_cmd cmd, const std::string& path,
+Result<uint32_t> CoalescingLever::Answered(int ret, uint32_t result, const std::string& path,
                                            const std::string& what) const {
-  const int ret = device.Submit(&cmd);
-  if (ret == 0) return cmd.result;
+  if (ret == 0) return result;
   if (ret < 0) {
     Error error = SysError(what + " on", path, -ret);
     return Fail(path, error);
@@ -70,14 +69,24 @@ Result<uint32_t> CoalescingLever::Run(AdminDevice& device, nvme_passthru_cmd cmd
   return error;
 }
 
+Result<uint32_t> CoalescingLever::Get(const AdminDevice& device, uint8_t fid, uint16_t vector,
+                                      const std::string& path) const {
+  uint32_t result = 0;
+  const int ret = fid == kFidInterruptCoalescing
+                      ? GetInterruptCoalescing(device, options_.timeout_ms, &result)
+                      : GetInterruptVectorConfig(device, vector, options_.timeout_ms, &result);
+  return Answered(ret, result, path, "Get Features " + FidName(fid));
+}
+
 PlannedLever::Step CoalescingLever::SetStep(std::shared_ptr<AdminDevice> device, const std::string& path,
                                             std::string object, uint8_t fid, uint32_t cdw11) const {
   Step step;
   step.object = std::move(object);
   step.value = Hex(cdw11);
   step.perform = [this, device = std::move(device), path, fid, cdw11]() -> Status {
-    NA_RETURN_IF_ERROR(Run(*device, SetFeaturesCommand(fid, cdw11, /*save=*/false, options_.timeout_ms), path,
-                           "Set Features " + FidName(fid)));
+    const int ret = fid == kFidInterruptCoalescing ? SetInterruptCoalescing(*device, cdw11, options_.timeout_ms)
+                                                   : SetInterruptVectorConfig(*device, cdw11, options_.timeout_ms);
+    NA_RETURN_IF_ERROR(Answered(ret, 0, path, "Set Features " + FidName(fid)));
     return OkStatus();
   };
   return step;
@@ -92,14 +101,8 @@ Result<PlannedLever::StepPlan> CoalescingLever::MakePlan(const LeverTarget& targ
   const uint16_t iv = static_cast<uint16_t>(*target.vector);
   const std::string path = DevicePath(target.controller);
   NA_ASSIGN_OR_RETURN(const std::shared_ptr<AdminDevice> device, OpenDevice(path));
-  NA_ASSIGN_OR_RETURN(const uint32_t aggregation,
-                      Run(*device, GetFeaturesCommand(kFidInterruptCoalescing, 0, FeatureSelect::kCurrent,
-                                                      options_.timeout_ms),
-                          path, "Get Features 08h"));
-  NA_ASSIGN_OR_RETURN(const uint32_t vector_config,
-                      Run(*device, GetFeaturesCommand(kFidInterruptVectorConfig, VectorConfigCdw11(iv, false),
-                                                      FeatureSelect::kCurrent, options_.timeout_ms),
-                          path, "Get Features 09h"));
+  NA_ASSIGN_OR_RETURN(const uint32_t aggregation, Get(*device, kFidInterruptCoalescing, iv, path));
+  NA_ASSIGN_OR_RETURN(const uint32_t vector_config, Get(*device, kFidInterruptVectorConfig, iv, path));
 
   const uint32_t current_08 = aggregation & 0xffffu;
   const bool disabled = (vector_config & kCoalescingDisableBit) != 0;
@@ -149,11 +152,7 @@ Result<std::vector<PlannedLever::Step>> CoalescingLever::MakeRestore(const Resto
     // that may have failed before any write, and a device that refuses the Set (QEMU: Feature Not Changeable)
     // would otherwise fail every restore of a value it never changed.
     const bool vector_config = fid == kFidInterruptVectorConfig;
-    NA_ASSIGN_OR_RETURN(const uint32_t current,
-                        Run(*device,
-                            GetFeaturesCommand(fid, vector_config ? cdw11 & 0xffffu : 0, FeatureSelect::kCurrent,
-                                               options_.timeout_ms),
-                            path, "Get Features " + FidName(fid)));
+    NA_ASSIGN_OR_RETURN(const uint32_t current, Get(*device, fid, static_cast<uint16_t>(cdw11 & 0xffffu), path));
     const uint32_t compared = vector_config ? kCoalescingDisableBit : 0xffffu;
     if ((current & compared) == (cdw11 & compared)) continue;
     steps.push_back(SetStep(device, path, object, fid, cdw11));

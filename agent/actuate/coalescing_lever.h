@@ -35,9 +35,11 @@ class CoalescingLever final : public PlannedLever {
   Result<StepPlan> MakePlan(const LeverTarget& target, ReapMode mode) override;
   Result<std::vector<Step>> MakeRestore(const RestorePoint& point) override;
   Result<std::shared_ptr<AdminDevice>> OpenDevice(const std::string& path) const;
-  // Runs one command; the completion's Dword 0 or a Error naming the device and the command.
-  Result<uint32_t> Run(AdminDevice& device, nvme_passthru_cmd cmd, const std::string& path,
-                            const std::string& what) const;
+  // A command's answer (nvme_admin.h: 0, an NVMe status, a negative errno) as the completion's Dword 0, or an
+  // Error naming the device and the command.
+  Result<uint32_t> Answered(int ret, uint32_t result, const std::string& path, const std::string& what) const;
+  // Get Features (current) of FID 08h, or of 09h for `vector`.
+  Result<uint32_t> Get(const AdminDevice& device, uint8_t fid, uint16_t vector, const std::string& path) const;
   Step SetStep(std::shared_ptr<AdminDevice> device, const std::string& path, std::string object, uint8_t fid,
                uint32_t cdw11) const;
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/actuate/command_runner.h"
+#include "agent/actuate/fabrics_connector.h"
 #include "agent/actuate/lever.h"
 #include "agent/actuate/nvme_admin.h"
 #include "agent/actuate/poll_queues_module.h"
@@ -40,7 +40,7 @@ struct LeverEnvironment {
   std::string procfs_root = "/proc";
   std::string dev_root = "/dev";
   std::shared_ptr<AdminDeviceOpener> admin;  // SystemAdminDeviceOpener() when empty
-  std::shared_ptr<CommandRunner> commands;   // nvme-cli for the reconnect lever; SystemCommandRunner when empty
+  std::shared_ptr<FabricsConnector> fabrics;  // the reconnect lever's; LibnvmeFabricsConnector() when empty
   // The nvme module's poll_queues, one for the levers of every controller built with this environment (and
   // its copies): one restore point for the module.
   std::shared_ptr<PollQueuesModule> poll_queues_module = std::make_shared<PollQueuesModule>();

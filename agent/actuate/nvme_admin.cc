@@ -1,7 +1,6 @@
 #include "agent/actuate/nvme_admin.h"
 
 #include <fcntl.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,124 +9,108 @@
 namespace nvmeadapt::actuate {
 namespace {
 
-const char* StatusName(uint8_t sct, uint8_t sc) {
-  if (sct == 0) {
-    switch (sc) {
-      case 0x00: return "Successful Completion";
-      case 0x01: return "Invalid Command Opcode";
-      case 0x02: return "Invalid Field in Command";
-      case 0x03: return "Command ID Conflict";
-      case 0x04: return "Data Transfer Error";
-      case 0x05: return "Commands Aborted due to Power Loss Notification";
-      case 0x06: return "Internal Error";
-      case 0x07: return "Command Abort Requested";
-      case 0x08: return "Command Aborted due to SQ Deletion";
-      case 0x0b: return "Invalid Namespace or Format";
-      case 0x0c: return "Command Sequence Error";
-      default: return "Generic Command Status";
-    }
-  }
-  if (sct == 1) {
-    switch (sc) {
-      case 0x0d: return "Feature Identifier Not Saveable";
-      case 0x0e: return "Feature Not Changeable";
-      case 0x0f: return "Feature Not Namespace Specific";
-      default: return "Command Specific Status";
-    }
-  }
-  if (sct == 2) return "Media and Data Integrity Error";
-  if (sct == 3) return "Path Related Status";
-  if (sct == 7) return "Vendor Specific";
-  return "Reserved Status Code Type";
-}
-
-class SystemAdminDevice final : public AdminDevice {
- public:
-  explicit SystemAdminDevice(int fd) : fd_(fd) {}
-  ~SystemAdminDevice() override { close(fd_); }
-  int Submit(nvme_passthru_cmd* cmd) override {
-    for (;;) {
-      const int ret = ioctl(fd_, NVME_IOCTL_ADMIN_CMD, cmd);
-      if (ret >= 0) return ret;
-      if (errno != EINTR) return -errno;
-    }
-  }
-
- private:
-  int fd_;
-};
-
 class SystemOpener final : public AdminDeviceOpener {
  public:
   Result<std::unique_ptr<AdminDevice>> Open(const std::string& path) override {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return SysError("open", path, errno);
-    return std::unique_ptr<AdminDevice>(std::make_unique<SystemAdminDevice>(fd));
+    return std::make_unique<AdminDevice>(fd);
   }
 };
 
+// libnvme answers -1 with errno set when no completion came back; the levers' convention is -errno.
+int Answer(int ret) { return ret == -1 ? -errno : ret; }
+
+int GetFeature(const AdminDevice& device, uint8_t fid, uint32_t cdw11, uint32_t timeout_ms, uint32_t* result) {
+  nvme_get_features_args args{};
+  args.args_size = sizeof args;
+  args.fd = device.fd();
+  args.fid = fid;
+  args.sel = NVME_GET_FEATURES_SEL_CURRENT;
+  args.cdw11 = cdw11;
+  args.timeout = timeout_ms;
+  args.result = result;
+  return Answer(nvme_get_features(&args));
+}
+
+int SetFeature(const AdminDevice& device, uint8_t fid, uint32_t cdw11, uint32_t timeout_ms) {
+  uint32_t result = 0;
+  nvme_set_features_args args{};
+  args.args_size = sizeof args;
+  args.fd = device.fd();
+  args.fid = fid;
+  args.cdw11 = cdw11;
+  args.save = false;
+  args.timeout = timeout_ms;
+  args.result = &result;
+  return Answer(nvme_set_features(&args));
+}
+
 }  // namespace
 
-nvme_passthru_cmd GetFeaturesCommand(uint8_t fid, uint32_t cdw11, FeatureSelect select, uint32_t timeout_ms) {
-  nvme_passthru_cmd cmd{};
-  cmd.opcode = kOpcodeGetFeatures;
-  cmd.cdw10 = uint32_t{fid} | (uint32_t{static_cast<uint8_t>(select)} & 0x7u) << 8;
-  cmd.cdw11 = cdw11;
-  cmd.timeout_ms = timeout_ms;
-  return cmd;
-}
+AdminDevice::~AdminDevice() { close(fd_); }
 
-nvme_passthru_cmd SetFeaturesCommand(uint8_t fid, uint32_t cdw11, bool save, uint32_t timeout_ms) {
-  nvme_passthru_cmd cmd{};
-  cmd.opcode = kOpcodeSetFeatures;
-  cmd.cdw10 = uint32_t{fid} | (save ? kCdw10SaveBit : 0u);
-  cmd.cdw11 = cdw11;
-  cmd.timeout_ms = timeout_ms;
-  return cmd;
-}
+std::shared_ptr<AdminDeviceOpener> SystemAdminDeviceOpener() { return std::make_shared<SystemOpener>(); }
 
 uint32_t CoalescingCdw11(uint32_t completions, uint8_t time_100us) {
-  const uint32_t thr = completions == 0 ? 0 : (completions - 1) & 0xffu;
-  return thr | uint32_t{time_100us} << 8;
+  const uint32_t thr = completions == 0 ? 0 : completions - 1;
+  return NVME_SET(thr, FEAT_IRQC_THR) | NVME_SET(uint32_t{time_100us}, FEAT_IRQC_TIME);
 }
 
 uint32_t VectorConfigCdw11(uint16_t vector, bool coalescing_disabled) {
-  return uint32_t{vector} | (coalescing_disabled ? kCoalescingDisableBit : 0u);
+  return NVME_SET(uint32_t{vector}, FEAT_ICFG_IV) | NVME_SET(coalescing_disabled ? 1u : 0u, FEAT_ICFG_CD);
+}
+
+int GetInterruptCoalescing(const AdminDevice& device, uint32_t timeout_ms, uint32_t* result) {
+  return GetFeature(device, kFidInterruptCoalescing, 0, timeout_ms, result);
+}
+
+int GetInterruptVectorConfig(const AdminDevice& device, uint16_t vector, uint32_t timeout_ms, uint32_t* result) {
+  return GetFeature(device, kFidInterruptVectorConfig, VectorConfigCdw11(vector, false), timeout_ms, result);
+}
+
+int SetInterruptCoalescing(const AdminDevice& device, uint32_t cdw11, uint32_t timeout_ms) {
+  return SetFeature(device, kFidInterruptCoalescing, cdw11 & 0xffffu, timeout_ms);
+}
+
+int SetInterruptVectorConfig(const AdminDevice& device, uint32_t cdw11, uint32_t timeout_ms) {
+  return SetFeature(device, kFidInterruptVectorConfig, cdw11 & 0x1ffffu, timeout_ms);
 }
 
 NvmeStatus NvmeStatus::Decode(uint16_t raw) {
   NvmeStatus status;
   status.raw = raw;
-  status.sc = static_cast<uint8_t>(raw & 0xff);
-  status.sct = static_cast<uint8_t>((raw >> 8) & 0x7);
-  status.crd = static_cast<uint8_t>((raw >> 11) & 0x3);
-  status.more = (raw >> 13) & 1;
-  status.dnr = (raw >> 14) & 1;
+  status.sc = static_cast<uint8_t>(nvme_status_code(raw));
+  status.sct = static_cast<uint8_t>(nvme_status_code_type(raw));
+  status.crd = static_cast<uint8_t>((raw & NVME_SC_CRD) >> 11);
+  status.more = (raw & NVME_SC_MORE) != 0;
+  status.dnr = (raw & NVME_SC_DNR) != 0;
   return status;
 }
 
 std::string NvmeStatus::ToString() const {
-  char text[160];
-  std::snprintf(text, sizeof text, "%s (SCT %Xh, SC %02Xh%s%s) [0x%04x]", StatusName(sct, sc), sct, sc,
-                dnr ? ", DNR" : "", more ? ", More" : "", raw);
-  std::string out = text;
+  // libnvme says "Name: what it means"; the name is enough beside the fields.
+  std::string name = nvme_status_to_string(raw, /*fabrics=*/false);
+  if (const size_t colon = name.find(": "); colon != std::string::npos) name.resize(colon);
+  char fields[64];
+  std::snprintf(fields, sizeof fields, " (SCT %Xh, SC %02Xh%s%s) [0x%04x]", sct, sc, dnr ? ", DNR" : "",
+                more ? ", More" : "", raw);
+  std::string out = name + fields;
   if (crd != 0) out += " CRD " + std::to_string(crd);
   return out;
 }
 
 ErrorCode NvmeStatus::Code() const {
   switch (sct) {
-    case 0:
-      if (sc == 0x01 || sc == 0x02) return ErrorCode::kUnsupported;
-      if (sc == 0x04 || sc == 0x06) return ErrorCode::kIo;
-      if (sc == 0x07 || sc == 0x08) return ErrorCode::kUnavailable;
+    case NVME_SCT_GENERIC:
+      if (sc == NVME_SC_INVALID_OPCODE || sc == NVME_SC_INVALID_FIELD) return ErrorCode::kUnsupported;
+      if (sc == NVME_SC_DATA_XFER_ERROR || sc == NVME_SC_INTERNAL) return ErrorCode::kIo;
+      if (sc == NVME_SC_ABORT_REQ || sc == NVME_SC_ABORT_QUEUE) return ErrorCode::kUnavailable;
       return ErrorCode::kRefused;
-    case 2: return ErrorCode::kIo;
-    case 3: return ErrorCode::kUnavailable;
+    case NVME_SCT_MEDIA: return ErrorCode::kIo;
+    case NVME_SCT_PATH: return ErrorCode::kUnavailable;
     default: return ErrorCode::kRefused;
   }
 }
-
-std::shared_ptr<AdminDeviceOpener> SystemAdminDeviceOpener() { return std::make_shared<SystemOpener>(); }
 
 }  // namespace nvmeadapt::actuate

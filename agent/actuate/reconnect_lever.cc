@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 #include "agent/actuate/lever_registry.h"
@@ -25,49 +24,20 @@ constexpr char kPendingSuffix[] = " connecting";
 constexpr uint32_t kDefaultQueueSize = 128;
 constexpr uint32_t kDefaultKeepAliveSeconds = 5;
 
-// Options every nvme-cli with fabrics support takes; the others are checked against `nvme connect --help`
-// before a disconnect (an nvme-cli that lacks one would refuse the connect, and the connect back too).
-constexpr const char* kBasicOptions[] = {"--transport=", "--traddr=", "--trsvcid=", "--nqn=", "--hostnqn=",
-                                         "--hostid=", "--host-traddr=", "--host-iface=", "--ctrl-loss-tmo=",
-                                         "--reconnect-delay="};
-constexpr const char* kNewerOptions[] = {"--nr-io-queues=", "--queue-size=", "--keep-alive-tmo=",
-                                         "--fast_io_fail_tmo=", "--dhchap-secret=", "--dhchap-ctrl-secret=",
-                                         "--keyring="};
-constexpr const char* kNewerFlags[] = {"--tls", "--concat", "--hdr-digest", "--data-digest"};
-
-// The option's name as `nvme connect --help` lists it: "--queue-size" of "--queue-size=128".
-std::string OptionName(const std::string& arg) { return arg.substr(0, arg.find('=')); }
-
-bool IsBasicOption(const std::string& arg) {
-  for (const char* prefix : kBasicOptions) {
-    if (arg.rfind(prefix, 0) == 0 && arg.size() > std::char_traits<char>::length(prefix)) return true;
-  }
-  return false;
-}
-
 // The options a restore point may carry: what ReadConnection writes, nothing a journal could add.
+constexpr const char* kRecordedOptions[] = {"--transport=", "--traddr=", "--trsvcid=", "--nqn=", "--hostnqn=",
+                                            "--hostid=", "--host-traddr=", "--host-iface=", "--ctrl-loss-tmo=",
+                                            "--reconnect-delay=", "--nr-io-queues=", "--queue-size=",
+                                            "--keep-alive-tmo=", "--fast_io_fail_tmo=", "--dhchap-secret=",
+                                            "--dhchap-ctrl-secret=", "--keyring="};
+constexpr const char* kRecordedFlags[] = {"--tls", "--concat", "--hdr-digest", "--data-digest"};
+
 bool IsConnectOption(const std::string& arg) {
-  if (IsBasicOption(arg)) return true;
-  for (const char* prefix : kNewerOptions) {
+  for (const char* prefix : kRecordedOptions) {
     if (arg.rfind(prefix, 0) == 0 && arg.size() > std::char_traits<char>::length(prefix)) return true;
   }
-  return std::find(std::begin(kNewerFlags), std::end(kNewerFlags), arg) != std::end(kNewerFlags);
+  return std::find(std::begin(kRecordedFlags), std::end(kRecordedFlags), arg) != std::end(kRecordedFlags);
 }
-
-// Whether `usage` lists `option` as a whole word ("--tls" is not listed by "--tls-key=<STR>").
-bool Lists(const std::string& usage, const std::string& option) {
-  for (size_t at = usage.find(option); at != std::string::npos; at = usage.find(option, at + 1)) {
-    const size_t end = at + option.size();
-    if (end == usage.size() || !(std::isalnum(static_cast<unsigned char>(usage[end])) || usage[end] == '-' ||
-                                 usage[end] == '_')) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// A command's output as a message quotes it: `nvme connect --help` is long.
-std::string Brief(const std::string& output) { return output.size() <= 400 ? output : output.substr(0, 400) + "..."; }
 
 // The value of `option` ("--hostnqn=") among a connection's arguments; empty when it has none.
 std::string ArgValue(const std::vector<std::string>& args, std::string_view option) {
@@ -85,7 +55,7 @@ bool EndsWith(const std::string& text, std::string_view suffix) {
 
 ReconnectLever::ReconnectLever(ReconnectOptions options)
     : PlannedLever(LeverKind::kTcpReconnect, LeverScope::kController, options.dry_run), options_(std::move(options)) {
-  if (!options_.commands) options_.commands = std::make_shared<SystemCommandRunner>();
+  if (!options_.fabrics) options_.fabrics = LibnvmeFabricsConnector();
 }
 
 Result<TcpConnection> ReconnectLever::ReadConnection(const std::string& controller) const {
@@ -203,22 +173,14 @@ Status ReconnectLever::AddDigests(TcpConnection& connection) const {
   return OkStatus();
 }
 
-// An nvme-cli without one of the connection's options would refuse the connect, and the connect back the
-// same way: checked before anything is disconnected.
-Status ReconnectLever::CheckCliTakes(const TcpConnection& connection) const {
-  std::vector<std::string> newer;
-  for (const std::string& arg : connection.args) {
-    if (!IsBasicOption(arg)) newer.push_back(OptionName(arg));
-  }
-  if (newer.empty()) return OkStatus();
-  const std::vector<std::string> help{options_.nvme_cli, "connect", "--help"};
-  NA_ASSIGN_OR_RETURN(const CommandOutcome usage, RunCli(help));
-  for (const std::string& option : newer) {
-    if (!Lists(usage.output, option)) {
-      return Fail(ErrorCode::kUnsupported, connection.controller,
-                  connection.controller + " is connected with " + option + ", which this nvme-cli does not take (" +
-                      CommandLine(help) + " does not list it): not switched, the connection is left as it is");
-    }
+// A setting libnvme cannot give would fail the connect, and the connect back the same way: checked before
+// anything is disconnected.
+Status ReconnectLever::CheckConnectable(const TcpConnection& connection) const {
+  auto settings = ParseFabricsOptions(connection.args, options_.poll_queues);
+  if (!settings) {
+    return Fail(ErrorCode::kUnsupported, connection.controller,
+                connection.controller + " is connected with " + settings.error().message +
+                    ": not switched, the connection is left as it is");
   }
   return OkStatus();
 }
@@ -237,6 +199,7 @@ std::optional<uint32_t> ReconnectLever::PollQueuesNow(const TcpConnection& conne
 Result<PlannedLever::StepPlan> ReconnectLever::MakePlan(const LeverTarget& target, ReapMode mode) {
   NA_ASSIGN_OR_RETURN(TcpConnection connection, ReadConnection(target.controller));
   NA_RETURN_IF_ERROR(AddDigests(connection));
+  NA_RETURN_IF_ERROR(CheckConnectable(connection));
   const std::optional<uint32_t> now = PollQueuesNow(connection);
   const uint32_t wanted = mode == ReapMode::kPoll ? options_.poll_queues : 0;
   StepPlan plan;
@@ -261,48 +224,37 @@ PlannedLever::Step ReconnectLever::ReconnectStep(const TcpConnection& connection
               [this, connection, poll_queues, before] { return Reconnect(connection, poll_queues, before); }};
 }
 
-Result<CommandOutcome> ReconnectLever::RunCli(const std::vector<std::string>& argv) const {
-  auto outcome = options_.commands->Run(argv);
-  if (!outcome && outcome.error().code == ErrorCode::kNotFound) {
-    return Fail(ErrorCode::kUnsupported, CommandLine(argv),
-                "nvme-cli is missing: the tcp_reconnect lever runs '" + options_.nvme_cli +
-                    "' and cannot (" + outcome.error().message + "); install the nvme-cli package");
-  }
-  if (!outcome) return Fail(CommandLine(argv), outcome.error());
-  return outcome;
+Status ReconnectLever::Connect(const TcpConnection& connection, uint32_t poll_queues) const {
+  Status connected = options_.fabrics->Connect(connection.args, poll_queues);
+  if (!connected) return Fail(connection.name, connected.error());
+  return OkStatus();
 }
 
 Status ReconnectLever::Reconnect(const TcpConnection& connection, uint32_t poll_queues, std::optional<uint32_t> before) {
-  const auto connect = [&](uint32_t polls) { return ConnectArgv(connection, polls); };
-  NA_RETURN_IF_ERROR(CheckCliTakes(connection));
-  const std::vector<std::string> disconnect{options_.nvme_cli, "disconnect", "--device=" + connection.controller};
-  NA_ASSIGN_OR_RETURN(const CommandOutcome off, RunCli(disconnect));
-  if (off.exit_status != 0) {
-    return Fail(ErrorCode::kRefused, connection.controller,
-                CommandLine(disconnect) + " failed (status " + std::to_string(off.exit_status) + ": " + Brief(off.output) +
-                    "): " + connection.controller + " left as it was");
+  NA_RETURN_IF_ERROR(CheckConnectable(connection));
+  if (Status off = options_.fabrics->Disconnect(connection.controller); !off) {
+    return Fail(off.error().code == ErrorCode::kNotFound ? ErrorCode::kNotFound : ErrorCode::kRefused,
+                connection.controller, off.error().message + ": " + connection.controller + " left as it was");
   }
   connected_with_.erase(connection.name);
   Failpoint("reconnect_disconnected");  // the host is down until the connect: the journal's in-flight entry
-  const std::vector<std::string> argv = connect(poll_queues);
-  NA_ASSIGN_OR_RETURN(const CommandOutcome on, RunCli(argv));
-  if (on.exit_status == 0) {
+  const Status on = Connect(connection, poll_queues);
+  if (on) {
     connected_with_[connection.name] = poll_queues;
     return OkStatus();
   }
-  std::string why = CommandLine(argv) + " failed (status " + std::to_string(on.exit_status) + ": " + Brief(on.output) + ")";
+  const std::string why = "connecting with nr_poll_queues " + std::to_string(poll_queues) + " failed (" + on.error().message + ")";
   // Disconnected by this lever: connect as it was, so that a refused switch leaves the host usable.
   const uint32_t previous = before.value_or(0);
-  auto back = RunCli(connect(previous));
-  if (back && back->exit_status == 0) {
+  const Status back = Connect(connection, previous);
+  if (back) {
     connected_with_[connection.name] = previous;
     return Fail(ErrorCode::kRefused, connection.controller,
                 why + "; connected again as it was (nr_poll_queues " + std::to_string(previous) + ")");
   }
-  const std::string again = back ? "status " + std::to_string(back->exit_status) + ": " + Brief(back->output)
-                                 : back.error().message;
   return Fail(ErrorCode::kIo, connection.controller,
-              why + "; connecting as it was failed too (" + again + "): " + connection.name + " is disconnected");
+              why + "; connecting as it was failed too (" + back.error().message + "): " + connection.name +
+                  " is disconnected");
 }
 
 std::optional<TcpConnection> ReconnectLever::FindConnection(const std::string& name, const std::string& hint) const {
@@ -357,25 +309,14 @@ Result<std::vector<PlannedLever::Step>> ReconnectLever::MakeRestore(const Restor
 
 PlannedLever::Step ReconnectLever::ConnectStep(const TcpConnection& connection, uint32_t poll_queues) {
   return Step{connection.name + kPollSuffix, std::to_string(poll_queues), [this, connection, poll_queues]() -> Status {
-                NA_RETURN_IF_ERROR(CheckCliTakes(connection));
-                const std::vector<std::string> argv = ConnectArgv(connection, poll_queues);
-                NA_ASSIGN_OR_RETURN(const CommandOutcome on, RunCli(argv));
-                if (on.exit_status != 0) {
+                NA_RETURN_IF_ERROR(CheckConnectable(connection));
+                if (const Status on = Connect(connection, poll_queues); !on) {
                   return Fail(ErrorCode::kIo, connection.name,
-                              CommandLine(argv) + " failed (status " + std::to_string(on.exit_status) + ": " +
-                                  Brief(on.output) + "): " + connection.name + " is still disconnected");
+                              on.error().message + ": " + connection.name + " is still disconnected");
                 }
                 connected_with_[connection.name] = poll_queues;
                 return OkStatus();
               }};
-}
-
-std::vector<std::string> ReconnectLever::ConnectArgv(const TcpConnection& connection, uint32_t poll_queues) const {
-  std::vector<std::string> argv{options_.nvme_cli, "connect"};
-  argv.insert(argv.end(), connection.args.begin(), connection.args.end());
-  // nvme-cli leaves the option out at 0 (the kernel refuses nr_poll_queues=0): none is the default.
-  if (poll_queues > 0) argv.push_back("--nr-poll-queues=" + std::to_string(poll_queues));
-  return argv;
 }
 
 // Registered with the levers (lever_registry.h).
@@ -383,7 +324,7 @@ namespace {
 
 std::unique_ptr<PlannedLever> MakeReconnect(bool dry_run, const config::LeverSettings& settings,
                                             const LeverEnvironment& environment) {
-  ReconnectOptions options{environment.sysfs_root, settings.poll_queues, "nvme", dry_run, environment.commands};
+  ReconnectOptions options{environment.sysfs_root, settings.poll_queues, dry_run, environment.fabrics};
   options.nvme_cli_config = settings.nvme_cli_config;
   options.declared_digests = DeclaredDigests(settings);
   return std::make_unique<ReconnectLever>(std::move(options));

@@ -3,12 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
-#include <map>
-#include <set>
 #include <sstream>
 
 namespace nvmeadapt::ctl {
-namespace {
 
 // Options every command takes: where the agent is, how to reach it, how to print.
 const std::vector<OptionSpec>& GlobalOptions() {
@@ -25,6 +22,8 @@ const std::vector<OptionSpec>& GlobalOptions() {
   };
   return options;
 }
+
+namespace {
 
 constexpr const char* kFooter =
     "DURATION: a number and a unit (ns, us, ms, s, m, h), e.g. 30s, 5m, 10us, 1m30s.\n"
@@ -151,50 +150,6 @@ CommandLine ParseCommandLine(std::span<const CommandSpec> commands, int argc, co
     Collect(leaf.options, line.args);
   }
   return line;
-}
-
-std::string BashCompletion(std::span<const CommandSpec> commands) {
-  // Per path of command words: the words that may follow, and the options.
-  std::map<std::string, std::set<std::string>> next;
-  std::map<std::string, std::set<std::string>> options;
-  std::set<std::string> global = {"-h", "--help", "-o", "--output", "--version"};
-  for (const OptionSpec& spec : GlobalOptions()) global.insert("--" + spec.name);
-  for (const CommandSpec& command : commands) {
-    std::string path;
-    for (const std::string& word : command.words) {
-      next[path].insert(word);
-      path += (path.empty() ? "" : " ") + word;
-    }
-    for (const OptionSpec& spec : command.options) options[path].insert("--" + spec.name);
-  }
-  std::ostringstream script;
-  script << "# bash completion for nvme-adaptctl (made by nvme-adaptctl completion bash)\n"
-         << "_nvme_adaptctl() {\n"
-         << "  local cur=${COMP_WORDS[COMP_CWORD]} path='' w i\n"
-         << "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
-         << "    w=${COMP_WORDS[i]}\n"
-         << "    [[ $w == -* ]] && continue\n"
-         << "    case \"$path|$w\" in\n";
-  for (const auto& [path, words] : next) {
-    for (const std::string& word : words) {
-      const std::string joined = path.empty() ? word : path + " " + word;
-      script << "      '" << path << "|" << word << "') path='" << joined << "' ;;\n";
-    }
-  }
-  script << "    esac\n  done\n  local words\n  case \"$path\" in\n";
-  std::set<std::string> paths;
-  for (const auto& [path, unused] : next) paths.insert(path);
-  for (const auto& [path, unused] : options) paths.insert(path);
-  for (const std::string& path : paths) {
-    std::string words;
-    for (const std::string& w : next[path]) words += w + " ";
-    for (const std::string& o : options[path]) words += o + " ";
-    for (const std::string& o : global) words += o + " ";
-    script << "    '" << path << "') words='" << words << "' ;;\n";
-  }
-  script << "  esac\n  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n}\n"
-         << "complete -F _nvme_adaptctl nvme-adaptctl\n";
-  return script.str();
 }
 
 }  // namespace nvmeadapt::ctl

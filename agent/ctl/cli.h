@@ -1,6 +1,6 @@
 // nvme-adaptctl's command line on CLI11: one table of commands (their words, options and run function), from
 // which the parser, -h/--help of every command and the bash completion are made. A new command is one row
-// in the table (command_table.cc); the commands themselves read the parsed Args.
+// in the table (command_table.cc); the commands themselves read the parsed Args. Shell completions: completion.h.
 #pragma once
 
 #include <iosfwd>
@@ -50,7 +50,7 @@ inline constexpr std::string_view kOutputFormats[] = {"table", "wide", "json", "
 CommandLine ParseCommandLine(std::span<const CommandSpec> commands, int argc, const char* const* argv,
                              std::ostream& out);
 
-// A bash completion script for the commands' words and options.
-std::string BashCompletion(std::span<const CommandSpec> commands);
+// The options every command takes (--addr, --json, ...), besides -o/--output and --version.
+const std::vector<OptionSpec>& GlobalOptions();
 
 }  // namespace nvmeadapt::ctl

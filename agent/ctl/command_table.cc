@@ -4,6 +4,7 @@
 
 #include "agent/config/profiles.h"
 #include "agent/ctl/commands.h"
+#include "agent/ctl/completion.h"
 #include "agent/ctl/format.h"
 #include "agent/ctl/policy_flags.h"
 #include "agent/ctl/report.h"
@@ -12,12 +13,14 @@ namespace nvmeadapt::ctl {
 namespace {
 
 constexpr const char* kSourceHelp = "only queues of source S: kernel, block, uvnvme, spdk";
+constexpr const char* kBashCompletionHelp = "Load it with: source <(nvme-adaptctl completion bash)";
+constexpr const char* kZshCompletionHelp =
+    "Save it as _nvme-adaptctl in a directory of $fpath, or load it after compinit with:\n"
+    "  source <(nvme-adaptctl completion zsh)";
 
 int RunCompletion(const Args& args, std::ostream& out) {
-  if (args.positional.size() != 2 || args.positional[1] != "bash") {
-    return UsageError("completion: only 'completion bash' is known");
-  }
-  out << BashCompletion(Commands());
+  const std::string& shell = args.positional.back();
+  out << (shell == "zsh" ? ZshCompletion(Commands()) : BashCompletion(Commands()));
   return 0;
 }
 
@@ -122,7 +125,8 @@ std::vector<CommandSpec> MakeCommands() {
        {},
        "",
        &RunReport},
-      {{"completion", "bash"}, "print a bash completion script", {}, {}, "", nullptr, &RunCompletion},
+      {{"completion", "bash"}, "print a bash completion script", {}, {}, kBashCompletionHelp, nullptr, &RunCompletion},
+      {{"completion", "zsh"}, "print a zsh completion script", {}, {}, kZshCompletionHelp, nullptr, &RunCompletion},
   };
 }
 

@@ -8,6 +8,7 @@
 
 #include "agent/ctl/commands.h"
 #include "agent/ctl/format.h"
+#include "agent/ctl/output.h"
 #include "agent/ctl/payoff_text.h"
 #include "agent/ctl/values.h"
 #include "common/vocabulary.h"
@@ -223,11 +224,7 @@ int RunReport(const Args& args, const AgentClient& client, std::ostream& out) {
   v1::ListQueuesResponse queues;
   if (const grpc::Status s = stub->ListQueues(client.NewContext().get(), {}, &queues); !s.ok()) return ServerError(s);
   const v1::Report report = BuildReport(status, queues);
-  if (args.flag("json")) {
-    out << ToJsonLine(report) << std::endl;
-  } else {
-    PrintReport(report, out);
-  }
+  if (!PrintedAsData(args, report, out)) PrintReport(report, out);
   return 0;
 }
 

@@ -13,7 +13,8 @@ const metrics::QueueId* MetricsListener::IdOf(const ManagedQueue& q) const {
 
 metrics::QueueId MetricsListener::Describe(const ManagedQueue& q) {
   return metrics_.AddQueue(metrics::QueueLabels{std::string(SourceName(q.desc.key.source)), q.desc.ControllerId(),
-                                                q.desc.qid, q.desc.transport, q.desc.layer, q.desc.controller},
+                                                q.desc.qid, q.desc.transport, q.desc.layer, q.desc.controller,
+                                                q.desc.model, q.desc.firmware},
                            q.desc.eligible);
 }
 

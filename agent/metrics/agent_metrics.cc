@@ -115,6 +115,8 @@ QueueId AgentMetrics::AddQueue(const QueueLabels& labels, bool eligible) {
     known.transport = SanitizeLabelValue(labels.transport);
     known.layer = SanitizeLabelValue(labels.layer);
     known.kernel_name = SanitizeLabelValue(labels.kernel_name.empty() ? labels.controller : labels.kernel_name);
+    known.model = SanitizeLabelValue(labels.model);
+    known.firmware = SanitizeLabelValue(labels.firmware);
     return QueueId{it->second};
   }
   const uint64_t id = state_->next_id++;
@@ -125,6 +127,8 @@ QueueId AgentMetrics::AddQueue(const QueueLabels& labels, bool eligible) {
   series.transport = SanitizeLabelValue(labels.transport);
   series.layer = SanitizeLabelValue(labels.layer);
   series.kernel_name = SanitizeLabelValue(labels.kernel_name.empty() ? labels.controller : labels.kernel_name);
+  series.model = SanitizeLabelValue(labels.model);
+  series.firmware = SanitizeLabelValue(labels.firmware);
   series.eligible = eligible;
   series.tracked = state_->agent.tracked < state_->agent.max_tracked;
   ++(series.tracked ? state_->agent.tracked : state_->agent.untracked);

@@ -43,6 +43,10 @@ struct QueueLabels {
   std::string transport;   // "pcie", "tcp", "loop", ... (nvme_adapt_queue_info only)
   std::string layer;       // "local", "host", "target", "backing" (nvme_adapt_queue_info only)
   std::string kernel_name; // the name now, "nvme0" (nvme_adapt_queue_info only)
+  // The drive's model number and firmware revision, where known (nvme_adapt_queue_info only): the fleet's
+  // recording rules aggregate the payoff by them.
+  std::string model;
+  std::string firmware;
 };
 
 class MetricsState;

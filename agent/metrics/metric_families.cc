@@ -89,8 +89,9 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
                          "1 if the agent may switch the queue's mode (I/O queue with its own MSI-X vector).",
                          MetricType::Gauge);
   FamilyBuilder info("nvme_adapt_queue_info",
-                     "1 per queue, with its transport, its layer in an NVMe over Fabrics stack and its "
-                     "controller's name now (kernel_name; the controller label is its stable ID).",
+                     "1 per queue, with its transport, its layer in an NVMe over Fabrics stack, its "
+                     "controller's name now (kernel_name; the controller label is its stable ID), and the "
+                     "drive's model and firmware.",
                      MetricType::Gauge);
   FamilyBuilder average("nvme_adapt_queue_window_average_interval_seconds",
                         "Average interval between completions in the queue's last full window.",
@@ -109,9 +110,9 @@ void AddQueueFamilies(const std::vector<QueueSeries>& queues, bool per_queue_int
   for (const QueueSeries& queue : queues) {
     const Labels labels = QueueLabelsOf(queue);
     eligible.Add(labels, queue.eligible ? 1 : 0);
-    info.Add(With(With(With(labels, "transport", queue.transport), "layer", queue.layer), "kernel_name",
-                  queue.kernel_name),
-             1);
+    const Labels placed = With(With(With(labels, "transport", queue.transport), "layer", queue.layer), "kernel_name",
+                               queue.kernel_name);
+    info.Add(With(With(placed, "model", queue.model), "firmware", queue.firmware), 1);
     if (queue.mode) {  // counters and mode are known once the daemon has updated the queue
       completions.Add(labels, static_cast<double>(queue.completions));
       bytes.Add(labels, static_cast<double>(queue.bytes));

@@ -30,6 +30,8 @@ struct QueueSeries {
   std::string transport;
   std::string layer;
   std::string kernel_name;
+  std::string model;
+  std::string firmware;
   bool tracked = false;
   bool eligible = false;
   std::optional<ReapMode> mode;  // unknown until the first UpdateQueue

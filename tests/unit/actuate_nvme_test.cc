@@ -1,12 +1,15 @@
-// NVMe admin passthrough: the 72-byte command layout, the ioctl number, Get/Set Features encodings against the
-// NVMe base specification's field definitions, status decoding, and the coalescing lever over an injected device.
+// NVMe admin commands through libnvme: the 72-byte command layout, the ioctl number, the Get/Set Features
+// commands libnvme sends for the lever's calls (captured at the ioctl by the fake device) against the NVMe base
+// specification's field definitions, status decoding, and the coalescing lever over a fake device.
 #include <gtest/gtest.h>
 
 #include <sys/ioctl.h>
 
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 
 #include "agent/actuate/coalescing_lever.h"
@@ -79,19 +82,48 @@ void ExpectOnly(const std::array<uint8_t, 72>& b, uint8_t opcode, uint32_t cdw10
   EXPECT_EQ(Dword(b, 68), 0u) << "result";
 }
 
+// The command libnvme sent for `call`, as the fake controller received it at the ioctl.
+std::array<uint8_t, 72> Sent(const std::function<int(const AdminDevice&)>& call) {
+  auto controller = std::make_shared<FakeController>();
+  FakeOpener opener(controller);
+  auto device = opener.Open("/dev/nvme0");
+  EXPECT_TRUE(device);
+  if (!device) return {};
+  EXPECT_EQ(call(**device), 0);
+  EXPECT_EQ(controller->commands.size(), 1u) << "one command per call";
+  return controller->commands.empty() ? std::array<uint8_t, 72>{} : Bytes(controller->commands.front());
+}
+
 TEST(NvmeFeatures, GetFeaturesEncoding) {
-  // CDW10: FID bits 7:0, SEL bits 10:8.
-  ExpectOnly(Bytes(GetFeaturesCommand(0x08, 0, FeatureSelect::kCurrent, 5000)), 0x0a, 0x08, 0, 5000);
-  ExpectOnly(Bytes(GetFeaturesCommand(0x09, 0x0003, FeatureSelect::kSupportedCapabilities, 1)), 0x0a, 0x0309,
+  // CDW10: FID bits 7:0, SEL bits 10:8 (0: current); 09h names the vector in CDW11.
+  uint32_t result = 0;
+  ExpectOnly(Sent([&](const AdminDevice& d) { return GetInterruptCoalescing(d, 5000, &result); }), 0x0a, 0x08, 0, 5000);
+  ExpectOnly(Sent([&](const AdminDevice& d) { return GetInterruptVectorConfig(d, 3, 1, &result); }), 0x0a, 0x09,
              0x0003, 1);
-  ExpectOnly(Bytes(GetFeaturesCommand(0x08, 0, FeatureSelect::kSaved, 0)), 0x0a, 0x0208, 0, 0);
-  ExpectOnly(Bytes(GetFeaturesCommand(0x08, 0, FeatureSelect::kDefault, 0)), 0x0a, 0x0108, 0, 0);
 }
 
 TEST(NvmeFeatures, SetFeaturesEncoding) {
-  // CDW10: FID bits 7:0, SV bit 31; the agent never saves (nothing persists across a power cycle).
-  ExpectOnly(Bytes(SetFeaturesCommand(0x08, 0x0107, false, 5000)), 0x09, 0x08, 0x0107, 5000);
-  ExpectOnly(Bytes(SetFeaturesCommand(0x09, 0x10002, true, 7)), 0x09, 0x80000009u, 0x10002, 7);
+  // CDW10: FID bits 7:0, SV bit 31 never set (nothing the agent sets outlives a power cycle).
+  ExpectOnly(Sent([](const AdminDevice& d) { return SetInterruptCoalescing(d, 0x0107, 5000); }), 0x09, 0x08, 0x0107,
+             5000);
+  ExpectOnly(Sent([](const AdminDevice& d) { return SetInterruptVectorConfig(d, 0x10002, 7); }), 0x09, 0x09, 0x10002, 7);
+  // Bits beyond the feature's fields are not sent.
+  ExpectOnly(Sent([](const AdminDevice& d) { return SetInterruptCoalescing(d, 0xabc0107, 1); }), 0x09, 0x08, 0x0107, 1);
+}
+
+TEST(NvmeFeatures, TheCompletionsDword0IsTheResultAndStatusesAndErrnosComeBack) {
+  auto controller = std::make_shared<FakeController>();
+  controller->coalescing = 0x0a01;
+  FakeOpener opener(controller);
+  auto device = opener.Open("/dev/nvme0");
+  ASSERT_TRUE(device);
+  uint32_t result = 0;
+  EXPECT_EQ(GetInterruptCoalescing(**device, 1, &result), 0);
+  EXPECT_EQ(result, 0x0a01u);
+  controller->fail[{kOpcodeSetFeatures, kFidInterruptCoalescing}] = 0x410e;
+  EXPECT_EQ(SetInterruptCoalescing(**device, 0x0107, 1), 0x410e) << "QEMU's Feature Not Changeable";
+  controller->fail[{kOpcodeGetFeatures, kFidInterruptVectorConfig}] = -EACCES;
+  EXPECT_EQ(GetInterruptVectorConfig(**device, 1, 1, &result), -EACCES) << "libnvme's -1 and errno as -errno";
 }
 
 TEST(NvmeFeatures, InterruptCoalescingDword11) {
@@ -117,7 +149,7 @@ TEST(NvmeStatusDecode, FeatureNotChangeableAsQemuAnswers) {
   EXPECT_FALSE(s.more);
   EXPECT_TRUE(s.dnr);
   EXPECT_EQ(s.Code(), ErrorCode::kRefused);
-  EXPECT_EQ(s.ToString(), "Feature Not Changeable (SCT 1h, SC 0Eh, DNR) [0x410e]");
+  EXPECT_EQ(s.ToString(), "Feature Not Changeable (SCT 1h, SC 0Eh, DNR) [0x410e]") << "libnvme's name, our fields";
 }
 
 TEST(NvmeStatusDecode, OtherStatuses) {
@@ -134,10 +166,10 @@ TEST(NvmeStatusDecode, OtherStatuses) {
            Case{0x0001, 0, 0x01, false, false, 0, ErrorCode::kUnsupported, "Invalid Command Opcode"},
            Case{0x2006, 0, 0x06, true, false, 0, ErrorCode::kIo, "Internal Error (SCT 0h, SC 06h, More)"},
            Case{0x410d, 1, 0x0d, false, true, 0, ErrorCode::kRefused, "Feature Identifier Not Saveable"},
-           Case{0x0371, 3, 0x71, false, false, 0, ErrorCode::kUnavailable, "Path Related Status (SCT 3h, SC 71h)"},
-           Case{0x0281, 2, 0x81, false, false, 0, ErrorCode::kIo, "Media and Data Integrity Error"},
+           Case{0x0371, 3, 0x71, false, false, 0, ErrorCode::kUnavailable, "Command Aborted By Host (SCT 3h, SC 71h)"},
+           Case{0x0281, 2, 0x81, false, false, 0, ErrorCode::kIo, "Unrecovered Read Error (SCT 2h, SC 81h)"},
            Case{0x0807, 0, 0x07, false, false, 1, ErrorCode::kUnavailable, "Command Abort Requested"},
-           Case{0x47c0, 7, 0xc0, false, true, 0, ErrorCode::kRefused, "Vendor Specific (SCT 7h, SC C0h, DNR)"},
+           Case{0x47c0, 7, 0xc0, false, true, 0, ErrorCode::kRefused, "Vendor Specific Status (SCT 7h, SC C0h, DNR)"},
        }) {
     const NvmeStatus s = NvmeStatus::Decode(c.raw);
     SCOPED_TRACE(s.ToString());

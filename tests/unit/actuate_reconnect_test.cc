@@ -1,4 +1,4 @@
-// The reconnect lever of an NVMe/TCP host against a temporary sysfs tree and a fake nvme-cli: its plan, its
+// The reconnect lever of an NVMe/TCP host against a temporary sysfs tree and a fake libnvme connector: its plan, its
 // refusals (not tcp, gone, a disconnect or connect that fails), its restore point and restores. No root.
 #include <gtest/gtest.h>
 
@@ -90,9 +90,11 @@ TEST_F(Reconnect, RefusesAControllerThatIsNotTcpOrIsGone) {
 }
 
 TEST_F(Reconnect, AFailedConnectConnectsAsItWasAndRefuses) {
-  cli_->answer = [](const Argv& argv) -> Result<CommandOutcome> {
-    if (argv.back() == "--nr-poll-queues=1") return CommandOutcome{1, "Failed to write to /dev/nvme-fabrics: Invalid argument"};
-    return CommandOutcome{};
+  cli_->answer = [](const Argv& argv) -> Status {
+    if (argv.back() == "--nr-poll-queues=1") {
+      return MakeError(ErrorCode::kRefused, "invalid arguments/configuration (Failed to write to /dev/nvme-fabrics: Invalid argument)");
+    }
+    return OkStatus();
   };
   auto on = Lever().Apply(Nvme1(), ReapMode::kPoll);
   ASSERT_FALSE(on);
@@ -103,9 +105,9 @@ TEST_F(Reconnect, AFailedConnectConnectsAsItWasAndRefuses) {
 }
 
 TEST_F(Reconnect, AConnectBackThatFailsSaysTheHostIsDisconnected) {
-  cli_->answer = [](const Argv& argv) -> Result<CommandOutcome> {
-    if (argv[1] == "connect") return CommandOutcome{1, "could not connect"};
-    return CommandOutcome{};
+  cli_->answer = [](const Argv& argv) -> Status {
+    if (argv[1] == "connect") return MakeError(ErrorCode::kUnavailable, "connection refused");
+    return OkStatus();
   };
   auto on = Lever().Apply(Nvme1(), ReapMode::kPoll);
   ASSERT_FALSE(on);
@@ -114,19 +116,19 @@ TEST_F(Reconnect, AConnectBackThatFailsSaysTheHostIsDisconnected) {
 }
 
 TEST_F(Reconnect, AFailedDisconnectLeavesTheControllerAsItWas) {
-  cli_->answer = [](const Argv&) -> Result<CommandOutcome> { return CommandOutcome{1, "Failed to disconnect"}; };
+  cli_->answer = [](const Argv&) -> Status { return MakeError(ErrorCode::kRefused, "disconnect nvme1: Permission denied"); };
   auto on = Lever().Apply(Nvme1(), ReapMode::kPoll);
   ASSERT_FALSE(on);
   EXPECT_EQ(on.error().code, ErrorCode::kRefused);
   EXPECT_NE(on.error().message.find("nvme1 left as it was"), std::string::npos) << on.error().message;
   EXPECT_EQ(cli_->calls.size(), 1u) << "no connect after a refused disconnect";
-  cli_->answer = [](const Argv&) -> Result<CommandOutcome> {
-    return MakeError(ErrorCode::kNotFound, "run nvme: No such file or directory");
-  };
-  auto no_cli = Lever().Apply(Nvme1(), ReapMode::kPoll);
-  ASSERT_FALSE(no_cli);
-  EXPECT_NE(no_cli.error().message.find("No such file"), std::string::npos) << no_cli.error().message;
-  EXPECT_NE(no_cli.error().message.find("install the nvme-cli package"), std::string::npos) << no_cli.error().message;
+  // Gone between the plan and the disconnect: not found, nothing connected.
+  cli_->calls.clear();
+  cli_->answer = [](const Argv&) -> Status { return MakeError(ErrorCode::kNotFound, "disconnect nvme1: no such controller"); };
+  auto gone = Lever().Apply(Nvme1(), ReapMode::kPoll);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(cli_->calls.size(), 1u);
 }
 
 TEST_F(Reconnect, RestoreReconnectsAsFoundWhateverTheControllerIsCalledNow) {

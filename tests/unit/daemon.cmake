@@ -6,6 +6,7 @@ target_link_libraries(daemon_core_test PRIVATE nvme_adapt_daemon_core GTest::gte
 gtest_discover_tests(daemon_core_test PROPERTIES LABELS unit)
 
 add_executable(real_ports_test real_ports_test.cc)
-target_link_libraries(real_ports_test PRIVATE nvme_adapt_daemon_wiring nvme_adapt_test_fake_uvnvme GTest::gtest_main)
+target_link_libraries(real_ports_test PRIVATE nvme_adapt_daemon_wiring nvme_adapt_test_fake_uvnvme nvme_adapt_test_fake_admin
+                      GTest::gtest_main)
 target_compile_definitions(real_ports_test PRIVATE NVME_ADAPT_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
 gtest_discover_tests(real_ports_test PROPERTIES LABELS unit)

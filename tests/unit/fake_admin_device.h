@@ -1,5 +1,8 @@
 // An NVMe controller's admin command path for tests: features 08h and 09h kept in memory, every command and
-// every open recorded, failures scripted per command.
+// every open recorded, failures scripted per command. The lever's libnvme calls run for real: the device is
+// an eventfd, and this test library's ioctl(2) (which the program's definition gives libnvme in place of
+// libc's) answers NVME_IOCTL_ADMIN_CMD on it from the FakeController; every other call goes to libc's.
+// So `commands` holds the 72-byte commands exactly as libnvme encoded them.
 #pragma once
 
 #include <map>
@@ -24,39 +27,18 @@ struct FakeController {
   uint32_t coalescing = 0;                    // FID 08h CDW11
   std::map<uint16_t, bool> disabled;          // FID 09h CD per vector (coalescing enabled by default)
   std::vector<nvme_passthru_cmd> commands;    // as submitted
-  std::map<std::pair<uint8_t, uint8_t>, int> fail;  // (opcode, fid) -> ioctl return value
-};
+  std::map<std::pair<uint8_t, uint8_t>, int> fail;  // (opcode, fid) -> ioctl answer: > 0 a status, < 0 -errno
 
-class FakeDevice final : public AdminDevice {
- public:
-  explicit FakeDevice(std::shared_ptr<FakeController> c) : c_(std::move(c)) {}
-  int Submit(nvme_passthru_cmd* cmd) override {
-    c_->commands.push_back(*cmd);
-    const uint8_t fid = cmd->cdw10 & 0xff;
-    if (auto it = c_->fail.find({cmd->opcode, fid}); it != c_->fail.end()) return it->second;
-    const uint16_t iv = cmd->cdw11 & 0xffff;
-    if (cmd->opcode == kOpcodeGetFeatures) {
-      cmd->result = fid == kFidInterruptCoalescing ? c_->coalescing : VectorConfigCdw11(iv, c_->disabled[iv]);
-    } else if (fid == kFidInterruptCoalescing) {
-      c_->coalescing = cmd->cdw11 & 0xffff;
-    } else {
-      c_->disabled[iv] = (cmd->cdw11 & kCoalescingDisableBit) != 0;
-    }
-    return 0;
-  }
-
- private:
-  std::shared_ptr<FakeController> c_;
+  // Runs `cmd` as the controller would; the value the ioctl returns (0, a status, or -errno).
+  int Answer(nvme_passthru_cmd* cmd);
 };
 
 class FakeOpener final : public AdminDeviceOpener {
  public:
   explicit FakeOpener(std::shared_ptr<FakeController> c) : c_(std::move(c)) {}
-  Result<std::unique_ptr<AdminDevice>> Open(const std::string& path) override {
-    opened.push_back(path);  // every open: a lever that reads the device twice shows it here
-    return std::unique_ptr<AdminDevice>(std::make_unique<FakeDevice>(c_));
-  }
-  std::vector<std::string> opened;
+  // A device whose admin commands `c_` answers, while it is open.
+  Result<std::unique_ptr<AdminDevice>> Open(const std::string& path) override;
+  std::vector<std::string> opened;  // every open: a lever that reads the device twice shows it here
 
  private:
   std::shared_ptr<FakeController> c_;

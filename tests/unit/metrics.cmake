@@ -1,6 +1,6 @@
 # Metrics: unit tests without HTTP, and the exposition checks that serve over loopback (one exposer for the
 # whole suite: its destructor takes about 2 s) against docs/metrics.md, the dashboards, the rules and promtool.
-add_library(metrics_text_parser STATIC ${CMAKE_CURRENT_LIST_DIR}/metrics_text_parser.cc)
+add_library(metrics_text_parser STATIC ${CMAKE_CURRENT_LIST_DIR}/metrics_text_parser.cc ${CMAKE_CURRENT_LIST_DIR}/metrics_docs.cc)
 target_link_libraries(metrics_text_parser PUBLIC nvme_adapt_common)
 
 add_executable(metrics_test ${CMAKE_CURRENT_LIST_DIR}/metrics_test.cc ${CMAKE_CURRENT_LIST_DIR}/metrics_options_test.cc)

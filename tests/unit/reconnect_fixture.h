@@ -1,4 +1,4 @@
-// The reconnect lever's test fixture: a temporary sysfs tree with an NVMe/TCP host and a fake nvme-cli.
+// The reconnect lever's test fixture: a temporary sysfs tree with an NVMe/TCP host and a fake libnvme connector.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -29,16 +29,28 @@ inline Argv With(Argv argv, const std::string& arg) {
   return argv;
 }
 
-// Records every command; answers with `answer` (status 0 by default) and can change the tree as the kernel would.
-class FakeCli final : public CommandRunner {
+// Records every call in nvme-cli's words ({"nvme", "disconnect", "--device=nvme1"}, {"nvme", "connect", options...,
+// "--nr-poll-queues=N"} with N > 0, as `nvme connect` would be given them); answers with `answer` (success by
+// default), which can change the tree as the kernel would.
+class FakeCli final : public FabricsConnector {
  public:
-  Result<CommandOutcome> Run(const Argv& argv) override {
-    calls.push_back(argv);
-    if (answer) return answer(argv);
-    return CommandOutcome{};
+  Status Connect(const Argv& options, uint32_t poll_queues) override {
+    Argv argv{"nvme", "connect"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    if (poll_queues > 0) argv.push_back("--nr-poll-queues=" + std::to_string(poll_queues));
+    return Answer(std::move(argv));
+  }
+  Status Disconnect(const std::string& controller) override {
+    return Answer({"nvme", "disconnect", "--device=" + controller});
   }
   std::vector<Argv> calls;
-  std::function<Result<CommandOutcome>(const Argv&)> answer;
+  std::function<Status(const Argv&)> answer;
+
+ private:
+  Status Answer(Argv argv) {
+    calls.push_back(argv);
+    return answer ? answer(argv) : OkStatus();
+  }
 };
 
 class Reconnect : public ::testing::Test {
@@ -58,10 +70,9 @@ class Reconnect : public ::testing::Test {
     WriteFile(dir + "/queue_count", std::to_string(3 + polls) + "\n");
     WriteFile(dir + "/" + name + "c1n1/queue/io_poll", polls > 0 ? "1\n" : "0\n");
   }
-  // The fake's connect makes nvme1 with the poll queues asked for, as nvme_tcp would; its help lists the digests.
+  // The fake's connect makes nvme1 with the poll queues asked for, as nvme_tcp would.
   void ConnectsLikeTheKernel() {
-    cli_->answer = [this](const Argv& argv) -> Result<CommandOutcome> {
-      if (argv.back() == "--help") return CommandOutcome{0, "  --hdr-digest, -g\n  --data-digest, -G\n"};
+    cli_->answer = [this](const Argv& argv) -> Status {
       if (argv[1] == "connect") {
         uint32_t polls = 0;
         for (const auto& arg : argv) {
@@ -69,12 +80,12 @@ class Reconnect : public ::testing::Test {
         }
         Controller("nvme1", "tcp", polls);
       }
-      return CommandOutcome{};
+      return OkStatus();
     };
   }
   // nvme1's digests declared off (the kernel shows none: some source must say), nvme-cli's config in the tree.
   ReconnectLever Lever(bool dry_run = false) {
-    ReconnectOptions options{tmp_ / "sys", 1, "nvme", dry_run, cli_};
+    ReconnectOptions options{tmp_ / "sys", 1, dry_run, cli_};
     options.nvme_cli_config = tmp_ / "etc/nvme/config.json";
     options.declared_digests = declared_;
     return ReconnectLever(std::move(options));

@@ -21,11 +21,19 @@ using Argv = std::vector<std::string>;
 
 constexpr char kNqn[] = "nqn.2026-12.io.nvme-adapt:fabrics";
 
-class FakeCli final : public actuate::CommandRunner {
+// The reconnect lever's libnvme calls, recorded in nvme-cli's words.
+class FakeCli final : public actuate::FabricsConnector {
  public:
-  Result<actuate::CommandOutcome> Run(const Argv& argv) override {
+  Status Connect(const Argv& options, uint32_t poll_queues) override {
+    Argv argv{"nvme", "connect"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    if (poll_queues > 0) argv.push_back("--nr-poll-queues=" + std::to_string(poll_queues));
     calls.push_back(argv);
-    return actuate::CommandOutcome{};
+    return OkStatus();
+  }
+  Status Disconnect(const std::string& controller) override {
+    calls.push_back({"nvme", "disconnect", "--device=" + controller});
+    return OkStatus();
   }
   std::vector<Argv> calls;
 };
@@ -49,7 +57,7 @@ class CrashRestore : public ::testing::Test {
   IdentityRoots Roots() const { return {tmp_ / "sys", tmp_ / "proc"}; }
   // What the agent journals before it switches nvme1 to poll: the lever's restore point and nvme1's identity.
   v1::JournalEntry Journaled() {
-    actuate::ReconnectOptions options{tmp_ / "sys", 1, "nvme", false, cli_};
+    actuate::ReconnectOptions options{tmp_ / "sys", 1, false, cli_};
     // The kernel shows no digests: the operator declares them (off), as the reconnect lever requires.
     options.nvme_cli_config = tmp_ / "etc/nvme/config.json";
     options.declared_digests["nvme1"] = actuate::ConnectionDigests{false, false, std::nullopt, "levers.controllers (nvme1)"};
@@ -74,7 +82,7 @@ class CrashRestore : public ::testing::Test {
     actuate::LeverEnvironment environment;
     environment.sysfs_root = tmp_ / "sys";
     environment.procfs_root = tmp_ / "proc";
-    environment.commands = cli_;
+    environment.fabrics = cli_;
     return RestoreBeforeAnything(tmp_ / "state", config::LeverSettings{}, environment, SystemRestoreRules(Roots()));
   }
   static std::string Lines(const RestoreReport& report) {

@@ -71,6 +71,8 @@ run 0 --help; expect_out_has "Usage: nvme-adaptctl"
 run 0 -h; expect_out_has "Usage: nvme-adaptctl"; expect_out_has "queues"; expect_out_has "--output"
 run 0 queues -h; expect_out_has "Usage: nvme-adaptctl queues"; expect_out_has "--controller"
 run 0 policy set -h; expect_out_has "--pace-slack"
+run 0 completion zsh; [[ "$out" == "#compdef nvme-adaptctl"* ]] || fail "completion zsh printed '${out:0:80}'"
+run 0 completion bash; expect_out_has "complete -F _nvme_adaptctl nvme-adaptctl"
 run 0 --version; [[ "$out" =~ ^nvme-adaptctl\ [0-9] ]] || fail "--version printed '$out'"
 run 2 bogus; [[ "$err" == "nvme-adaptctl: unknown command 'bogus'"* ]] || fail "bogus: $err"
 run 2 queues -o xml
@@ -98,6 +100,15 @@ run 0 queues --controller "$controller" --json
 json_check "len(d['queues']) > 0 and all(q['id']['controller'] == '$controller' for q in d['queues'])"
 run 0 queues --source kernel --json; json_check "all(q['source'] == 'SOURCE_KERNEL' for q in d['queues'])"
 run 1 queues --controller nvme9; expect_err "nvme-adaptctl: NOT_FOUND: controller nvme9: no such controller"
+
+echo "== report in every format"
+run 0 report; expect_out_has "controller $controller"; expect_out_has "verdict"
+run 0 report -o json; json_check "any(c['controller'] == '$controller' and 'verdict' in c for c in d['controllers'])"
+run 0 report --json; json_check "any(c['controller'] == '$controller' and 'verdict' in c for c in d['controllers'])"
+run 0 report -o yaml
+[[ "$out" == ---* ]] || fail "report -o yaml does not start a YAML document: $out"
+python3 -c "import sys, yaml; d = yaml.safe_load(sys.stdin.read()); sys.exit(0 if any(c['controller'] == '$controller' for c in d['controllers']) else 1)" <<<"$out" ||
+  fail "report -o yaml is no YAML report naming $controller: $out"
 
 echo "== policy explain"
 run 0 policy explain "$queue"; expect_out_has "ENTRY"; expect_out_has "pace_slack_ns"

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """The agent's image, built and run as the DaemonSet runs it, against a uvnvme-load on the host.
 
-Builds the image (image.py: cached by its inputs), renders deploy/kubernetes, turns the DaemonSet into
-podman options (pod_spec.py) and runs the container with them. Then: the startup probe passes; the
+Builds the image (image.py: cached by its inputs), renders deploy/kubernetes/overlays/default with
+`kubectl kustomize` (through an overlay of its own that only sets the image, as an operator's would), turns
+the DaemonSet into podman options (pod_spec.py) and runs the container with them. Then: the startup,
+liveness and readiness probes pass as the kubelet runs them; the
 agent discovers the host's uvnvme queue and attaches its probes; a real Prometheus on the host scrapes
 the container's address (the pod IP); nvme-adaptctl on the host is answered through the mounted socket;
 a ConfigMap update (the kubelet's ..data swap, no signal) turns the controller from the shipped `off`
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "daemon"), os.path.join(HERE, "..", "metrics")]
@@ -58,12 +61,31 @@ class HostWorkspace:
         return os.path.join(self.dir, name)
 
 
-def render(src, image):
-    result = subprocess.run([os.path.join(src, "deploy/kubernetes/render"), "--overlay", "default", "--image", image],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        fail(f"render: {result.stderr.strip()}")
+def render(src, image, work):
+    """The default overlay as `kubectl kustomize` renders it, with `image`: an overlay on top sets it."""
+    repository, _, tag = image.rpartition(":")
+    overlay = os.path.join(work, "overlay")
+    os.makedirs(overlay)
+    with open(os.path.join(overlay, "kustomization.yaml"), "w") as f:
+        # kustomize takes no absolute path to another kustomization.
+        yaml.safe_dump({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+                        "resources": [os.path.relpath(os.path.join(src, "deploy/kubernetes/overlays/default"), overlay)],
+                        "images": [{"name": "nvme-adapt", "newName": repository, "newTag": tag}]}, f)
+    result = subprocess.run(["kubectl", "kustomize", overlay], capture_output=True, text=True)
+    if result.returncode != 0 or result.stderr.strip():
+        fail(f"kubectl kustomize: exit {result.returncode}: {result.stderr.strip()}")
     return list(yaml.safe_load_all(result.stdout))
+
+
+def http_probe(address, probe, ports):
+    """The kubelet's httpGet probe against the container's address: a 2xx or 3xx answer within the timeout."""
+    get = probe["httpGet"]
+    port = get["port"] if isinstance(get["port"], int) else ports[get["port"]]
+    try:
+        with urllib.request.urlopen(f"http://{address}:{port}{get['path']}", timeout=probe["timeoutSeconds"]) as answer:
+            return 200 <= answer.status < 400
+    except OSError:
+        return False
 
 
 def ctl_json(ctl, socket, *args):
@@ -113,7 +135,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="nvme-adapt-container-", dir="/var/tmp")
     host = HostWorkspace(work)
-    objects = render(src, image)
+    objects = render(src, image, work)
     options, args, config_volumes, spec = podman_run_options(objects, os.path.join(work, "host"))
     host.runtime_dir = os.path.join(work, "host", "run")  # the re-rooted /run of the DaemonSet's hostPaths
     socket = os.path.join(work, "host", "run", "nvme-adapt", "agent.sock")
@@ -133,6 +155,15 @@ def main():
         wait_for(lambda: podman("exec", name, *probe["exec"]["command"], check=False).returncode == 0,
                  probe["periodSeconds"] * probe["failureThreshold"], "the startup probe", logs)
         log("startup probe passed")
+        probe = spec["livenessProbe"]
+        if podman("exec", name, *probe["exec"]["command"], check=False).returncode != 0:
+            fail(f"the liveness probe fails on a running agent: {probe['exec']['command']}\n{logs()}")
+        address = podman("inspect", "--format", "{{.NetworkSettings.IPAddress}}", name).stdout.strip()
+        ports = {p["name"]: p["containerPort"] for p in spec["ports"]}
+        probe = spec["readinessProbe"]
+        wait_for(lambda: http_probe(address, probe, ports), probe["periodSeconds"] * probe["failureThreshold"],
+                 f"the readiness probe ({probe['httpGet']})", logs)
+        log("liveness and readiness probes passed")
 
         controller = f"uvnvme:{load.process.pid}:0"
         queues = wait_for(lambda: (ctl_json(ctl, socket, "queues", "--controller", controller) or {}).get("queues"),
@@ -151,8 +182,7 @@ def main():
             fail(f"the agent runs as uid {caps['Uid']}")
         log(f"agent pid {pid} (host PID namespace): uid {caps['Uid'].split()[0]}, CapEff {caps['CapEff']}")
 
-        address = podman("inspect", "--format", "{{.NetworkSettings.IPAddress}}", name).stdout.strip()
-        port = next(p["containerPort"] for p in spec["ports"] if p["name"] == "metrics")
+        port = ports["metrics"]
         with PrometheusServer(os.path.join(work, "prometheus"), [f"{address}:{port}"], []) as prometheus:
             prometheus.wait_until('up{job="nvme-adapt"} == 1', 30, "Prometheus scrapes the container")
             prometheus.wait_until("nvme_adapt_bpf_programs_attached > 0", 30, "BPF probes attached")

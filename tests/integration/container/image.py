@@ -3,9 +3,9 @@
 The base: Debian 12 from the machine's own configured Debian mirror (its apt sources, copied as they
 are), minbase plus the package's Depends, slimmed as debian:12-slim is, made by mmdebstrap and imported
 into podman. The image:
-deploy/docker/Dockerfile with PACKAGE_FROM=context, i.e. the .deb that cpack made, installed by apt-get as
-on debian:12-slim. Each is tagged by a hash of what went into it (for the package: its fields and files,
-not cpack's timestamps); a tag that exists is used as it is,
+deploy/docker/Dockerfile with PACKAGE_FROM=context, i.e. the .deb that make package (dpkg-buildpackage) made,
+installed by apt-get as on debian:12-slim. Each is tagged by a hash of what went into it (for the package: its
+fields and files, not the build's timestamps); a tag that exists is used as it is,
 so a second run builds nothing. Older tags of the test's images are removed once a new one is built.
 """
 import glob
@@ -63,8 +63,8 @@ def digest(*parts):
 
 
 def package_identity(deb):
-    """The .deb's control fields and its files (names, modes, contents), not its timestamps: cpack stamps
-    each build, and an unchanged package must not rebuild the image."""
+    """The .deb's control fields and its files (names, modes, contents), not its timestamps: each build
+    stamps them, and an unchanged package must not rebuild the image."""
     h = hashlib.sha256()
     h.update(subprocess.run(["dpkg-deb", "--field", deb], capture_output=True, check=True).stdout)
     tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", deb], capture_output=True, check=True).stdout

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The Dockerfile checked against what it refers to: the package file CPack really makes, the paths inside
+"""The Dockerfile checked against what it refers to: the package file make package really makes, the paths inside
 it, the daemon's default metrics port, the Kubernetes DaemonSet (port, group id), and the build/runtime
 split (Debian 12, no compiler in the runtime image). The image itself is built and run by
 tests/integration/container (that builds it from a made package, never from the build stage).
@@ -87,8 +87,8 @@ def main():
     check("scripts/install-deps" in build_runs, "build stage does not run scripts/install-deps")
     check(re.search(r"\bmake package\b", build_runs) is not None, "build stage does not run make package")
     workdir = next((rest for keyword, rest in build["steps"] if keyword == "WORKDIR"), None)
-    check(re.search(r"cp build/nvme-adapt_\*\.deb /out/", build_runs) is not None and workdir == "/src",
-          "build stage does not put the package that make package writes to /src/build into /out")
+    check(re.search(r"cp build/packages/nvme-adapt_\*\.deb /out/", build_runs) is not None and workdir == "/src",
+          "build stage does not put the package that make package writes to /src/build/packages into /out")
     context_copies = [shlex.split(rest) for keyword, rest in context["steps"] if keyword == "COPY"]
     check(context["from"] == "scratch" and context_copies == [["nvme-adapt_*.deb", "/out/"]],
           f"stage context is not FROM scratch with COPY nvme-adapt_*.deb /out/: {context}")

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Renders the Kubernetes manifests (deploy/kubernetes/render, i.e. `kubectl kustomize`, Debian 12's kubectl) and checks the
-objects against the rest of the project: the capability set of the systemd unit, its resource bounds and
-paths, the daemon's default metrics port, the default config, the Prometheus rule files.
+"""Renders the Kubernetes manifests with `kubectl kustomize deploy/kubernetes/overlays/NAME` alone, which must
+print no warning, and checks the objects against the rest of the project: the capability set of the systemd
+unit, its resource bounds and paths, the daemon's default metrics port, the default config (authoritative in
+the ConfigMap), the Prometheus rule files; and that the kustomizations use no deprecated field.
 
 usage: kubernetes_test.py SOURCE_DIR DAEMON_BINARY PROJECT_VERSION
 """
@@ -23,11 +24,15 @@ def check(condition, message):
     return condition
 
 
+DEPRECATED_FIELDS = {"bases", "commonLabels", "patchesStrategicMerge", "patchesJson6902", "vars", "imageTags"}
+
+
 def render(src, overlay):
-    result = subprocess.run([str(src / "deploy/kubernetes/render"), "--overlay", overlay],
+    result = subprocess.run(["kubectl", "kustomize", str(src / "deploy/kubernetes/overlays" / overlay)],
                             capture_output=True, text=True)
     if result.returncode != 0:
-        sys.exit(f"FAIL: render --overlay {overlay}: {result.stderr.strip()}")
+        sys.exit(f"FAIL: kubectl kustomize overlays/{overlay}: {result.stderr.strip()}")
+    check(result.stderr.strip() == "", f"kubectl kustomize overlays/{overlay} warns: {result.stderr.strip()}")
     objects = {}
     for document in yaml.safe_load_all(result.stdout):
         objects[document["kind"]] = document  # one object of each kind
@@ -123,10 +128,20 @@ def check_default(objects, src, daemon, version):
     check(pod.get("nodeSelector") == {"nvme-adapt.io/enabled": "true"},
           f"nodeSelector is {pod.get('nodeSelector')}, expected nvme-adapt.io/enabled: \"true\"")
 
-    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+    # Three probes, three questions: started (restored, API open), alive (the loop takes calls), ready (metrics).
+    for probe in ("startupProbe", "livenessProbe"):
         command = c.get(probe, {}).get("exec", {}).get("command", [])
-        check(command[:1] == ["nvme-adaptctl"], f"{probe} does not run nvme-adaptctl: {c.get(probe)}")
+        check(command[:1] == ["nvme-adaptctl"] and command[-1:] == ["status"],
+              f"{probe} does not run nvme-adaptctl status: {c.get(probe)}")
+    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         check(c.get(probe, {}).get("timeoutSeconds", 0) >= 1, f"{probe} has no timeout")
+    ready = c.get("readinessProbe", {}).get("httpGet", {})
+    check(ready.get("path") == "/metrics" and ready.get("port") in ("metrics", 9464),
+          f"readinessProbe does not ask the metrics endpoint: {c.get('readinessProbe')}")
+    check(c.get("startupProbe") != c.get("livenessProbe"), "startup and liveness probes are the same probe")
+    startup = c.get("startupProbe", {})
+    check(startup.get("periodSeconds", 0) * startup.get("failureThreshold", 0) >= 60,
+          "the startup probe gives a restore less than 60 s")
 
     resources = c.get("resources", {})
     for kind in ("requests", "limits"):
@@ -168,9 +183,11 @@ def check_default(objects, src, daemon, version):
     check(config_volume == cm["metadata"]["name"], f"config volume names {config_volume}, not {cm['metadata']['name']}")
     check(mounts.get("config", {}).get("mountPath") == str(pathlib.Path(flags.get("config", "")).parent),
           "the ConfigMap is not mounted where --config points")
-    shipped = (src / "deploy/config/config.json").read_text()
-    check(json.loads(cm["data"].get("config.json", "null")) == json.loads(shipped),
-          "ConfigMap config.json differs from deploy/config/config.json")
+    # The package's default config, with the file (the ConfigMap) authoritative over policy set over the API.
+    shipped = json.loads((src / "deploy/config/config.json").read_text())
+    check(shipped.get("policyFileAuthoritative") is not True, "the package's config makes the file authoritative")
+    check(json.loads(cm["data"].get("config.json", "null")) == {**shipped, "policyFileAuthoritative": True},
+          "ConfigMap config.json is not deploy/config/config.json with policyFileAuthoritative: true")
 
     svc = objects["Service"]
     check(svc["spec"].get("clusterIP") == "None", "metrics Service is not headless")
@@ -186,8 +203,18 @@ def check_default(objects, src, daemon, version):
 
     groups = rule_groups(src / "dashboards/prometheus")
     check(len(groups) > 0, "dashboards/prometheus has no rule groups")
-    check(objects["PrometheusRule"]["spec"]["groups"] == groups,
+    by_name = lambda gs: {g["name"]: g for g in gs}  # noqa: E731
+    check(by_name(objects["PrometheusRule"]["spec"]["groups"]) == by_name(groups),
           "PrometheusRule groups differ from dashboards/prometheus/*.yml")
+    urls = [r["annotations"]["runbook_url"] for g in objects["PrometheusRule"]["spec"]["groups"]
+            for r in g["rules"] if "alert" in r]
+    check(urls and all(u.startswith("https://") for u in urls), f"runbook_url not absolute: {urls}")
+
+
+def check_kustomizations(src):
+    for path in sorted((src / "deploy/kubernetes").rglob("kustomization.yaml")):
+        used = DEPRECATED_FIELDS & set(yaml.safe_load(path.read_text()))
+        check(not used, f"{path.relative_to(src)} uses deprecated fields {sorted(used)}")
 
 
 def check_privileged(objects):
@@ -205,7 +232,9 @@ def main():
         sys.exit("usage: kubernetes_test.py SOURCE_DIR DAEMON_BINARY PROJECT_VERSION")
     src, daemon, version = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     if not shutil.which("kubectl"):
-        sys.exit("FAIL: kubectl not found (it renders the kustomization): install Debian package kubernetes-client (scripts/install-deps)")
+        sys.exit("FAIL: kubectl not found (it renders the kustomization): install a kubectl with kustomize >= 4.5 "
+                 "(scripts/install-deps; docs/operations.md, \"Install on Kubernetes\")")
+    check_kustomizations(src)
     default = render(src, "default")
     check_default(default, src, daemon, version)
     default_failures = len(failures)

@@ -1,24 +1,31 @@
 #!/usr/bin/env bash
-# Builds the Debian package the way `make package` does (cpack -G DEB), into OUT_DIR so that the
-# build directory's own package output is left alone; the other package tests use OUT_DIR/*.deb.
-# Usage: package_build.sh CPACK BUILD_DIR OUT_DIR DEB_VERSION
+# Builds the Debian packages the way `make package` does (scripts/make-packages: dpkg-buildpackage -b -us -uc
+# on deploy/debian), into OUT_DIR so that build/packages is left alone; the other package tests use
+# OUT_DIR/*.deb. Expects exactly the production package, the tools package and their -dbgsym packages.
+# Usage: package_build.sh SOURCE_DIR OUT_DIR DEB_VERSION JOBS [CMAKE_FLAGS...]
 set -euo pipefail
-cpack=$1 build=$2 out=$3 version=$4
+src=$1 out=$2 version=$3 jobs=$4
+shift 4
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-command -v dpkg-shlibdeps >/dev/null || fail "dpkg-shlibdeps not found: install Debian package 'dpkg-dev' (scripts/install-deps)"
-[[ -f $build/CPackConfig.cmake ]] || fail "$build/CPackConfig.cmake missing: configure the build first"
-rm -rf "$out"
-mkdir -p "$out"
-if ! "$cpack" -G DEB -B "$out" --config "$build/CPackConfig.cmake" > "$out/cpack.log" 2>&1; then
-  cat "$out/cpack.log" >&2
-  fail "cpack -G DEB failed"
+mkdir -p "$(dirname "$out")"
+log=$(dirname "$out")/package-build.log
+started=$SECONDS
+if ! NVME_ADAPT_CMAKE_FLAGS="$*" "$src/scripts/make-packages" "$out" "$jobs" > "$log" 2>&1; then
+  tail -60 "$log" >&2
+  fail "scripts/make-packages failed (whole log: $log)"
 fi
-rm -rf "$out/_CPack_Packages"
+grep -q 'dpkg-buildpackage: info: binary-only upload' "$log" || fail "no dpkg-buildpackage -b in $log"
 
-expected="nvme-adapt_${version}_$(dpkg --print-architecture).deb"
+arch=$(dpkg --print-architecture)
+expected=("nvme-adapt_${version}_${arch}.deb" "nvme-adapt-dbgsym_${version}_${arch}.deb"
+          "nvme-adapt-tools_${version}_${arch}.deb" "nvme-adapt-tools-dbgsym_${version}_${arch}.deb")
 shopt -s nullglob
-debs=("$out"/*.deb)
-((${#debs[@]} == 1)) || fail "expected one .deb in $out, found ${#debs[@]}: ${debs[*]}"
-[[ $(basename "${debs[0]}") == "$expected" ]] || fail "package is named $(basename "${debs[0]}"), expected $expected"
-echo "built $expected ($(stat -c %s "${debs[0]}") bytes)"
+built=()
+for deb in "$out"/*.deb "$out"/*.ddeb; do built+=("$(basename "$deb")"); done
+[[ "$(printf '%s\n' "${built[@]}" | sort)" == "$(printf '%s\n' "${expected[@]}" | sort)" ]] ||
+  fail "built ${built[*]:-nothing}, expected ${expected[*]}"
+for deb in "${expected[@]}"; do
+  echo "built $deb ($(stat -c %s "$out/$deb") bytes)"
+done
+echo "dpkg-buildpackage took $((SECONDS - started)) s"

@@ -35,14 +35,24 @@ class QueryError(Exception):
     pass
 
 
-class PrometheusServer:
-    """Use as a context manager: `with PrometheusServer(workdir, ["127.0.0.1:9464"], rule_files) as prom:`."""
+# docs/metrics.md's scrape config for hosts: the `node` label the dashboard keys on, from the target's host;
+# here only for targets not given one (the regex matches an empty node label only).
+NODE_FROM_ADDRESS = {"source_labels": ["node", "__address__"], "regex": ";([^:]+)(:[0-9]+)?",
+                     "target_label": "node"}
 
-    def __init__(self, workdir: str, targets: list[str], rule_files: list[str], scrape_interval_s: int = 1):
+
+class PrometheusServer:
+    """Use as a context manager: `with PrometheusServer(workdir, ["127.0.0.1:9464"], rule_files) as prom:`.
+    Each target gets a `node` label: from its address as docs/metrics.md relabels it, or as given in `nodes`
+    (address -> node), as the ServiceMonitor gives each pod its node's name."""
+
+    def __init__(self, workdir: str, targets: list[str], rule_files: list[str], scrape_interval_s: int = 1,
+                 nodes: dict[str, str] | None = None):
         if shutil.which("prometheus") is None:
             raise RuntimeError("prometheus not found: install Debian package 'prometheus' (scripts/install-deps)")
         self.workdir = workdir
         self.targets = targets
+        self.nodes = nodes or {}
         self.rule_files = rule_files
         self.scrape_interval_s = scrape_interval_s
         self.port = 0
@@ -61,7 +71,9 @@ class PrometheusServer:
         config = {  # JSON is YAML: no YAML library needed
             "global": {"scrape_interval": interval, "evaluation_interval": interval, "scrape_timeout": interval},
             "rule_files": self.rule_files,
-            "scrape_configs": [{"job_name": JOB, "static_configs": [{"targets": self.targets}]}],
+            "scrape_configs": [{"job_name": JOB, "relabel_configs": [NODE_FROM_ADDRESS],
+                                "static_configs": [{"targets": [t], "labels": {"node": self.nodes[t]}}
+                                                   if t in self.nodes else {"targets": [t]} for t in self.targets]}],
         }
         with open(config_path, "w") as f:
             json.dump(config, f, indent=2)

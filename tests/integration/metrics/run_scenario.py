@@ -91,7 +91,7 @@ def dashboard_queries(path: str) -> tuple[list[tuple[str, str]], list[str]]:
 
 def grafana_to_promql(expr: str, rate_interval: str) -> str:
     expr = expr.replace("$__rate_interval", rate_interval)
-    return re.sub(r"\$(instance|controller|queue)\b", ".*", expr)
+    return re.sub(r"\$(node|controller|queue)\b", ".*", expr)
 
 
 def check_dashboard(prom: PrometheusServer, dashboard: str, at: float) -> None:
