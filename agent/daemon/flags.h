@@ -31,7 +31,8 @@ struct DaemonFlags {
   std::optional<double> target_idle_seconds;  // the NVMe target's queues leave the list after this long idle
 };
 
-// Errors are one line naming the flag.
+// On CLI11, as nvme-adaptctl's command line. Errors are one line naming the flag; durations are the one grammar
+// (common/duration.h) or a bare number of seconds, the flags' older form.
 Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args);
 std::string DaemonUsage();
 
