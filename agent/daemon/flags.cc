@@ -79,6 +79,9 @@ std::string DaemonUsage() {
              "  --config PATH          JSON config (default ") +
          std::string(config::kDefaultConfigPath) +
          "; an absent default file means built-in defaults)\n"
+         "  --check-config PATH    check the config file as a start would, offline (no root, no BPF, no\n"
+         "                         socket, no state dir), print 'PATH: ok' and exit 0, or exit 2 with one\n"
+         "                         line naming the field; other flags are not applied\n"
          "  --state-dir DIR        persisted policy and journal of changes (default /var/lib/nvme-adapt)\n"
          "  --runtime-dir DIR      runtime directory; uvnvme sockets are under DIR/uvnvme (default /run)\n"
          "  --log-level LEVEL      debug, info, warn or error (default info)\n"
@@ -126,6 +129,7 @@ Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
     flags.config_path = v;
     flags.config_explicit = true;
   });
+  checks.Text("--check-config", flags.check_config);
   checks.Text("--state-dir", flags.state_dir);
   checks.Text("--runtime-dir", flags.runtime_dir);
   checks.Text("--log-level", flags.log_level);

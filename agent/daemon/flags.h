@@ -21,6 +21,7 @@ struct DaemonFlags {
   std::optional<engine::ControllerMode> default_mode;
   bool dry_run = false;
   bool restore_only = false;  // put the journal back and exit
+  std::optional<std::string> check_config;  // validate this config file offline and exit
   std::string record_windows;
   std::optional<std::string> api_socket;
   std::optional<std::string> metrics_listen;

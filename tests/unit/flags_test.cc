@@ -38,9 +38,10 @@ TEST(DaemonFlags, DefaultsAndValues) {
   EXPECT_DOUBLE_EQ(*flags->target_idle_seconds, 90);
   EXPECT_DOUBLE_EQ(*flags->exit_after_seconds, 86.4);
   // A flag given twice takes its last value, as the hand-written parser did.
-  flags = ParseDaemonFlags({"--state-dir", "/a", "--state-dir=/b"});
+  flags = ParseDaemonFlags({"--state-dir", "/a", "--state-dir=/b", "--check-config", "/c.json"});
   ASSERT_TRUE(flags) << flags.error().message;
   EXPECT_EQ(*flags->state_dir, "/b");
+  EXPECT_EQ(*flags->check_config, "/c.json");
   EXPECT_FALSE(ParseDaemonFlags({"--target-idle", "20 parsecs"}));
 }
 
@@ -63,6 +64,7 @@ TEST(DaemonFlags, BadFlagsAreOneLineNamingTheFlag) {
        "--target-idle: not a duration (30s, 500ms, 1m30s) or number of seconds in [1, 86400]: 'soon'"},
       {{"--target-idle", "2d"},
        "--target-idle: not a duration (30s, 500ms, 1m30s) or number of seconds in [1, 86400]: '2d'"},
+      {{"--check-config"}, "--check-config: needs a value"},
       {{"--dry-run", "stray"}, "unknown argument 'stray' (see --help)"},
   };
   for (const Case& c : cases) {
@@ -76,7 +78,7 @@ TEST(DaemonFlags, UsageMentionsEveryFlag) {
   const std::string usage = DaemonUsage();
   for (const char* flag : {"--config", "--state-dir", "--runtime-dir", "--log-level", "--default-mode", "--dry-run",
                            "--record-windows", "--api-socket", "--metrics-listen", "--sources", "--exit-after",
-                           "--cpu-scheduling", "--restore-only", "--min-disruptive-interval", "--target-idle", "--help",
+                           "--cpu-scheduling", "--restore-only", "--min-disruptive-interval", "--target-idle", "--help", "--check-config",
                            "--version"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
