@@ -63,8 +63,13 @@ Status Agent::Start() {
   health_.started_at = now;
   NA_RETURN_IF_ERROR(store_.Open());
   if (Status loaded = journal_.Load(); !loaded) {
-    return MakeError(loaded.error().code,
-                     "journal unreadable, refusing to start (inspect or remove it): " + loaded.error().message);
+    // A newer version's journal lists changes only that version may know how to put back: kept for it.
+    const bool newer = loaded.error().code == ErrorCode::kFailedPrecondition;
+    return MakeError(loaded.error().code, std::string(newer ? "journal of a newer version kept, refusing to start "
+                                                              "(start that version, which restores it): "
+                                                            : "journal unreadable, refusing to start (inspect or "
+                                                              "remove it): ") +
+                                              loaded.error().message);
   }
   health_.journal_warning = !journal_.load_warning().empty() ? journal_.load_warning() : options_.journal_warning;
   if (!health_.journal_warning.empty()) NA_ERROR("journal: " << health_.journal_warning);
