@@ -81,7 +81,10 @@ Status Agent::Start() {
                                           options_.restore_rules, &report);
     for (const std::string& line : report.lines) NA_INFO("journal: " << line);
     if (!restored) NA_WARN("journal: could not restore everything: " << restored.error().message);
+  } else if (!options_.restore_at_start) {
+    journal_.MarkUnrestored();  // the daemon's restore ran first (main.cc): what it left is what is here
   }
+  if (deps_.metrics) deps_.metrics->SetJournalUnrestored(journal_.unrestored());
   NA_RETURN_IF_ERROR(policy_.Install());
   if (!options_.record_windows_path.empty()) {
     NA_RETURN_IF_ERROR(trace_.Open(options_.record_windows_path));
@@ -298,6 +301,8 @@ void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
 
 void Agent::RefreshCounters() {
   next_counters_ = deps_.monotonic() + options_.counters_interval;
+  // An unrestored entry goes once its target is back to its safe value or its process is gone.
+  if (deps_.metrics) deps_.metrics->SetJournalUnrestored(journal_.unrestored());
   for (ManagedQueue* q : queues_.All()) {
     if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) q->counters = *counters;
     listeners_.Tell(&AgentListener::Counters, *q);
@@ -317,6 +322,7 @@ Status Agent::Shutdown() {
   Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
                                         options_.restore_rules, &report);
   for (const std::string& line : report.lines) NA_INFO("shutdown: " << line);
+  if (deps_.metrics) deps_.metrics->SetJournalUnrestored(journal_.unrestored());  // for a last scrape
   return restored;
 }
 

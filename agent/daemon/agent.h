@@ -63,7 +63,7 @@ struct AgentOptions {
   // Journal entries are stamped with restore_rules.boot_id and judged by these rules when restored.
   state::RestoreRules restore_rules;
   // False when the daemon already restored the journal before anything else (main.cc): Start then only
-  // loads what is left, which shutdown retries.
+  // loads what is left, which shutdown retries, and counts it as unrestored (the metric).
   bool restore_at_start = true;
   std::string journal_warning;  // what that restore said about a corrupt journal (shown in GetStatus)
   // The node layer's settings (config `node`); it decides the queues whose policy has node_layer.

@@ -62,7 +62,10 @@ Result<ReloadOutcome> PolicyApplier::Reload(const v1::PolicySet& file, engine::N
 void PolicyApplier::NoteOrigin() {
   if (parts_.metrics == nullptr) return;
   const v1::PolicyOrigin origin = source_.Origin(*book_);
-  parts_.metrics->SetPolicyInfo(PolicySourceLabel(origin.source()), origin.hash());
+  // A policy persisted before notes has no time: 0, so that the drift alert fires rather than never.
+  std::optional<double> drift_since;
+  if (origin.source() == v1::POLICY_SOURCE_API) drift_since = static_cast<double>(origin.set_unix_ns()) / 1e9;
+  parts_.metrics->SetPolicyInfo(PolicySourceLabel(origin.source()), origin.hash(), drift_since);
 }
 
 }  // namespace nvmeadapt::daemon
