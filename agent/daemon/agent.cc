@@ -35,7 +35,7 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
                               deps_.monotonic, deps_.wall},
                 [this](std::function<void()> step) { loop_.ToLoop(std::move(step)); }),
       policy_({queues_, pipeline_, switches_, *deps_.levers, listeners_, deps_.metrics}, store_,
-              options_.config_policies, options_.policy_file_authoritative),
+              options_.config_policies, options_.policy_file_authoritative, options_.node_identity),
       api_({loop_, queues_, pipeline_, switches_, policy_, journal_, *deps_.collector, bus_, payoff_, listeners_,
             health_},
            {options_.version, options_.rpc_wait, deps_.monotonic, deps_.wall}),
@@ -212,8 +212,9 @@ Status Agent::ReloadNode(const config::NodeLayerConfig& node) {
   });
 }
 
-Result<ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
-  return loop_.OnLoop([&]() -> Result<ReloadOutcome> { return policy_.Reload(policies, deps_.monotonic()); });
+Result<ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& policies,
+                                                  const std::optional<engine::NodeIdentity>& node) {
+  return loop_.OnLoop([&]() -> Result<ReloadOutcome> { return policy_.Reload(policies, deps_.monotonic(), node); });
 }
 
 void Agent::Rediscover(engine::Nanos now) {

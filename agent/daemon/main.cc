@@ -18,6 +18,7 @@
 #include "agent/api/server.h"
 #include "agent/config/levers_config.h"
 #include "agent/config/node_config.h"
+#include "agent/config/node_identity.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/config_load.h"
@@ -84,6 +85,12 @@ state::StartupRestore RestoreFirst(const std::string& state_dir, const Result<v1
 int Refused(const Error& lock_error) {
   std::fprintf(stderr, "nvme-adaptd: %s\n", lock_error.message.c_str());
   return lock_error.code == ErrorCode::kFailedPrecondition ? kExitUsage : kExitRuntime;
+}
+
+// A config the daemon cannot run with (exit 2: a restart cannot fix it).
+int BadConfig(const std::string& message) {
+  std::fprintf(stderr, "nvme-adaptd: %s\n", message.c_str());
+  return kExitUsage;
 }
 
 int RestoreOnly(const state::StartupRestore& restore) {
@@ -175,8 +182,9 @@ class LoopWatchdog {
 };
 
 AgentOptions AgentOptionsFor(const v1::Config& config, const DaemonFlags& flags, const state::RestoreRules& rules,
-                             const state::StartupRestore& restored_first) {
+                             const state::StartupRestore& restored_first, engine::NodeIdentity node_identity) {
   AgentOptions options;
+  options.node_identity = std::move(node_identity);
   options.state_dir = config.state_dir();
   options.config_policies = config::PoliciesOf(config);
   options.policy_file_authoritative = config.policy_file_authoritative();
@@ -210,10 +218,9 @@ int Run(const DaemonFlags& flags) {
   const state::RestoreRules rules = state::SystemRestoreRules();
   const state::StartupRestore restored_first = RestoreFirst(StateDirOf(flags, config), config, rules);
   if (flags.restore_only) return RestoreOnly(restored_first);
-  if (!config) {
-    std::fprintf(stderr, "nvme-adaptd: %s\n", config.error().message.c_str());
-    return kExitUsage;
-  }
+  if (!config) return BadConfig(config.error().message);
+  auto node_identity = config::ReadNodeIdentity(config->node_labels_file());  // unreadable: a bad config
+  if (!node_identity) return BadConfig("node_labels_file: " + node_identity.error().message);
   // Before any thread starts: every thread of the agent inherits it.
   if (Status scheduled = ApplyCpuScheduling(config->cpu_scheduling()); !scheduled) {
     NA_WARN("cpu scheduling: " << scheduled.error().message << "; the agent runs as it was started");
@@ -235,8 +242,9 @@ int Run(const DaemonFlags& flags) {
     NA_ERROR("cannot start: metrics: " << agent_metrics.error().message);
     return kExitRuntime;
   }
-  Agent agent(AgentOptionsFor(*config, flags, rules, restored_first), AgentDeps{components->collector.get(), components->discovery.get(),
-                                 components->levers.get(), nullptr, nullptr, agent_metrics->get()});
+  Agent agent(AgentOptionsFor(*config, flags, rules, restored_first, std::move(*node_identity)),
+              AgentDeps{components->collector.get(), components->discovery.get(), components->levers.get(), nullptr,
+                        nullptr, agent_metrics->get()});
   if (Status started = agent.Start(); !started) {
     NA_ERROR("cannot start: " << started.error().message);
     return kExitRuntime;
