@@ -229,10 +229,11 @@ Result<v1::SetQueueModeResponse> ApiAdapter::SetQueueMode(const v1::SetQueueMode
       return MakeError(ErrorCode::kInvalidArgument, "mode: unknown reaping mode " + std::to_string(request.mode()));
     }
     const std::string what = override_mode ? std::string(ReapModeName(override_mode->mode)) : "cleared";
-    NA_INFO("override: " << name << " " << what
-                         << (request.duration_ns() > 0
-                                 ? " for " + std::to_string(request.duration_ns() / 1'000'000) + " ms"
-                                 : ""));
+    NA_INFO_FIELDS((LogFields{.controller = q->desc.controller, .queue = q->name, .reason = "override"}),
+                   "override: " << name << " " << what
+                                << (request.duration_ns() > 0
+                                        ? " for " + std::to_string(request.duration_ns() / 1'000'000) + " ms"
+                                        : ""));
     parts_.listeners.Tell(&AgentListener::OverrideSet, *q, now, override_mode,
                           std::string("override " + name + " " + what));
     q->next_timer =

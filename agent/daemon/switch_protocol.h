@@ -20,6 +20,7 @@
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/mode_switcher.h"
 #include "agent/daemon/ports.h"
+#include "agent/daemon/queue_log.h"
 #include "agent/daemon/switch_recovery.h"
 #include "agent/engine/node_gate.h"
 
@@ -33,6 +34,7 @@ class SwitchProtocol {
     DecisionPipeline& pipeline;
     collect::Collector& collector;
     const AgentListeners& listeners;
+    QueueLog& log;  // a queue's state changes and errors, rate-limited
   };
   SwitchProtocol(Parts parts, Levers& levers, state::Journal& journal, SwitchOptions options, ModeSwitcher::PostToLoop post);
 
@@ -90,6 +92,7 @@ class SwitchProtocol {
   DecisionPipeline& pipeline_;
   collect::Collector& collector_;
   const AgentListeners& listeners_;
+  QueueLog& log_;
   const std::function<engine::Nanos()> monotonic_;
   const std::function<int64_t()> wall_;
   SwitchRecovery recovery_;
