@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // At most `burst` log lines about one subject (a queue's state changes, its errors) in each `period`. The
 // lines beyond are counted, and the count is said with the next line that goes out ("(N similar lines
 // suppressed in the last M s)"), or in a line of its own once the period is over: a queue that flaps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The log's lines about a queue's life (issue 45, item 6): its state changes (a switch, a backoff begun or
 // over, an override) at info and its errors (a lever's refusal, a BPF control the collector refuses) at warn,
 // each kind at most kBurst lines a queue per kPeriod; a line held back is written at debug only, and the count

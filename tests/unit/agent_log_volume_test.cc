@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 45, item 6: the log gets a queue's state changes and errors, rate-limited per queue with a count of
 // what was held back; decisions that change nothing (shadow's "would poll") stay out of it, on the event
 // stream and the counters only.

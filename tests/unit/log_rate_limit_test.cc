@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // common/log_rate_limit.h: a subject's lines beyond its burst are held back and their count said once.
 #include "common/log_rate_limit.h"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A shadow run writes a log a journal keeps (issue 45, item 6).
 
 A real nvme-adaptd in shadow mode for 20 s beside uvnvme-load with 8 queues under load. The policy's poll
