@@ -4,9 +4,9 @@
 // each kind at most kBurst lines a queue per kPeriod; a line held back is written at debug only, and the count
 // of what was held back is said with the next line let out or once the period is over
 // (common/log_rate_limit.h). A dozen queues that switch or fail often then stay far below journald's rate
-// limit, which would otherwise drop the lines that matter. Decisions that change nothing (shadow's "would
-// poll", the window-by-window outcomes) are not the log's: the event stream, the trace and the counters keep
-// them, and the log has them at debug. Every line carries the journal's QUEUE=, CONTROLLER= and REASON=.
+// limit, which would otherwise drop the lines that matter. Decisions that change nothing are not the log's
+// (shadow's "would poll" and a deferred try are events; every decision is in the trace's decision file and
+// the counters), and the log has them at debug. Every line carries the journal's QUEUE=, CONTROLLER= and REASON=.
 // On the loop thread.
 #pragma once
 
