@@ -42,7 +42,7 @@ void SwitchProtocol::Carry(const std::vector<engine::GatedDecision>& decisions) 
 }
 
 void SwitchProtocol::Carry(ManagedQueue& queue, const engine::Decision& decision,
-                           std::optional<engine::NodeReason> node_ended) {
+                           std::optional<engine::NodeReason> node_ended, SwitchThen ended) {
   if (decision.deferred) {
     Defer(queue, decision);
     return;
@@ -58,10 +58,11 @@ void SwitchProtocol::Carry(ManagedQueue& queue, const engine::Decision& decision
     proto.set_applied(false);
     queue.last_decision = proto;
     Switch(queue, decision.to, decision.reason, decision.at,
-           [this, decision, proto, seq](ManagedQueue& switched, bool applied) mutable {
+           [this, decision, proto, seq, ended](ManagedQueue& switched, bool applied) mutable {
              proto.set_applied(applied);
              if (!applied) proto.set_lever_error(switched.degraded_reason);
              Record(switched, decision, std::move(proto), seq);
+             if (ended) ended(switched, applied);
            });
     return;
   }

@@ -130,7 +130,7 @@ v1::GetPolicyResponse FakeAgent::GetPolicy() {
   return response;
 }
 
-Result<v1::SetPolicyResponse> FakeAgent::SetPolicy(const v1::SetPolicyRequest& request) {
+Result<v1::SetPolicyResponse> FakeAgent::SetPolicy(const v1::SetPolicyRequest& request, Deadline) {
   std::lock_guard lock(mutex_);
   const std::string& controller = request.controller();
   if (!controller.empty() && !HasController(controller)) return NoSuchController(controller);

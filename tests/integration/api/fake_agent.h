@@ -21,7 +21,8 @@ class FakeAgent final : public api::AgentControl {
   v1::GetStatusResponse GetStatus() override;
   Result<v1::ListQueuesResponse> ListQueues(const v1::ListQueuesRequest& request) override;
   v1::GetPolicyResponse GetPolicy() override;
-  Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request) override;
+  using api::AgentControl::SetPolicy;
+  Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request, Deadline deadline) override;
   Result<v1::SetQueueModeResponse> SetQueueMode(const v1::SetQueueModeRequest& request) override;
   std::shared_ptr<api::Subscription> WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) override;
   // The policy's layers for the queue, its controller known by name only; every entry from the API.
