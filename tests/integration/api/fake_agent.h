@@ -32,6 +32,8 @@ class FakeAgent final : public api::AgentControl {
   void PublishDecision(uint64_t n);
   api::EventBus& bus() { return bus_; }
   v1::PolicySet policy() const;
+  // The deadline the last SetPolicy was given (the API's, from its client's).
+  Deadline last_set_policy_deadline() const;
   std::optional<v1::QueueInfo> queue(const std::string& controller, uint32_t queue) const;
 
  private:
@@ -46,6 +48,7 @@ class FakeAgent final : public api::AgentControl {
   mutable std::mutex mutex_;
   std::vector<v1::QueueInfo> queues_;
   v1::PolicySet policy_;
+  Deadline last_deadline_{};
   api::EventBus bus_;
 };
 
