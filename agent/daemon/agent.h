@@ -28,6 +28,7 @@
 #include "agent/daemon/policy_applier.h"
 #include "agent/daemon/ports.h"
 #include "agent/daemon/poller_cpu.h"
+#include "agent/daemon/queue_log.h"
 #include "agent/daemon/queue_roster.h"
 #include "agent/daemon/serial_workers.h"
 #include "agent/state/state_store.h"
@@ -139,6 +140,7 @@ class Agent {
   AgentListeners listeners_;
   LoopHealth health_;
   LoopCommands loop_;
+  QueueLog queue_log_;
   DecisionPipeline pipeline_;
   SwitchProtocol switches_;
   PolicyApplier policy_;

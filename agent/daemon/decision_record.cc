@@ -36,4 +36,18 @@ bool Notable(const engine::Decision& d) {
   }
 }
 
+bool ChangesState(const engine::Decision& d) {
+  if (d.shadow || d.deferred) return false;
+  if (d.Switches() || d.backoff_started) return true;
+  switch (d.reason) {
+    case engine::Reason::kBackoffOver:
+    case engine::Reason::kLoadChanged:
+    case engine::Reason::kOverride:
+    case engine::Reason::kOverrideExpired:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace nvmeadapt::daemon

@@ -166,8 +166,8 @@ class FakeLevers : public Levers {
     }
     if (on_apply) on_apply(plan);
     std::lock_guard lock(mutex);
-    if (refuse > 0) {
-      --refuse;
+    if (refuse > 0 || refuse_targets.count(plan.target) > 0) {
+      if (refuse > 0) --refuse;
       return MakeError(refuse_code, refuse_code == ErrorCode::kRefused ? "Feature Not Changeable (0x410e)"
                                                                         : "controller busy");
     }
@@ -198,6 +198,7 @@ class FakeLevers : public Levers {
   std::vector<std::string> log;
   int refuse = 0;
   int refuse_restores = 0;  // the next restores fail (kIo): their entries are kept
+  std::set<std::string> refuse_targets;  // refused every time, whatever `refuse` says
   bool dry_run = false;  // plans say the lever writes nothing
   bool disruptive = false;  // every change resets the controller
   std::set<std::string> already_there;  // targets whose plans change nothing (a controller-wide lever moved them)
