@@ -1,6 +1,5 @@
 #include "agent/config/config_file.h"
 
-#include <absl/time/time.h>
 #include <google/protobuf/util/json_util.h>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +7,7 @@
 #include "agent/config/levers_config.h"
 #include "agent/config/node_config.h"
 #include "agent/config/policy_convert.h"
+#include "common/duration.h"
 #include "common/files.h"
 #include "common/log.h"
 
@@ -22,8 +22,9 @@ bool IsInteger(const std::string& text) {
   return text.size() > digits && text.find_first_not_of("0123456789", digits) == std::string::npos;
 }
 
-// A nanosecond field may be a duration string ("10us", "1.5ms", "2m"; absl's grammar, as the CLI, the
-// daemon's flags and uvnvme-load take them) beside integer nanoseconds: rewritten to nanoseconds here.
+// A nanosecond field may be a duration string ("10us", "1.5ms", "2m", "1d"; the one grammar of common/duration.h,
+// as the CLI, the daemon's flags and uvnvme-load take them) beside integer nanoseconds: rewritten to nanoseconds
+// here.
 Status DurationsToNanos(nlohmann::json& value, const std::string& path) {
   if (value.is_array()) {
     for (size_t i = 0; i < value.size(); ++i) {
@@ -34,12 +35,11 @@ Status DurationsToNanos(nlohmann::json& value, const std::string& path) {
   for (auto& [key, member] : value.items()) {
     const std::string where = path.empty() ? key : path + "." + key;
     if (IsDurationField(key) && member.is_string() && !IsInteger(member.get<std::string>())) {
-      absl::Duration duration;
-      if (!absl::ParseDuration(member.get<std::string>(), &duration)) {
-        return MakeError(ErrorCode::kInvalidArgument, where + ": '" + member.get<std::string>() +
-                                                          "' is no duration (e.g. 10us, 1.5ms, 2m) or integer nanoseconds");
+      auto nanos = ParseDuration(member.get<std::string>());
+      if (!nanos) {
+        return MakeError(ErrorCode::kInvalidArgument, where + ": " + nanos.error().message + ", or integer nanoseconds");
       }
-      member = std::to_string(absl::ToInt64Nanoseconds(duration));
+      member = std::to_string(*nanos);
     } else if (Status st = DurationsToNanos(member, where); !st) {
       return st;
     }

@@ -26,7 +26,8 @@ const std::vector<OptionSpec>& GlobalOptions() {
 namespace {
 
 constexpr const char* kFooter =
-    "DURATION: a number and a unit (ns, us, ms, s, m, h), e.g. 30s, 5m, 10us, 1m30s.\n"
+    "DURATION: numbers with a unit each (ns, us, ms, s, m, h, d), e.g. 30s, 5m, 10us, 1m30s, 2d: absl's grammar\n"
+    "plus d for days, as nvme-adaptd's flags and config take them.\n"
     "Exit status: 0 done, 1 the agent refused or could not be reached, 2 bad command line.";
 
 // The CLI11 options made for the OptionSpecs, by the Args name they fill.

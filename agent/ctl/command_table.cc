@@ -47,7 +47,8 @@ std::vector<OptionSpec> PolicySetOptions() {
       {"selector", "NAME", "a selector entry's level instead (created with --match, which it then keeps)"},
       {"match", "KEY=VALUE",
        "a selector criterion: controller (glob), id, model (glob), serial, firmware (glob), subsysnqn, transport, "
-       "layer, pci_address, queues (1,3,5-8)",
+       "layer, pci_address, hostname (glob), kernel_release (glob), node_labels (pool=fast,zone=eu-*), "
+       "queues (1,3,5-8)",
        true},
       {"remove", "", "with --selector: drop that entry"},
       {"file", "JSON", "a Policy as JSON (\"-\" for stdin), e.g. {\"mode\": \"CONTROLLER_MODE_ADAPTIVE\"}"},

@@ -1,22 +1,17 @@
-// Parsing and printing the CLI's values: durations ("30s", "5m", "10us", "1m30s"), queue names
-// ("nvme0:q1", "uvnvme:1234:0:q2") and the enum words of the API ("poll", "adaptive", "kernel", ...).
-// Errors are kInvalidArgument and say what was expected.
+// Parsing and printing the CLI's values: queue names ("nvme0:q1", "uvnvme:1234:0:q2") and the enum words of the
+// API ("poll", "adaptive", "kernel", ...); durations are the one grammar of common/duration.h. Errors are
+// kInvalidArgument and say what was expected.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "common/duration.h"  // the one duration grammar: ParseDuration, FormatDuration
 #include "common/result.h"
 #include "nvmeadapt/v1/agent.pb.h"
 
 namespace nvmeadapt::ctl {
-
-// A sum of <number><unit> terms (units ns, us, ms, s, m, h, d; a number may have a fraction). "0" alone
-// is allowed. Negative or overflowing durations are refused.
-Result<int64_t> ParseDuration(std::string_view text);
-// The shortest exact form: 30000000000 -> "30s", 1500000 -> "1.5ms", 90000000000 -> "1m30s".
-std::string FormatDuration(int64_t nanos);
 
 // "CONTROLLER:qN": the controller is everything before the last ":q".
 Result<v1::QueueId> ParseQueueName(std::string_view text);

@@ -35,7 +35,7 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
                               deps_.monotonic, deps_.wall},
                 [this](std::function<void()> step) { loop_.ToLoop(std::move(step)); }),
       policy_({queues_, pipeline_, switches_, *deps_.levers, listeners_, deps_.metrics}, store_,
-              options_.config_policies, options_.policy_file_authoritative),
+              options_.config_policies, options_.policy_file_authoritative, options_.node_identity),
       api_({loop_, queues_, pipeline_, switches_, policy_, journal_, *deps_.collector, bus_, payoff_, listeners_,
             health_},
            {options_.version, options_.rpc_wait, deps_.monotonic, deps_.wall}),
@@ -63,8 +63,13 @@ Status Agent::Start() {
   health_.started_at = now;
   NA_RETURN_IF_ERROR(store_.Open());
   if (Status loaded = journal_.Load(); !loaded) {
-    return MakeError(loaded.error().code,
-                     "journal unreadable, refusing to start (inspect or remove it): " + loaded.error().message);
+    // A newer version's journal lists changes only that version may know how to put back: kept for it.
+    const bool newer = loaded.error().code == ErrorCode::kFailedPrecondition;
+    return MakeError(loaded.error().code, std::string(newer ? "journal of a newer version kept, refusing to start "
+                                                              "(start that version, which restores it): "
+                                                            : "journal unreadable, refusing to start (inspect or "
+                                                              "remove it): ") +
+                                              loaded.error().message);
   }
   health_.journal_warning = !journal_.load_warning().empty() ? journal_.load_warning() : options_.journal_warning;
   if (!health_.journal_warning.empty()) NA_ERROR("journal: " << health_.journal_warning);
@@ -76,7 +81,10 @@ Status Agent::Start() {
                                           options_.restore_rules, &report);
     for (const std::string& line : report.lines) NA_INFO("journal: " << line);
     if (!restored) NA_WARN("journal: could not restore everything: " << restored.error().message);
+  } else if (!options_.restore_at_start) {
+    journal_.MarkUnrestored();  // the daemon's restore ran first (main.cc): what it left is what is here
   }
+  if (deps_.metrics) deps_.metrics->SetJournalUnrestored(journal_.unrestored());
   NA_RETURN_IF_ERROR(policy_.Install());
   if (!options_.record_windows_path.empty()) {
     NA_RETURN_IF_ERROR(trace_.Open(options_.record_windows_path));
@@ -204,8 +212,9 @@ Status Agent::ReloadNode(const config::NodeLayerConfig& node) {
   });
 }
 
-Result<ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& policies) {
-  return loop_.OnLoop([&]() -> Result<ReloadOutcome> { return policy_.Reload(policies, deps_.monotonic()); });
+Result<ReloadOutcome> Agent::ReloadConfigPolicies(const v1::PolicySet& policies,
+                                                  const std::optional<engine::NodeIdentity>& node) {
+  return loop_.OnLoop([&]() -> Result<ReloadOutcome> { return policy_.Reload(policies, deps_.monotonic(), node); });
 }
 
 void Agent::Rediscover(engine::Nanos now) {
@@ -293,6 +302,8 @@ void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
 
 void Agent::RefreshCounters() {
   next_counters_ = deps_.monotonic() + options_.counters_interval;
+  // An unrestored entry goes once its target is back to its safe value or its process is gone.
+  if (deps_.metrics) deps_.metrics->SetJournalUnrestored(journal_.unrestored());
   for (ManagedQueue* q : queues_.All()) {
     if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) q->counters = *counters;
     listeners_.Tell(&AgentListener::Counters, *q);
@@ -312,6 +323,7 @@ Status Agent::Shutdown() {
   Status restored = journal_.RestoreAll([&](const v1::JournalEntry& entry) { return deps_.levers->Restore(entry); },
                                         options_.restore_rules, &report);
   for (const std::string& line : report.lines) NA_INFO("shutdown: " << line);
+  if (deps_.metrics) deps_.metrics->SetJournalUnrestored(journal_.unrestored());  // for a last scrape
   return restored;
 }
 

@@ -39,6 +39,7 @@ namespace nvmeadapt::daemon {
 struct AgentOptions {
   std::string state_dir = "/var/lib/nvme-adapt";
   v1::PolicySet config_policies;  // from the config file; a persisted policy wins over it
+  engine::NodeIdentity node_identity;  // what node selectors match: hostname, kernel, labels (node_identity.h)
   // The config's policy_file_authoritative: a policy set over the API is not persisted and lasts until the
   // next reload (policy_source.h).
   bool policy_file_authoritative = false;
@@ -63,7 +64,7 @@ struct AgentOptions {
   // Journal entries are stamped with restore_rules.boot_id and judged by these rules when restored.
   state::RestoreRules restore_rules;
   // False when the daemon already restored the journal before anything else (main.cc): Start then only
-  // loads what is left, which shutdown retries.
+  // loads what is left, which shutdown retries, and counts it as unrestored (the metric).
   bool restore_at_start = true;
   std::string journal_warning;  // what that restore said about a corrupt journal (shown in GetStatus)
   // The node layer's settings (config `node`); it decides the queues whose policy has node_layer.
@@ -95,7 +96,9 @@ class Agent {
   // Puts every changed queue back to its safe value. Call after Run() returned.
   Status Shutdown();
   // SIGHUP: the config file's policy levels. Used only while no policy was persisted over gRPC.
-  Result<ReloadOutcome> ReloadConfigPolicies(const v1::PolicySet& policies);
+  // `node`: the node as node selectors see it now (its labels file re-read); nullopt: as it was.
+  Result<ReloadOutcome> ReloadConfigPolicies(const v1::PolicySet& policies,
+                                             const std::optional<engine::NodeIdentity>& node = std::nullopt);
   // SIGHUP: the config file's node settings (validated by the caller).
   Status ReloadNode(const config::NodeLayerConfig& node);
 

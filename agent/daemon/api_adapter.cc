@@ -53,6 +53,8 @@ v1::GetStatusResponse ApiAdapter::StatusOnLoop() {
   }
   if (!parts_.health.collector_error.empty()) status.add_degraded("collector: " + parts_.health.collector_error);
   if (!parts_.health.journal_warning.empty()) status.add_degraded("journal: " + parts_.health.journal_warning);
+  const std::string& kept_newer = parts_.policy.source().kept_newer();
+  if (!kept_newer.empty()) status.add_degraded("policy: " + kept_newer);
   if (!parts_.journal.empty()) {
     status.add_degraded("journal: " + std::to_string(parts_.journal.size()) +
                         " changed setting(s) to restore on shutdown");

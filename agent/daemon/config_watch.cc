@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "agent/config/node_config.h"
+#include "agent/config/node_identity.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
 #include "agent/metrics/agent_metrics.h"
@@ -28,8 +29,10 @@ Status ConfigReloader::Reload(std::string_view cause) {
   std::string policy_not_applied;
   Status outcome = [&]() -> Status {
     NA_ASSIGN_OR_RETURN(auto reloaded, load_());
+    // Off the loop: the labels file may have changed with the config, or alone (a pod relabelled).
+    NA_ASSIGN_OR_RETURN(auto node, config::ReadNodeIdentity(reloaded.node_labels_file()));
     // The policies first: a refusal there must not leave the new log level behind.
-    NA_ASSIGN_OR_RETURN(auto applied, agent_.ReloadConfigPolicies(config::PoliciesOf(reloaded)));
+    NA_ASSIGN_OR_RETURN(auto applied, agent_.ReloadConfigPolicies(config::PoliciesOf(reloaded), node));
     if (!applied.policy_applied) policy_not_applied = applied.why_not;
     // The loader validated it.
     NA_RETURN_IF_ERROR(agent_.ReloadNode(*config::NodeLayerFromConfig(reloaded.node())));

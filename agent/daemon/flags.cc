@@ -1,15 +1,66 @@
 #include "agent/daemon/flags.h"
 
-#include <absl/time/time.h>
+#include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <functional>
 
 #include "agent/config/config_file.h"
+#include "common/duration.h"
 
 namespace nvmeadapt::daemon {
 namespace {
 
 Error Bad(const std::string& message) { return MakeError(ErrorCode::kInvalidArgument, message); }
+
+// A duration of the one grammar ("30s", "500ms", "1m30s", "1d"), or a bare number of seconds (the flags' older
+// form, kept so that units and scripts written for it still start); nothing otherwise.
+std::optional<double> Seconds(const std::string& text) {
+  double seconds = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec == std::errc() && end == text.data() + text.size()) return seconds;
+  auto nanos = ParseDuration(text);
+  if (!nanos) return std::nullopt;
+  return static_cast<double>(*nanos) / 1e9;
+}
+
+// The flags' values are checked by these callbacks, which leave the first refusal here for the one-line error
+// (CLI11's own words name its types, not what the daemon wants).
+class FlagChecks {
+ public:
+  explicit FlagChecks(CLI::App& app) : app_(app) {}
+
+  void Text(const std::string& name, std::optional<std::string>& field) {
+    Add(name, [this, name, &field](const std::string& value) {
+      if (value.empty()) return Refuse(name + ": must not be empty");
+      field = value;
+    });
+  }
+  // A number of seconds in [low, 86400].
+  void Seconds(const std::string& name, std::optional<double>& field, double low) {
+    Add(name, [this, name, low, &field](const std::string& value) {
+      const std::optional<double> seconds = daemon::Seconds(value);
+      if (!seconds || *seconds < low || *seconds > 86400) {
+        return Refuse(name + ": not a duration (30s, 500ms, 1m30s) or number of seconds in [" +
+                      std::to_string(static_cast<int>(low)) + ", 86400]: '" + value + "'");
+      }
+      field = *seconds;
+    });
+  }
+  void Add(const std::string& name, std::function<void(const std::string&)> take) {
+    app_.add_option_function<std::string>(name, std::move(take))->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  void Refuse(std::string message) {
+    if (!refusal_) refusal_ = std::move(message);
+    throw CLI::ValidationError(*refusal_);
+  }
+  const std::optional<std::string>& refusal() const { return refusal_; }
+
+ private:
+  CLI::App& app_;
+  std::optional<std::string> refusal_;
+};
 
 }  // namespace
 
@@ -28,6 +79,9 @@ std::string DaemonUsage() {
              "  --config PATH          JSON config (default ") +
          std::string(config::kDefaultConfigPath) +
          "; an absent default file means built-in defaults)\n"
+         "  --check-config PATH    check the config file as a start would, offline (no root, no BPF, no\n"
+         "                         socket, no state dir), print 'PATH: ok' and exit 0, or exit 2 with one\n"
+         "                         line naming the field; other flags are not applied\n"
          "  --state-dir DIR        persisted policy and journal of changes (default /var/lib/nvme-adapt)\n"
          "  --runtime-dir DIR      runtime directory; uvnvme sockets are under DIR/uvnvme (default /run)\n"
          "  --log-level LEVEL      debug, info, warn or error (default info)\n"
@@ -46,136 +100,68 @@ std::string DaemonUsage() {
          "  --exit-after DURATION  stop by itself after this long (demos and tests)\n"
          "  --min-disruptive-interval DURATION\n"
          "                         least time between two controller resets of one controller by the\n"
-         "                         poll_queues lever (default 30; a change asked sooner is refused)\n"
+         "                         poll_queues lever (default 30s; a change asked sooner is refused)\n"
          "  --target-idle DURATION an NVMe target's queue (nvmet) that completed nothing for this long\n"
-         "                         leaves the queue list until its next completion (default 60; nvmet\n"
+         "                         leaves the queue list until its next completion (default 60s; nvmet\n"
          "                         gives each reconnecting host a new controller and no file says when\n"
          "                         one goes, docs/fabrics.md)\n"
          "  --help                 this text\n"
          "  --version              version and build\n"
          "\n"
-         "DURATION: 30s, 500ms, 1m30s (absl's grammar, as nvme-adaptctl and the config take them), or a\n"
-         "bare number of seconds.\n"
+         "DURATION: 30s, 500ms, 1m30s, 2d: absl's grammar (ns, us, ms, s, m, h, fractions, sums) plus d for\n"
+         "days, as nvme-adaptctl and the config take them; or a bare number of seconds.\n"
          "Exit status: 0 after a clean stop, 1 on a runtime failure, 2 for a bad flag or config (the API's\n"
          "token file, socket group or TLS files included) and when another nvme-adaptd holds the state\n"
          "dir (one daemon per state dir, --restore-only included: the message names its pid).\n";
 }
 
-namespace {
-
-// The whole of `text` as seconds: a duration in absl's grammar, as the CLI and the config take them ("30s",
-// "500ms", "1m30s"), or a bare number of seconds (the flags' older form); nothing otherwise.
-std::optional<double> Seconds(const std::string& text) {
-  double seconds = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  if (ec == std::errc() && end == text.data() + text.size()) return seconds;
-  absl::Duration duration;
-  if (!absl::ParseDuration(text, &duration)) return std::nullopt;
-  return absl::ToDoubleSeconds(duration);
-}
-
-// "--name=value" as name and value; any other word as it is.
-struct FlagWord {
-  std::string name;
-  std::optional<std::string> inline_value;
-};
-FlagWord SplitFlag(const std::string& word) {
-  if (const size_t eq = word.find('='); word.rfind("--", 0) == 0 && eq != std::string::npos) {
-    return {word.substr(0, eq), word.substr(eq + 1)};
-  }
-  return {word, std::nullopt};
-}
-
-// One flag of the command line and its value: the word after it, or after '=' in "--name=value".
-class FlagCursor {
- public:
-  FlagCursor(const std::vector<std::string>& args, size_t& i) : args_(args), i_(i), word_(SplitFlag(args[i])) {}
-  const std::string& name() const { return word_.name; }
-
-  Result<std::string> Value() {
-    if (word_.inline_value) return *word_.inline_value;
-    if (i_ + 1 >= args_.size()) return Bad(word_.name + ": needs a value");
-    return args_[++i_];
-  }
-  Status Take(std::optional<std::string>& field) {
-    NA_ASSIGN_OR_RETURN(auto v, Value());
-    if (v.empty()) return Bad(word_.name + ": must not be empty");
-    field = v;
-    return OkStatus();
-  }
-  // A number of seconds in [low, 86400].
-  Status TakeSeconds(std::optional<double>& field, double low) {
-    NA_ASSIGN_OR_RETURN(auto v, Value());
-    const std::optional<double> seconds = Seconds(v);
-    if (!seconds || *seconds < low || *seconds > 86400) {
-      return Bad(word_.name + ": not a duration (30s, 500ms) or number of seconds in [" + std::to_string(static_cast<int>(low)) +
-                 ", 86400]: '" + v + "'");
-    }
-    field = *seconds;
-    return OkStatus();
-  }
-
- private:
-  const std::vector<std::string>& args_;
-  size_t& i_;
-  FlagWord word_;
-};
-
-}  // namespace
-
 Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
   DaemonFlags flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    FlagCursor cursor(args, i);
-    const std::string& arg = cursor.name();
-    Status status;
-    if (arg == "--help" || arg == "-h") {
-      flags.help = true;
-    } else if (arg == "--version") {
-      flags.version = true;
-    } else if (arg == "--dry-run") {
-      flags.dry_run = true;
-    } else if (arg == "--restore-only") {
-      flags.restore_only = true;
-    } else if (arg == "--config") {
-      NA_ASSIGN_OR_RETURN(auto v, cursor.Value());
-      flags.config_path = v;
-      flags.config_explicit = true;
-    } else if (arg == "--state-dir") {
-      status = cursor.Take(flags.state_dir);
-    } else if (arg == "--runtime-dir") {
-      status = cursor.Take(flags.runtime_dir);
-    } else if (arg == "--log-level") {
-      status = cursor.Take(flags.log_level);
-    } else if (arg == "--api-socket") {
-      status = cursor.Take(flags.api_socket);
-    } else if (arg == "--metrics-listen") {
-      status = cursor.Take(flags.metrics_listen);
-    } else if (arg == "--cpu-scheduling") {
-      status = cursor.Take(flags.cpu_scheduling);
-    } else if (arg == "--sources") {
-      status = cursor.Take(flags.sources);
-    } else if (arg == "--record-windows") {
-      NA_ASSIGN_OR_RETURN(auto v, cursor.Value());
-      flags.record_windows = v;
-    } else if (arg == "--default-mode") {
-      NA_ASSIGN_OR_RETURN(auto v, cursor.Value());
-      auto mode = engine::ParseControllerMode(v);
-      if (!mode) return Bad("--default-mode: unknown mode '" + v + "' (off, adaptive, interrupt, poll, shadow)");
-      flags.default_mode = *mode;
-    } else if (arg == "--min-disruptive-interval") {
-      status = cursor.TakeSeconds(flags.min_disruptive_interval_seconds, 0);
-    } else if (arg == "--target-idle") {
-      status = cursor.TakeSeconds(flags.target_idle_seconds, 1);
-    } else if (arg == "--exit-after") {
-      NA_ASSIGN_OR_RETURN(auto v, cursor.Value());
-      const std::optional<double> seconds = Seconds(v);
-      if (!seconds || *seconds <= 0) return Bad("--exit-after: not a positive number of seconds: '" + v + "'");
-      flags.exit_after_seconds = *seconds;
-    } else {
-      return Bad("unknown argument '" + args[i] + "' (see --help)");
-    }
-    if (!status) return status.error();
+  CLI::App app("nvme-adaptd", "nvme-adaptd");
+  app.set_help_flag();  // DaemonUsage() is the help; -h and --help only ask for it
+  app.allow_extras();   // a word no flag takes is named in our own words below
+  FlagChecks checks(app);
+  app.add_flag("-h,--help", flags.help);
+  app.add_flag("--version", flags.version);
+  app.add_flag("--dry-run", flags.dry_run);
+  app.add_flag("--restore-only", flags.restore_only);
+  checks.Add("--config", [&](const std::string& v) {
+    flags.config_path = v;
+    flags.config_explicit = true;
+  });
+  checks.Text("--check-config", flags.check_config);
+  checks.Text("--state-dir", flags.state_dir);
+  checks.Text("--runtime-dir", flags.runtime_dir);
+  checks.Text("--log-level", flags.log_level);
+  checks.Text("--api-socket", flags.api_socket);
+  checks.Text("--metrics-listen", flags.metrics_listen);
+  checks.Text("--cpu-scheduling", flags.cpu_scheduling);
+  checks.Text("--sources", flags.sources);
+  checks.Add("--record-windows", [&](const std::string& v) { flags.record_windows = v; });
+  checks.Add("--default-mode", [&](const std::string& v) {
+    auto mode = engine::ParseControllerMode(v);
+    if (!mode) checks.Refuse("--default-mode: unknown mode '" + v + "' (off, adaptive, interrupt, poll, shadow)");
+    flags.default_mode = *mode;
+  });
+  checks.Seconds("--min-disruptive-interval", flags.min_disruptive_interval_seconds, 0);
+  checks.Seconds("--target-idle", flags.target_idle_seconds, 1);
+  checks.Add("--exit-after", [&](const std::string& v) {
+    const std::optional<double> seconds = Seconds(v);
+    if (!seconds || *seconds <= 0) checks.Refuse("--exit-after: not a positive duration or number of seconds: '" + v + "'");
+    flags.exit_after_seconds = *seconds;
+  });
+
+  std::vector<std::string> words(args.rbegin(), args.rend());  // CLI11 takes a reversed vector
+  try {
+    app.parse(words);
+  } catch (const CLI::ArgumentMismatch& e) {
+    const std::string what = e.what();
+    return Bad(what.substr(0, what.find(':')) + ": needs a value");
+  } catch (const CLI::ParseError& e) {
+    return Bad(checks.refusal().value_or(e.what()));
+  }
+  if (const std::vector<std::string> rest = app.remaining(); !rest.empty()) {
+    return Bad("unknown argument '" + rest.front() + "' (see --help)");
   }
   if (flags.config_path.empty()) flags.config_path = std::string(config::kDefaultConfigPath);
   return flags;

@@ -21,6 +21,7 @@ struct DaemonFlags {
   std::optional<engine::ControllerMode> default_mode;
   bool dry_run = false;
   bool restore_only = false;  // put the journal back and exit
+  std::optional<std::string> check_config;  // validate this config file offline and exit
   std::string record_windows;
   std::optional<std::string> api_socket;
   std::optional<std::string> metrics_listen;
@@ -31,7 +32,8 @@ struct DaemonFlags {
   std::optional<double> target_idle_seconds;  // the NVMe target's queues leave the list after this long idle
 };
 
-// Errors are one line naming the flag.
+// On CLI11, as nvme-adaptctl's command line. Errors are one line naming the flag; durations are the one grammar
+// (common/duration.h) or a bare number of seconds, the flags' older form.
 Result<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args);
 std::string DaemonUsage();
 

@@ -15,14 +15,13 @@
 #include <mutex>
 #include <thread>
 
-#include "agent/actuate/resolver.h"
-#include "agent/api/api_config.h"
 #include "agent/api/server.h"
-#include "agent/config/config_file.h"
 #include "agent/config/levers_config.h"
 #include "agent/config/node_config.h"
+#include "agent/config/node_identity.h"
 #include "agent/config/policy_convert.h"
 #include "agent/daemon/agent.h"
+#include "agent/daemon/config_load.h"
 #include "agent/daemon/config_watch.h"
 #include "agent/daemon/cpu_scheduling.h"
 #include "agent/daemon/flags.h"
@@ -53,36 +52,6 @@ class GrpcMetrics : public api::RequestObserver {
   metrics::AgentMetrics* metrics_;
 };
 constexpr int kExitUsage = 2;
-
-// The config file, then flags over it. An absent default config file means built-in defaults.
-Result<v1::Config> LoadConfig(const DaemonFlags& flags) {
-  v1::Config config;
-  auto loaded = config::LoadConfigFile(flags.config_path);
-  if (loaded) {
-    config = std::move(*loaded);
-  } else if (flags.config_explicit || loaded.error().code != ErrorCode::kNotFound) {
-    return loaded.error();
-  }
-  if (flags.state_dir) config.set_state_dir(*flags.state_dir);
-  if (flags.runtime_dir) config.set_runtime_dir(*flags.runtime_dir);
-  if (flags.log_level) config.set_log_level(*flags.log_level);
-  if (flags.default_mode) config.mutable_policy()->set_mode(config::ToProto(*flags.default_mode));
-  if (config.state_dir().empty()) config.set_state_dir("/var/lib/nvme-adapt");
-  if (config.runtime_dir().empty()) config.set_runtime_dir("/run");
-  if (flags.metrics_listen) config.mutable_metrics()->set_listen_address(*flags.metrics_listen);
-  if (flags.api_socket) config.mutable_api()->set_unix_socket(*flags.api_socket);
-  if (flags.cpu_scheduling) config.set_cpu_scheduling(*flags.cpu_scheduling);
-  if (config.cpu_scheduling().empty()) config.set_cpu_scheduling("batch");
-  NA_RETURN_IF_ERROR(config::ValidateConfig(config));
-  // Whether each lever named can serve the controllers it is named for is the levers' to say.
-  NA_ASSIGN_OR_RETURN(const config::LeverSettings levers, config::LeverSettingsFromConfig(config));
-  NA_RETURN_IF_ERROR(actuate::CheckLeverChoices(levers));
-  if (!flags.metrics_listen || *flags.metrics_listen != "off") {
-    NA_RETURN_IF_ERROR(metrics::MetricsOptionsFromConfig(config.metrics()));
-  }
-  NA_RETURN_IF_ERROR(api::ResolveApiConfig(config.api()));
-  return config;
-}
 
 // An API start refusal that restarting cannot fix (a token file others can read, a group that does not exist,
 // a TLS file that is missing): the operator's config, exit 2 as for any bad config.
@@ -116,6 +85,12 @@ state::StartupRestore RestoreFirst(const std::string& state_dir, const Result<v1
 int Refused(const Error& lock_error) {
   std::fprintf(stderr, "nvme-adaptd: %s\n", lock_error.message.c_str());
   return lock_error.code == ErrorCode::kFailedPrecondition ? kExitUsage : kExitRuntime;
+}
+
+// A config the daemon cannot run with (exit 2: a restart cannot fix it).
+int BadConfig(const std::string& message) {
+  std::fprintf(stderr, "nvme-adaptd: %s\n", message.c_str());
+  return kExitUsage;
 }
 
 int RestoreOnly(const state::StartupRestore& restore) {
@@ -207,8 +182,9 @@ class LoopWatchdog {
 };
 
 AgentOptions AgentOptionsFor(const v1::Config& config, const DaemonFlags& flags, const state::RestoreRules& rules,
-                             const state::StartupRestore& restored_first) {
+                             const state::StartupRestore& restored_first, engine::NodeIdentity node_identity) {
   AgentOptions options;
+  options.node_identity = std::move(node_identity);
   options.state_dir = config.state_dir();
   options.config_policies = config::PoliciesOf(config);
   options.policy_file_authoritative = config.policy_file_authoritative();
@@ -234,7 +210,7 @@ std::thread ExitTimer(const std::optional<double>& seconds) {
 }
 
 int Run(const DaemonFlags& flags) {
-  auto config = LoadConfig(flags);
+  auto config = LoadDaemonConfig(flags);
   if (config) SetLogLevel(*ParseLogLevel(config->log_level()));
   // Before the restore: a second daemon's restore would undo the queues the first one drives.
   const auto instance = state::StateDirLock::Acquire(StateDirOf(flags, config));
@@ -242,10 +218,9 @@ int Run(const DaemonFlags& flags) {
   const state::RestoreRules rules = state::SystemRestoreRules();
   const state::StartupRestore restored_first = RestoreFirst(StateDirOf(flags, config), config, rules);
   if (flags.restore_only) return RestoreOnly(restored_first);
-  if (!config) {
-    std::fprintf(stderr, "nvme-adaptd: %s\n", config.error().message.c_str());
-    return kExitUsage;
-  }
+  if (!config) return BadConfig(config.error().message);
+  auto node_identity = config::ReadNodeIdentity(config->node_labels_file());  // unreadable: a bad config
+  if (!node_identity) return BadConfig("node_labels_file: " + node_identity.error().message);
   // Before any thread starts: every thread of the agent inherits it.
   if (Status scheduled = ApplyCpuScheduling(config->cpu_scheduling()); !scheduled) {
     NA_WARN("cpu scheduling: " << scheduled.error().message << "; the agent runs as it was started");
@@ -267,8 +242,9 @@ int Run(const DaemonFlags& flags) {
     NA_ERROR("cannot start: metrics: " << agent_metrics.error().message);
     return kExitRuntime;
   }
-  Agent agent(AgentOptionsFor(*config, flags, rules, restored_first), AgentDeps{components->collector.get(), components->discovery.get(),
-                                 components->levers.get(), nullptr, nullptr, agent_metrics->get()});
+  Agent agent(AgentOptionsFor(*config, flags, rules, restored_first, std::move(*node_identity)),
+              AgentDeps{components->collector.get(), components->discovery.get(), components->levers.get(), nullptr,
+                        nullptr, agent_metrics->get()});
   if (Status started = agent.Start(); !started) {
     NA_ERROR("cannot start: " << started.error().message);
     return kExitRuntime;
@@ -286,7 +262,7 @@ int Run(const DaemonFlags& flags) {
 
   (void)sd_notify(0, "READY=1");  // Type=notify: started once restored, the loop built and the API bound
   // A mounted ConfigMap changes with no signal: the file's change reloads as SIGHUP does.
-  ConfigReloader reloader(flags.config_path, [&] { return LoadConfig(flags); }, agent, agent_metrics->get());
+  ConfigReloader reloader(flags.config_path, [&] { return LoadDaemonConfig(flags); }, agent, agent_metrics->get());
   auto config_watch = ConfigWatch::Start(flags.config_path, [&] { (void)reloader.Reload("file changed"); });
   if (!config_watch) NA_WARN("config watch: " << config_watch.error().message << "; only SIGHUP reloads");
 
@@ -331,6 +307,15 @@ int main(int argc, char** argv) {
   }
   if (flags->version) {
     std::printf("nvme-adaptd %s (commit %s)\n", NVME_ADAPT_VERSION, NVME_ADAPT_COMMIT);
+    return 0;
+  }
+  // Offline, before the state dir's lock and the restore: a check needs no root and touches no device.
+  if (flags->check_config) {
+    if (nvmeadapt::Status checked = CheckConfigFile(*flags->check_config); !checked) {
+      std::fprintf(stderr, "nvme-adaptd: %s\n", checked.error().message.c_str());
+      return 2;
+    }
+    std::printf("%s: ok\n", flags->check_config->c_str());
     return 0;
   }
   // A few malloc arenas, not one per thread that ever ran: discovery asks drivers from many threads, and

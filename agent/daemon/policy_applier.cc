@@ -4,10 +4,11 @@
 
 namespace nvmeadapt::daemon {
 
-PolicyApplier::PolicyApplier(Parts parts, const state::StateStore& store, v1::PolicySet file, bool file_authoritative)
-    : parts_(parts), source_(store, file_authoritative), file_(std::move(file)) {}
+PolicyApplier::PolicyApplier(Parts parts, const state::StateStore& store, v1::PolicySet file, bool file_authoritative,
+                             engine::NodeIdentity node)
+    : parts_(parts), source_(store, file_authoritative), file_(std::move(file)), node_(std::move(node)) {}
 
-engine::DeviceFacts FactsOf(const DiscoveredQueue& queue) {
+engine::DeviceFacts FactsOf(const DiscoveredQueue& queue, const engine::NodeIdentity& node) {
   return {.controller = queue.controller,
           .id = queue.ControllerId(),
           .model = queue.model,
@@ -17,7 +18,10 @@ engine::DeviceFacts FactsOf(const DiscoveredQueue& queue) {
           .transport = queue.transport,
           .layer = queue.layer,
           .pci_address = queue.pci_address,
-          .legacy_id = queue.legacy_controller_id};
+          .legacy_id = queue.legacy_controller_id,
+          .hostname = node.hostname,
+          .kernel_release = node.kernel_release,
+          .node_labels = node.labels};
 }
 
 Status PolicyApplier::Install() {
@@ -28,7 +32,7 @@ Status PolicyApplier::Install() {
 }
 
 engine::Policy PolicyApplier::For(const DiscoveredQueue& queue) const {
-  engine::Policy policy = book_->Effective(FactsOf(queue), queue.qid);
+  engine::Policy policy = book_->Effective(FactsOf(queue, node_), queue.qid);
   policy.mode = parts_.levers.ModeFor(queue, policy.mode);
   return policy;
 }
@@ -50,11 +54,17 @@ void PolicyApplier::Apply(PolicyBook book, engine::Nanos now) {
   NoteOrigin();
 }
 
-Result<ReloadOutcome> PolicyApplier::Reload(const v1::PolicySet& file, engine::Nanos now) {
+Result<ReloadOutcome> PolicyApplier::Reload(const v1::PolicySet& file, engine::Nanos now,
+                                            const std::optional<engine::NodeIdentity>& node) {
   file_ = file;
   std::string why_not;
   NA_ASSIGN_OR_RETURN(auto book, source_.Reload(file, &why_not));
-  if (!book.has_value()) return ReloadOutcome{false, why_not};
+  const bool node_moved = node && *node != node_;
+  if (node_moved) node_ = *node;
+  if (!book.has_value()) {
+    if (node_moved) Apply(PolicyBook(*book_), now);  // the API's policy stays, seen from the node as it is now
+    return ReloadOutcome{false, why_not};
+  }
   Apply(std::move(*book), now);
   return ReloadOutcome{true, ""};
 }
@@ -62,7 +72,10 @@ Result<ReloadOutcome> PolicyApplier::Reload(const v1::PolicySet& file, engine::N
 void PolicyApplier::NoteOrigin() {
   if (parts_.metrics == nullptr) return;
   const v1::PolicyOrigin origin = source_.Origin(*book_);
-  parts_.metrics->SetPolicyInfo(PolicySourceLabel(origin.source()), origin.hash());
+  // A policy persisted before notes has no time: 0, so that the drift alert fires rather than never.
+  std::optional<double> drift_since;
+  if (origin.source() == v1::POLICY_SOURCE_API) drift_since = static_cast<double>(origin.set_unix_ns()) / 1e9;
+  parts_.metrics->SetPolicyInfo(PolicySourceLabel(origin.source()), origin.hash(), drift_since);
 }
 
 }  // namespace nvmeadapt::daemon

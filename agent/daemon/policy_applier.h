@@ -21,8 +21,8 @@
 
 namespace nvmeadapt::daemon {
 
-// What the policy selectors see of a queue's controller.
-engine::DeviceFacts FactsOf(const DiscoveredQueue& queue);
+// What the policy selectors see of a queue's controller, on `node`.
+engine::DeviceFacts FactsOf(const DiscoveredQueue& queue, const engine::NodeIdentity& node);
 
 // How a reload of the config file's policy levels ended.
 struct ReloadOutcome {
@@ -42,12 +42,15 @@ class PolicyApplier {
   };
   // `file`: the config file's levels; `file_authoritative`: a policy set over the API is not persisted and
   // lasts until the next reload (policy_source.h).
-  PolicyApplier(Parts parts, const state::StateStore& store, v1::PolicySet file, bool file_authoritative);
+  // `node`: what node selectors match (config/node_identity.h).
+  PolicyApplier(Parts parts, const state::StateStore& store, v1::PolicySet file, bool file_authoritative,
+                engine::NodeIdentity node);
 
   // The book at start, before any queue is known.
   Status Install();
   const PolicyBook& book() const { return *book_; }
   const v1::PolicySet& file() const { return file_; }
+  const engine::NodeIdentity& node() const { return node_; }
   PolicySource& source() { return source_; }
   const PolicySource& source() const { return source_; }
 
@@ -57,8 +60,10 @@ class PolicyApplier {
 
   // Puts `book` in force and hands every queue whose effective policy changed its new policy.
   void Apply(PolicyBook book, engine::Nanos now);
-  // The config file's levels again (SIGHUP): in force unless an API policy is.
-  Result<ReloadOutcome> Reload(const v1::PolicySet& file, engine::Nanos now);
+  // The config file's levels again (SIGHUP): in force unless an API policy is. A new `node` (its labels file
+  // changed) moves the queues the node selectors of the policy in force reach, whichever it is.
+  Result<ReloadOutcome> Reload(const v1::PolicySet& file, engine::Nanos now,
+                               const std::optional<engine::NodeIdentity>& node = std::nullopt);
 
   // A SetPolicy holds this from its reading of the book to its application (its durable writes run between
   // them, off the loop): policy.json is written in the order the changes apply.
@@ -72,6 +77,7 @@ class PolicyApplier {
   Parts parts_;
   PolicySource source_;
   v1::PolicySet file_;
+  engine::NodeIdentity node_;
   std::optional<PolicyBook> book_;
   std::mutex change_mutex_;
   uint64_t changes_ = 0;  // on the loop

@@ -22,7 +22,7 @@ v1::PolicySource EntrySource(const std::string& layer, const v1::PolicySet& in_f
 
 v1::ExplainPolicyResponse ExplainQueuePolicy(const ManagedQueue& q, const PolicyApplier& policy) {
   const v1::PolicySet& in_force = policy.book().policies();
-  const engine::DeviceFacts facts = FactsOf(q.desc);
+  const engine::DeviceFacts facts = FactsOf(q.desc, policy.node());
   v1::ExplainPolicyResponse response;
   response.mutable_queue()->set_controller(q.desc.controller);
   response.mutable_queue()->set_queue(q.desc.qid);

@@ -21,7 +21,12 @@ Result<PolicyBook> PolicySource::Initial(const v1::PolicySet& file) {
     return PolicyBook::Create(file);
   }
   auto persisted = store_.LoadPolicy();
-  if (!persisted) {
+  if (!persisted && persisted.error().code == ErrorCode::kFailedPrecondition) {
+    // A downgrade: the file is the newer version's, kept for it; this one runs the file's policy meanwhile.
+    kept_newer_ = persisted.error().message + ": kept as it is; the config file's policy is in force, and a "
+                  "policy set over the API is refused until `nvme-adaptctl policy reset` drops that file";
+    NA_ERROR("policy: " << kept_newer_);
+  } else if (!persisted) {
     NA_WARN("persisted policy ignored, using the config's: " << persisted.error().message);
   } else if (persisted->has_value()) {
     auto from_state = PolicyBook::Create(**persisted);
@@ -52,6 +57,7 @@ Status PolicySource::Forget() const { return store_.ClearPolicy(); }
 
 void PolicySource::InForce(const std::optional<v1::PolicyNote>& note) {
   if (!note) {
+    kept_newer_.clear();  // `policy reset` removed the newer version's file
     FromFile();
     return;
   }

@@ -38,6 +38,8 @@ class PolicySource {
   // The origin of `in_force`, with its hash.
   v1::PolicyOrigin Origin(const PolicyBook& in_force) const;
   bool from_api() const { return origin_.source() == v1::POLICY_SOURCE_API; }
+  // A persisted policy of a newer state schema, kept and not in force (a downgrade): what GetStatus says of it.
+  const std::string& kept_newer() const { return kept_newer_; }
 
  private:
   void FromFile();
@@ -45,6 +47,7 @@ class PolicySource {
   const state::StateStore& store_;
   const bool file_authoritative_;  // read off the loop by Persist: origin_ is the loop's
   v1::PolicyOrigin origin_;
+  std::string kept_newer_;
 };
 
 // "config_file" or "api": the metric's source label.

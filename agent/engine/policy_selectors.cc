@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+#include <utility>
 
 namespace nvmeadapt::engine {
 namespace {
@@ -18,6 +20,10 @@ constexpr SelectorField kFields[] = {
     {"transport", M::kExact, &DeviceFacts::transport, "pcie, tcp, rdma, fc, loop, uvnvme"},
     {"layer", M::kExact, &DeviceFacts::layer, "local, host, target, backing (docs/fabrics.md)"},
     {"pci_address", M::kExact, &DeviceFacts::pci_address, "the PCI address (0000:3b:00.0)"},
+    {"hostname", M::kGlob, &DeviceFacts::hostname, "the node's hostname (\"db-*\")"},
+    {"kernel_release", M::kGlob, &DeviceFacts::kernel_release, "the node's kernel, uname -r (\"6.1.*\")"},
+    {"node_labels", M::kLabels, &DeviceFacts::node_labels,
+     "the node's labels from config node_labels_file, every one given (\"pool=fast,zone=eu-*\")"},
 };
 
 Error Invalid(std::string message) { return MakeError(ErrorCode::kInvalidArgument, std::move(message)); }
@@ -33,6 +39,65 @@ std::string_view LiteralPrefix(const SelectorField& field, std::string_view patt
 
 bool Literal(const SelectorField& field, std::string_view pattern) {
   return field.match == M::kExact || std::none_of(pattern.begin(), pattern.end(), IsGlobChar);
+}
+
+using LabelPair = std::pair<std::string_view, std::string_view>;  // key, value (or glob)
+
+// "pool=fast,zone=eu-*" as its pairs; nullopt when a part is no key=value or a key comes twice. Label keys and
+// values hold no ',' or '=' (Kubernetes': [a-z0-9A-Z] with '-', '_', '.', and '/' in a key's prefix).
+std::optional<std::vector<LabelPair>> LabelPairs(std::string_view text, char separator = ',') {
+  std::vector<LabelPair> pairs;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = std::min(text.find(separator, start), text.size());
+    const std::string_view part = text.substr(start, end - start);
+    start = end + 1;
+    const size_t eq = part.find('=');
+    if (eq == 0 || eq == std::string_view::npos) return std::nullopt;
+    const std::string_view key = part.substr(0, eq);
+    if (std::any_of(pairs.begin(), pairs.end(), [&](const LabelPair& p) { return p.first == key; })) return std::nullopt;
+    pairs.emplace_back(key, part.substr(eq + 1));
+  }
+  if (pairs.empty()) return std::nullopt;
+  return pairs;
+}
+
+std::optional<std::string_view> LabelValue(std::string_view lines, std::string_view key) {
+  auto pairs = LabelPairs(lines, '\n');
+  if (!pairs) return std::nullopt;
+  for (const LabelPair& pair : *pairs) {
+    if (pair.first == key) return pair.second;
+  }
+  return std::nullopt;
+}
+
+bool LabelsMatch(std::string_view pattern, std::string_view lines) {
+  const auto pairs = LabelPairs(pattern);
+  if (!pairs) return false;
+  return std::all_of(pairs->begin(), pairs->end(), [&](const LabelPair& pair) {
+    const auto value = LabelValue(lines, pair.first);
+    return value && GlobMatches(pair.second, *value);
+  });
+}
+
+// False when no text matches both patterns: literals that differ, or literal prefixes that part.
+bool PatternsMayMeet(const SelectorField& field, std::string_view x, std::string_view y) {
+  if (Literal(field, x) && Literal(field, y)) return x == y;
+  const std::string_view px = LiteralPrefix(field, x), py = LiteralPrefix(field, y);
+  const size_t common = std::min(px.size(), py.size());
+  return px.substr(0, common) == py.substr(0, common);
+}
+
+// Label sets meet unless a key both give has values that cannot meet (a key only one gives may be on a node).
+bool LabelsMayMeet(std::string_view x, std::string_view y) {
+  static constexpr SelectorField kValue{"", M::kGlob, nullptr, ""};
+  const auto px = LabelPairs(x), py = LabelPairs(y);
+  if (!px || !py) return true;
+  for (const LabelPair& a : *px) {
+    for (const LabelPair& b : *py) {
+      if (a.first == b.first && !PatternsMayMeet(kValue, a.second, b.second)) return false;
+    }
+  }
+  return true;
 }
 
 // A class "[abc]", "[a-z]", "[!0-9]" at pattern[at] == '['; `end` is set past its ']'. False when unclosed.
@@ -160,7 +225,10 @@ Status CheckSelectorPattern(const SelectorField& field, std::string_view pattern
     const auto c = static_cast<unsigned char>(pattern[i]);
     if (c < 0x20 || c == 0x7f) return Invalid("character " + std::to_string(i) + " is a control character");
   }
-  if (field.match == M::kGlob) {
+  if (field.match == M::kLabels && !LabelPairs(pattern)) {
+    return Invalid("'" + std::string(pattern) + "' is not key=value pairs with each key once (\"pool=fast,zone=eu-*\")");
+  }
+  if (field.match != M::kExact) {
     for (size_t i = pattern.find('['); i != std::string_view::npos; i = pattern.find('[', i + 1)) {
       size_t end = 0;
       bool matched = false;
@@ -176,7 +244,17 @@ bool Matches(const Selector& selector, const DeviceFacts& facts, uint32_t qid) {
   for (const Selector::Criterion& c : selector.criteria) {
     const std::string& fact = facts.*(c.field->fact);
     if (fact.empty()) return false;  // unknown is no match: a selector never reaches a device it cannot tell
-    if (c.field->match == M::kGlob ? !GlobMatches(c.pattern, fact) : c.pattern != fact) return false;
+    switch (c.field->match) {
+      case M::kExact:
+        if (c.pattern != fact) return false;
+        break;
+      case M::kGlob:
+        if (!GlobMatches(c.pattern, fact)) return false;
+        break;
+      case M::kLabels:
+        if (!LabelsMatch(c.pattern, fact)) return false;
+        break;
+    }
   }
   if (selector.queues.empty()) return true;
   return std::any_of(selector.queues.begin(), selector.queues.end(),
@@ -187,13 +265,9 @@ bool MayOverlap(const Selector& a, const Selector& b) {
   for (const Selector::Criterion& x : a.criteria) {
     for (const Selector::Criterion& y : b.criteria) {
       if (x.field != y.field) continue;
-      if (Literal(*x.field, x.pattern) && Literal(*y.field, y.pattern)) {
-        if (x.pattern != y.pattern) return false;
-        continue;
-      }
-      const std::string_view px = LiteralPrefix(*x.field, x.pattern), py = LiteralPrefix(*y.field, y.pattern);
-      const size_t common = std::min(px.size(), py.size());
-      if (px.substr(0, common) != py.substr(0, common)) return false;
+      const bool meet = x.field->match == M::kLabels ? LabelsMayMeet(x.pattern, y.pattern)
+                                                     : PatternsMayMeet(*x.field, x.pattern, y.pattern);
+      if (!meet) return false;
     }
   }
   if (a.QueueScoped() && b.QueueScoped() && !RangesMeet(a.queues, b.queues)) return false;

@@ -29,10 +29,24 @@ struct DeviceFacts {
   // The ID versions before issue 45 gave the controller (shared by every controller of its subsystem): an
   // entry or an `id` criterion written with it matches as it did. Empty where there is none.
   std::string legacy_id;
+  // The node's (NodeIdentity): the same for every controller, so that one config serves several pools.
+  std::string hostname;
+  std::string kernel_release;
+  std::string node_labels;  // "key=value" lines, sorted by key
 };
 
-// kGlob: `*` any run of characters, `?` one, `[...]` a class (fnmatch without flags); kExact: equal strings.
-enum class SelectorMatch : uint8_t { kExact, kGlob };
+// What the node says of itself, as node selectors see it: its name and kernel (uname), and the labels of a
+// file the DaemonSet mounts from the downward API (agent/config/node_identity.h).
+struct NodeIdentity {
+  std::string hostname;
+  std::string kernel_release;
+  std::string labels;  // "key=value" lines, sorted by key (LabelsText)
+  bool operator==(const NodeIdentity&) const = default;
+};
+
+// kGlob: `*` any run of characters, `?` one, `[...]` a class (fnmatch without flags); kExact: equal strings;
+// kLabels: "key=glob,key=glob" over the fact's "key=value" lines: every key there, each value matching.
+enum class SelectorMatch : uint8_t { kExact, kGlob, kLabels };
 
 struct SelectorField {
   std::string_view name;  // the proto field of Selector, also its config/JSON name and the CLI's --match key

@@ -261,9 +261,15 @@ void AgentMetrics::OnConfigReload(bool applied) {
   state_->agent.last_config_reload_ok = applied;
 }
 
-void AgentMetrics::SetPolicyInfo(std::string_view source, std::string_view hash) {
+void AgentMetrics::SetPolicyInfo(std::string_view source, std::string_view hash, std::optional<double> drift_since) {
   std::lock_guard lock(state_->mutex);
   state_->agent.policy.emplace(SanitizeLabelValue(source), SanitizeLabelValue(hash));
+  state_->agent.policy_drift_since = drift_since;
+}
+
+void AgentMetrics::SetJournalUnrestored(uint64_t entries) {
+  std::lock_guard lock(state_->mutex);
+  state_->agent.journal_unrestored = entries;
 }
 
 void AgentMetrics::SetNode(const NodeSeries& node) {

@@ -101,8 +101,11 @@ class AgentMetrics {
   void OnGrpcRequest(std::string_view method, int code);
   // A reload of the config file (SIGHUP or a change on disk): applied, or refused and the old one kept.
   void OnConfigReload(bool applied);
-  // The policy in force: where it comes from ("config_file" or "api") and its hash (PolicyBook::Hash).
-  void SetPolicyInfo(std::string_view source, std::string_view hash);
+  // The policy in force: where it comes from ("config_file" or "api") and its hash (PolicyBook::Hash), and,
+  // for a policy set over the API, since when the node runs it instead of its config file's (Unix seconds).
+  void SetPolicyInfo(std::string_view source, std::string_view hash, std::optional<double> drift_since = std::nullopt);
+  // Journal entries a restore tried and could not put back, kept for the next try.
+  void SetJournalUnrestored(uint64_t entries);
 
   // The node layer's counts and figures, as of now (absolute).
   void SetNode(const NodeSeries& node);

@@ -246,6 +246,20 @@ void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& ou
     policy.Add({{"source", agent.policy->first}, {"hash", agent.policy->second}}, 1);
     policy.MoveTo(out);
   }
+  // Absent while the file's policy is in force: an alert on `time() - it` has nothing to fire on then.
+  if (agent.policy_drift_since) {
+    FamilyBuilder drift("nvme_adapt_policy_drift_timestamp_seconds",
+                        "When the policy set over the API that is in force was set (Unix seconds; 0 when unknown); "
+                        "absent while the config file's policy is in force.",
+                        MetricType::Gauge);
+    drift.Add({}, *agent.policy_drift_since);
+    drift.MoveTo(out);
+  }
+  FamilyBuilder unrestored("nvme_adapt_journal_unrestored_entries",
+                           "Journal entries a restore tried and could not put back, kept for the next try.",
+                           MetricType::Gauge);
+  unrestored.Add({}, static_cast<double>(agent.journal_unrestored));
+  unrestored.MoveTo(out);
 }
 
 void AddProcessFamilies(const ProcessStats& process, std::vector<MetricFamily>& out) {

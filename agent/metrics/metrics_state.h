@@ -86,6 +86,8 @@ struct AgentWideState {
   uint64_t config_reloads_refused = 0;
   bool last_config_reload_ok = true;  // the config at start was good, or the daemon would not run
   std::optional<std::pair<std::string, std::string>> policy;  // (source, hash) of the policy in force
+  std::optional<double> policy_drift_since;  // Unix seconds: when the API's policy in force was set
+  uint64_t journal_unrestored = 0;
   std::optional<NodeSeries> node;  // absent until the daemon reports its node layer
 };
 

@@ -127,8 +127,16 @@ Status Journal::Restored(const std::string& lever, const std::string& target) {
   NA_RETURN_IF_ERROR(Append('D', journal_.entries(i), false));
   journal_.mutable_entries()->erase(journal_.mutable_entries()->begin() + i);
   size_.store(journal_.entries_size());
+  unrestored_.erase({lever, target});
+  unrestored_count_.store(static_cast<int>(unrestored_.size()));
   CompactIfDue();
   return OkStatus();
+}
+
+void Journal::MarkUnrestored() {
+  std::lock_guard lock(mutex_);
+  for (const v1::JournalEntry& entry : journal_.entries()) unrestored_.emplace(entry.lever(), entry.target());
+  unrestored_count_.store(static_cast<int>(unrestored_.size()));
 }
 
 std::string Journal::DropReason(const v1::JournalEntry& entry, const RestoreRules& rules) {
@@ -191,6 +199,9 @@ Status Journal::RestoreAll(const RestoreFn& restore, const RestoreRules& rules, 
         ++out.kept;
         out.lines.push_back("kept " + name + ": " + status.error().message);
         keep_error(status);
+        std::lock_guard lock(mutex_);
+        unrestored_.emplace(entry.lever(), entry.target());
+        unrestored_count_.store(static_cast<int>(unrestored_.size()));
         continue;
       }
     }

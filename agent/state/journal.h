@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,12 @@ class Journal {
   // Never waits for a save in progress: the loop asks while a worker may be in fsync.
   int size() const { return size_.load(); }
   bool empty() const { return size() == 0; }
+  // Entries a restore tried and could not put back (RestoreAll kept them, or MarkUnrestored said so), and
+  // still in the journal: the nvme_adapt_journal_unrestored_entries gauge. Never waits, as size().
+  int unrestored() const { return unrestored_count_.load(); }
+  // Every entry in the journal now is one a restore before this one left (the daemon's restore at start runs
+  // on a Journal of its own, and the agent's then loads what it kept).
+  void MarkUnrestored();
 
   // Records the change about to be made. The first entry for a (lever, target) keeps its safe value and
   // is on disk before this returns. A later change of the same target only updates applied_value in
@@ -85,6 +92,8 @@ class Journal {
   mutable std::mutex mutex_;  // held across an append: two workers' entries are written one after the other
   v1::Journal journal_;
   std::atomic<int> size_{0};
+  std::set<std::pair<std::string, std::string>> unrestored_;  // (lever, target)
+  std::atomic<int> unrestored_count_{0};
   size_t appended_ = 0;  // records in journal.log
   std::string load_warning_;
 };

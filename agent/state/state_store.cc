@@ -1,6 +1,5 @@
 #include "agent/state/state_store.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,23 +13,12 @@
 #include <utility>
 
 #include "agent/config/policy_convert.h"
+#include "agent/state/state_json.h"
 #include "common/failpoint.h"
 #include "common/files.h"
 
 namespace nvmeadapt::state {
 namespace {
-
-Result<std::string> ToJson(const google::protobuf::Message& message, const std::string& path, bool lines = true) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = lines;
-  options.preserve_proto_field_names = true;
-  const auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
-  if (!status.ok()) {
-    return MakeError(ErrorCode::kInternal, path + ": cannot encode: " + std::string(status.message()));
-  }
-  return json;
-}
 
 // Reads `path` into `message`. Returns false (and no error) when the file does not exist.
 Result<bool> FromJsonFile(const std::string& path, google::protobuf::Message* message) {
@@ -39,23 +27,18 @@ Result<bool> FromJsonFile(const std::string& path, google::protobuf::Message* me
     if (text.error().code == ErrorCode::kNotFound) return false;
     return text.error();
   }
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = false;
-  const auto status = google::protobuf::util::JsonStringToMessage(*text, message, options);
-  if (!status.ok()) {
-    std::string reason(status.message());
-    reason = reason.substr(0, reason.find('\n'));
-    return MakeError(ErrorCode::kInvalidArgument, path + ": " + reason);
-  }
+  NA_RETURN_IF_ERROR(FromStateJson(*text, message, path));
   return true;
 }
 
-// One record of journal.log: "A <entry JSON>" or "D <entry JSON>".
-std::optional<StateStore::JournalRecord> ParseRecord(std::string_view line) {
+// One record of journal.log: "A <entry JSON>" or "D <entry JSON>". nullopt when the line is none; a record of a
+// newer schema is an error of its own (`newer`), never a torn line to leave out.
+std::optional<StateStore::JournalRecord> ParseRecord(std::string_view line, std::optional<Error>* newer = nullptr) {
   StateStore::JournalRecord record;
-  google::protobuf::util::JsonParseOptions options;
-  if (line.size() <= 2 || (line[0] != 'A' && line[0] != 'D') || line[1] != ' ' ||
-      !google::protobuf::util::JsonStringToMessage(std::string(line.substr(2)), &record.entry, options).ok()) {
+  if (line.size() <= 2 || (line[0] != 'A' && line[0] != 'D') || line[1] != ' ') return std::nullopt;
+  Status parsed = FromStateJson(line.substr(2), &record.entry, "journal record");
+  if (!parsed) {
+    if (newer != nullptr && parsed.error().code == ErrorCode::kFailedPrecondition) *newer = parsed.error();
     return std::nullopt;
   }
   record.op = line[0];
@@ -138,6 +121,10 @@ Status AppendWhole(AppendCalls& calls, int fd, const std::string& path, std::str
   }
   return OkStatus();
 }
+
+// What a downgraded agent says of a newer policy.json it will not replace.
+constexpr std::string_view kDropNewerPolicy =
+    "`nvme-adaptctl policy reset` drops it (and its note) for this version's policy";
 }  // namespace
 
 Status StateStore::Open() const { return MakeDirectories(dir_, 0750); }
@@ -153,7 +140,8 @@ Result<std::optional<v1::PolicySet>> StateStore::LoadPolicy() const {
 }
 
 Status StateStore::SavePolicy(const v1::PolicySet& policy) const {
-  NA_ASSIGN_OR_RETURN(auto json, ToJson(policy, PolicyPath()));
+  NA_RETURN_IF_ERROR(RefuseToReplaceNewer(PolicyPath(), kDropNewerPolicy));
+  NA_ASSIGN_OR_RETURN(auto json, ToStateJson(policy, PolicyPath()));
   return WriteFileAtomically(PolicyPath(), json, 0640);
 }
 
@@ -164,7 +152,10 @@ Result<v1::PolicyNote> StateStore::LoadPolicyNote() const {
 }
 
 Status StateStore::SavePolicyNote(const v1::PolicyNote& note) const {
-  NA_ASSIGN_OR_RETURN(auto json, ToJson(note, PolicyNotePath()));
+  // The policy's file decides: a note is written only with its policy.
+  NA_RETURN_IF_ERROR(RefuseToReplaceNewer(PolicyPath(), kDropNewerPolicy));
+  NA_RETURN_IF_ERROR(RefuseToReplaceNewer(PolicyNotePath(), kDropNewerPolicy));
+  NA_ASSIGN_OR_RETURN(auto json, ToStateJson(note, PolicyNotePath()));
   return WriteFileAtomically(PolicyNotePath(), json, 0640);
 }
 
@@ -183,7 +174,7 @@ Result<v1::Journal> StateStore::LoadJournal() const {
 }
 
 Status StateStore::SaveJournal(const v1::Journal& journal) const {
-  NA_ASSIGN_OR_RETURN(auto json, ToJson(journal, JournalPath()));
+  NA_ASSIGN_OR_RETURN(auto json, ToStateJson(journal, JournalPath()));
   // The journal being replaced becomes the previous copy: link it first, then rename over the link, so
   // that journal.prev.json is never missing once it existed. The directory fsync of the write below makes
   // both durable.
@@ -223,14 +214,14 @@ Result<StateStore::LoadedJournal> StateStore::LoadJournalOrPrevious() const {
                           " entries; a change recorded only in the corrupt copy cannot be restored)"
                     : "no previous copy: nothing to restore from it";
   // The previous copy becomes the journal again, so that the next save keeps a sound previous copy.
-  auto json = ToJson(previous, JournalPath());
+  auto json = ToStateJson(previous, JournalPath());
   Status saved = json ? WriteFileAtomically(JournalPath(), *json, 0640) : Status(json.error());
   if (!saved) warning += "; cannot write it back: " + saved.error().message;
   return LoadedJournal{std::move(previous), std::move(warning)};
 }
 
 Status StateStore::AppendJournalRecord(char op, const v1::JournalEntry& entry, bool sync) const {
-  NA_ASSIGN_OR_RETURN(auto json, ToJson(entry, JournalLogPath(), false));
+  NA_ASSIGN_OR_RETURN(auto json, ToStateJson(entry, JournalLogPath(), false));
   std::string line = std::string(1, op) + " " + json + "\n";
   const std::string path = JournalLogPath();
   const int fd = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
@@ -286,11 +277,13 @@ Result<StateStore::JournalLog> StateStore::LoadJournalLog() const {
     const std::string_view line = std::string_view(*text).substr(start, last ? std::string::npos : end - start);
     start = last ? text->size() : end + 1;
     ++number;
-    if (auto record = ParseRecord(line)) {
+    std::optional<Error> newer;
+    if (auto record = ParseRecord(line, &newer)) {
       log.records.push_back(std::move(*record));
       continue;
     }
     const std::string where = JournalLogPath() + ":" + std::to_string(number);
+    if (newer) return MakeError(ErrorCode::kFailedPrecondition, where + ": " + newer->message);
     if (last) {
       log.warning = where + ": a torn last record (a crash while it was written) left out";
       break;

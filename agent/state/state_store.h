@@ -1,6 +1,8 @@
 // The agent's persisted state under --state-dir: the policy set over gRPC (policy.json) and the journal
 // of device changes: journal.json, the journal as of its last compaction, and journal.log, the changes
 // since, one record a line, appended. Every write of a whole file is atomic (write, fsync, rename, fsync dir).
+// Every file and record is read with its state schema version (state_json.h): one of a newer schema is an error
+// of its own (kFailedPrecondition), never read halfway, replaced or set aside as corrupt.
 #pragma once
 
 #include <optional>
@@ -23,6 +25,7 @@ class StateStore {
 
   // nullopt when no policy was ever persisted.
   Result<std::optional<v1::PolicySet>> LoadPolicy() const;
+  // Refused (kFailedPrecondition) over a policy.json of a newer schema: a downgraded agent keeps it.
   Status SavePolicy(const v1::PolicySet& policy) const;
   // Who set it and when (an empty note when policy.json was written by an older version).
   Result<v1::PolicyNote> LoadPolicyNote() const;

@@ -31,10 +31,10 @@ void ParseAndValidate(const std::string& bytes, Validate validate) {
 }
 
 void Durations(const std::string& text) {
-  auto nanos = ctl::ParseDuration(text);
+  auto nanos = nvmeadapt::ParseDuration(text);
   if (!nanos) return CheckOneLine(nanos.error());
   if (*nanos < 0) std::abort();
-  auto again = ctl::ParseDuration(ctl::FormatDuration(*nanos));
+  auto again = nvmeadapt::ParseDuration(nvmeadapt::FormatDuration(*nanos));
   if (!again || *again != *nanos) std::abort();
 }
 

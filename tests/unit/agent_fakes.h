@@ -177,6 +177,10 @@ class FakeLevers : public Levers {
   }
   Status Restore(const v1::JournalEntry& entry) override {
     std::lock_guard lock(mutex);
+    if (refuse_restores > 0) {
+      --refuse_restores;
+      return MakeError(ErrorCode::kIo, "controller busy");
+    }
     values[entry.target()] = entry.safe_value();
     log.push_back("restore " + entry.target() + "=" + entry.safe_value());
     return OkStatus();
@@ -193,6 +197,7 @@ class FakeLevers : public Levers {
   std::map<std::string, std::string> values;
   std::vector<std::string> log;
   int refuse = 0;
+  int refuse_restores = 0;  // the next restores fail (kIo): their entries are kept
   bool dry_run = false;  // plans say the lever writes nothing
   bool disruptive = false;  // every change resets the controller
   std::set<std::string> already_there;  // targets whose plans change nothing (a controller-wide lever moved them)

@@ -40,6 +40,7 @@ class AgentLoop : public ::testing::Test {
     options.counters_interval = counters_interval_;
     options.node = node_;
     options.node_facts_root = node_facts_root_;
+    options.node_identity = node_identity_;
     AgentDeps deps{&collector_, &discovery_, &levers_, [this] { return now_.load(); },
                    [this] { return now_.load() + 1; }, &metrics_};
     return std::make_unique<Agent>(options, deps);
@@ -94,6 +95,7 @@ class AgentLoop : public ::testing::Test {
   engine::Nanos counters_interval_ = 1'000'000'000;
   config::NodeLayerConfig node_;        // off, as AgentOptions has it
   std::string node_facts_root_ = "/";
+  engine::NodeIdentity node_identity_;  // what node selectors match
   std::unique_ptr<Agent> agent_;
 };
 

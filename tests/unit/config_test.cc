@@ -42,18 +42,20 @@ TEST(ConfigJson, AnEmptyObjectIsTheDefaults) {
   EXPECT_EQ(*p, engine::Policy{});
 }
 
-// One duration grammar (issue 32): "10us" beside integer nanoseconds in every *Ns field, at any level.
+// One duration grammar (issues 32 and 46, common/duration.h): "10us" beside integer nanoseconds in every *Ns field,
+// at any level, with the days the CLI takes ("0.0000001d" is 8.64 ms).
 TEST(ConfigJson, DurationStringsBesideIntegerNanoseconds) {
-  auto config = ParseConfigJson(R"({"policy": {"paceSlackNs": "10us", "pollThresholdNs": 12000},
+  auto config = ParseConfigJson(R"({"policy": {"paceSlackNs": "10us", "pollThresholdNs": 12000, "paceCreditNs": "0.0000001d"},
       "controllers": [{"controller": "nvme0", "policy": {"pace_slack_ns": "1.5ms", "pollThresholdNs": "9000"}}]})");
   ASSERT_TRUE(config) << config.error().message;
   EXPECT_EQ(config->policy().pace_slack_ns(), 10'000);
   EXPECT_EQ(config->policy().poll_threshold_ns(), 12'000);
+  EXPECT_EQ(config->policy().pace_credit_ns(), 8'640'000);
   EXPECT_EQ(config->controllers(0).policy().pace_slack_ns(), 1'500'000);
   EXPECT_EQ(config->controllers(0).policy().poll_threshold_ns(), 9'000);
   auto bad = ParseConfigJson(R"({"controllers": [{"controller": "nvme0", "policy": {"paceSlackNs": "10 parsecs"}}]})");
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("controllers[0].policy.paceSlackNs: '10 parsecs' is no duration"),
+  EXPECT_NE(bad.error().message.find("controllers[0].policy.paceSlackNs: duration '10 parsecs': each number needs a unit"),
             std::string::npos)
       << bad.error().message;
 }

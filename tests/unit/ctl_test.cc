@@ -14,44 +14,6 @@
 namespace nvmeadapt::ctl {
 namespace {
 
-TEST(Durations, ParseUnitsCompoundsAndFractions) {
-  const std::pair<const char*, int64_t> cases[] = {
-      {"30s", 30'000'000'000}, {"5m", 300'000'000'000}, {"10us", 10'000}, {"1m30s", 90'000'000'000},
-      {"1.5ms", 1'500'000},    {"250ns", 250},          {"2h", 7'200'000'000'000}, {"1d", 86'400'000'000'000},
-      {"0", 0},                {".5s", 500'000'000},    {"9223372036854775807ns", INT64_MAX}};
-  for (const auto& [text, nanos] : cases) {
-    auto parsed = ParseDuration(text);
-    ASSERT_TRUE(parsed) << text << ": " << parsed.error().message;
-    EXPECT_EQ(*parsed, nanos) << text;
-  }
-}
-
-TEST(Durations, RefuseWhatIsNotOne) {
-  for (const char* text : {"", "5", "s", "-1s", "5x", "1.2.3s", "9223372036854775808ns", "106752d", "1s 2s"}) {
-    auto parsed = ParseDuration(text);
-    EXPECT_FALSE(parsed) << text;
-    if (!parsed) {
-      EXPECT_EQ(parsed.error().message.find('\n'), std::string::npos);
-    }
-  }
-  EXPECT_EQ(ParseDuration("5").error().message,
-            "duration '5': each number needs a unit: ns, us, ms, s, m, h or d (e.g. 30s, 5m, 10us, 1m30s)");
-}
-
-TEST(Durations, FormatIsShortExactAndParsesBack) {
-  EXPECT_EQ(FormatDuration(30'000'000'000), "30s");
-  EXPECT_EQ(FormatDuration(90'000'000'000), "1m30s");
-  EXPECT_EQ(FormatDuration(3'600'000'000'000), "1h");
-  EXPECT_EQ(FormatDuration(1'500'000), "1.5ms");
-  EXPECT_EQ(FormatDuration(10'000), "10us");
-  EXPECT_EQ(FormatDuration(1'000'000'001), "1.000000001s");
-  EXPECT_EQ(FormatDuration(999), "999ns");
-  EXPECT_EQ(FormatDuration(0), "0");
-  for (int64_t nanos : {int64_t{1}, int64_t{1'234'567}, int64_t{86'400'000'000'001}, INT64_MAX}) {
-    EXPECT_EQ(*ParseDuration(FormatDuration(nanos)), nanos) << FormatDuration(nanos);
-  }
-}
-
 TEST(QueueNames, KernelAndUvnvme) {
   auto kernel = ParseQueueName("nvme0:q1");
   ASSERT_TRUE(kernel);

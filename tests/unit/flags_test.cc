@@ -31,12 +31,17 @@ TEST(DaemonFlags, DefaultsAndValues) {
   EXPECT_TRUE(flags->restore_only);
   EXPECT_DOUBLE_EQ(*flags->min_disruptive_interval_seconds, 0.5);
   EXPECT_DOUBLE_EQ(*flags->target_idle_seconds, 20);
-  // The one duration grammar (issue 32) beside the bare seconds.
-  flags = ParseDaemonFlags({"--min-disruptive-interval", "500ms", "--target-idle=1m30s", "--exit-after", "2s"});
+  // The one duration grammar (issues 32 and 46: common/duration.h, days included) beside the bare seconds.
+  flags = ParseDaemonFlags({"--min-disruptive-interval", "500ms", "--target-idle=1m30s", "--exit-after", "0.001d"});
   ASSERT_TRUE(flags) << flags.error().message;
   EXPECT_DOUBLE_EQ(*flags->min_disruptive_interval_seconds, 0.5);
   EXPECT_DOUBLE_EQ(*flags->target_idle_seconds, 90);
-  EXPECT_DOUBLE_EQ(*flags->exit_after_seconds, 2);
+  EXPECT_DOUBLE_EQ(*flags->exit_after_seconds, 86.4);
+  // A flag given twice takes its last value, as the hand-written parser did.
+  flags = ParseDaemonFlags({"--state-dir", "/a", "--state-dir=/b", "--check-config", "/c.json"});
+  ASSERT_TRUE(flags) << flags.error().message;
+  EXPECT_EQ(*flags->state_dir, "/b");
+  EXPECT_EQ(*flags->check_config, "/c.json");
   EXPECT_FALSE(ParseDaemonFlags({"--target-idle", "20 parsecs"}));
 }
 
@@ -47,13 +52,20 @@ TEST(DaemonFlags, BadFlagsAreOneLineNamingTheFlag) {
   } cases[] = {
       {{"--frobnicate"}, "unknown argument '--frobnicate' (see --help)"},
       {{"--state-dir"}, "--state-dir: needs a value"},
-      {{"--state-dir="}, "--state-dir: must not be empty"},
+      {{"--state-dir="}, "--state-dir: needs a value"},
+      {{"--state-dir", ""}, "--state-dir: must not be empty"},
       {{"--default-mode", "sometimes"}, "--default-mode: unknown mode 'sometimes' (off, adaptive, interrupt, poll, shadow)"},
-      {{"--exit-after", "-1"}, "--exit-after: not a positive number of seconds: '-1'"},
+      {{"--exit-after", "-1"}, "--exit-after: not a positive duration or number of seconds: '-1'"},
       {{"--min-disruptive-interval", "-3"},
-       "--min-disruptive-interval: not a duration (30s, 500ms) or number of seconds in [0, 86400]: '-3'"},
-      {{"--target-idle", "0.5"}, "--target-idle: not a duration (30s, 500ms) or number of seconds in [1, 86400]: '0.5'"},
-      {{"--target-idle", "soon"}, "--target-idle: not a duration (30s, 500ms) or number of seconds in [1, 86400]: 'soon'"},
+       "--min-disruptive-interval: not a duration (30s, 500ms, 1m30s) or number of seconds in [0, 86400]: '-3'"},
+      {{"--target-idle", "0.5"},
+       "--target-idle: not a duration (30s, 500ms, 1m30s) or number of seconds in [1, 86400]: '0.5'"},
+      {{"--target-idle", "soon"},
+       "--target-idle: not a duration (30s, 500ms, 1m30s) or number of seconds in [1, 86400]: 'soon'"},
+      {{"--target-idle", "2d"},
+       "--target-idle: not a duration (30s, 500ms, 1m30s) or number of seconds in [1, 86400]: '2d'"},
+      {{"--check-config"}, "--check-config: needs a value"},
+      {{"--dry-run", "stray"}, "unknown argument 'stray' (see --help)"},
   };
   for (const Case& c : cases) {
     auto flags = ParseDaemonFlags(c.args);
@@ -66,7 +78,7 @@ TEST(DaemonFlags, UsageMentionsEveryFlag) {
   const std::string usage = DaemonUsage();
   for (const char* flag : {"--config", "--state-dir", "--runtime-dir", "--log-level", "--default-mode", "--dry-run",
                            "--record-windows", "--api-socket", "--metrics-listen", "--sources", "--exit-after",
-                           "--cpu-scheduling", "--restore-only", "--min-disruptive-interval", "--target-idle", "--help",
+                           "--cpu-scheduling", "--restore-only", "--min-disruptive-interval", "--target-idle", "--help", "--check-config",
                            "--version"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }

@@ -84,6 +84,30 @@ TEST_F(JournalTest, RestoreAllDropsWhatWasRestoredOrIsGoneAndKeepsFailures) {
   EXPECT_EQ(reloaded.entries().entries_size(), 1);
 }
 
+// The nvme_adapt_journal_unrestored_entries gauge's count: entries a restore kept, or a restore run before this
+// journal was loaded left (MarkUnrestored), until their target is back to its safe value; a change of this
+// run is not one of them.
+TEST_F(JournalTest, journal_unrestored_entries_counts_what_a_restore_kept_until_it_is_put_back) {
+  Journal journal(store_);
+  ASSERT_TRUE(journal.WillChange(Entry("restorable", "interrupt", "poll")));
+  ASSERT_TRUE(journal.WillChange(Entry("refusing", "interrupt", "poll")));
+  EXPECT_EQ(journal.unrestored(), 0) << "a change not yet restored is no failed restore";
+  (void)journal.RestoreAll([&](const v1::JournalEntry& e) -> Status {
+    return e.target() == "refusing" ? Status(MakeError(ErrorCode::kRefused, "driver said no")) : OkStatus();
+  });
+  EXPECT_EQ(journal.unrestored(), 1);
+  ASSERT_TRUE(journal.WillChange(Entry("later", "interrupt", "poll")));
+  EXPECT_EQ(journal.unrestored(), 1);
+  ASSERT_TRUE(journal.Restored("uvnvme_socket", "refusing"));
+  EXPECT_EQ(journal.unrestored(), 0);
+
+  Journal reloaded(store_);
+  ASSERT_TRUE(reloaded.Load());
+  EXPECT_EQ(reloaded.unrestored(), 0);
+  reloaded.MarkUnrestored();  // the daemon's restore at start ran on a Journal of its own
+  EXPECT_EQ(reloaded.unrestored(), 1) << "the entry left: later";
+}
+
 TEST_F(JournalTest, AnEntryOfAnotherBootOrAnotherDeviceIsReportedAndDroppedNotReplayed) {
   Journal journal(store_);
   v1::JournalEntry old_boot = Entry("old-boot", "interrupt", "poll");

@@ -126,7 +126,7 @@ class MetricsExposition : public ::testing::Test {
     payoff.shadow_completions = {3 * 8192, 8192};
     metrics_->SetPayoff(queue, payoff, 0.04);
     metrics_->OnLeverError("driver_socket", ErrorCode::kUnavailable);
-    metrics_->SetPolicyInfo("api", "0123456789abcdef");
+    metrics_->SetPolicyInfo("api", "0123456789abcdef", 1.7e9);  // set over the API: the drift gauge too
     metrics_->OnSwitchLatency("driver_socket", 300'000);
     collect::CollectorStats stats;
     stats.ringbuf_drops = 1;
@@ -246,8 +246,8 @@ TEST_F(MetricsExposition, TheDashboardAndTheRulesUseOnlyServedOrRecordedNames) {
 
 TEST_F(MetricsExposition, APlannedMetricIsNotServedYetAndHasAnAlert) {
   const auto served = Scrape().families;
+  // None is planned now (the alerts' two are served since issue 46); a table of them comes back with the next.
   const auto planned = DocumentedFamilies(ReadSource("docs/metrics.md"), "planned metric");
-  ASSERT_FALSE(planned.empty()) << "no planned metric table in docs/metrics.md";
   const std::string alerts = ReadSource("dashboards/prometheus/nvme-adapt-alerts.rules.yml");
   for (const auto& [name, shape] : planned) {
     EXPECT_FALSE(served.count(name)) << name << " is served now: move it from \"Planned\" to its table";

@@ -66,7 +66,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Bad{R"({"node": {"factsIntervalNs": "2s", "factsMaxAgeNs": "1s"}})",
                           "node.facts_max_age_ns: must be at least node.facts_interval_ns"},
                       Bad{R"({"node": {"budget": 2}})", "budget"},
-                      Bad{R"({"node": {"staggerGapNs": "soon"}})", "node.staggerGapNs: 'soon' is no duration"}));
+                      Bad{R"({"node": {"staggerGapNs": "soon"}})", "node.staggerGapNs: duration 'soon': expected a number"}));
 
 }  // namespace
 }  // namespace nvmeadapt::config

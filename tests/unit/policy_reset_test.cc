@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "agent/state/state_json.h"
+#include "common/files.h"
 #include "tests/unit/agent_loop_fixture.h"
 
 namespace nvmeadapt::daemon::testing {
@@ -91,6 +93,46 @@ TEST_F(PolicyReset, policy_reset_needless_where_the_file_is_authoritative) {
   EXPECT_TRUE(reload->policy_applied) << reload->why_not;
   EXPECT_EQ(agent_->api().GetPolicy().origin().source(), v1::POLICY_SOURCE_CONFIG_FILE);
   EXPECT_EQ(agent_->api().GetPolicy().policy().policy().pace_slack_ns(), 30'000);
+}
+
+// A downgrade (issue 46): the policy a newer version persisted is kept byte for byte, not dropped as "ignored";
+// the file's policy runs meanwhile, GetStatus says why, a policy set over the API is refused rather than written
+// over it, and `policy reset` is the one way to drop it.
+TEST_F(PolicyReset, state_schema_version_a_newer_persisted_policy_is_kept_and_reported_on_a_downgrade) {
+  policies_.mutable_policy()->set_pace_slack_ns(30'000);
+  ASSERT_EQ(system(("mkdir -p '" + state_dir_ + "'").c_str()), 0);
+  const std::string newer = "{\"schema_version\": " + std::to_string(state::kStateSchemaVersion + 1) +
+                            ", \"policy\": {\"pace_slack_ns\": \"50000\", \"a_later_field\": 1}}\n";
+  const std::string path = state_dir_ + "/policy.json";
+  ASSERT_TRUE(WriteFileAtomically(path, newer));
+  Start();
+  EXPECT_EQ(agent_->api().GetPolicy().origin().source(), v1::POLICY_SOURCE_CONFIG_FILE);
+  EXPECT_EQ(agent_->api().GetPolicy().policy().policy().pace_slack_ns(), 30'000);
+  const v1::GetStatusResponse status = agent_->api().GetStatus();  // held: degraded() is a view of it
+  std::string degraded;
+  for (const std::string& line : status.degraded()) degraded += line + "\n";
+  EXPECT_NE(degraded.find(path + ": written by a newer nvme-adaptd"), std::string::npos) << degraded;
+
+  v1::SetPolicyRequest set;
+  set.mutable_policy()->set_pace_slack_ns(40'000);
+  auto refused = agent_->api().SetPolicy(set);
+  ASSERT_FALSE(refused) << "written over the newer version's policy";
+  EXPECT_EQ(refused.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(agent_->api().GetPolicy().policy().policy().pace_slack_ns(), 30'000);
+  EXPECT_EQ(*ReadWholeFile(path), newer);
+  // A restart keeps it too.
+  agent_.reset();
+  Start();
+  EXPECT_EQ(*ReadWholeFile(path), newer);
+
+  v1::SetPolicyRequest reset;
+  reset.set_reset(true);
+  ASSERT_TRUE(agent_->api().SetPolicy(reset));
+  EXPECT_FALSE(Exists(path));
+  const v1::GetStatusResponse after = agent_->api().GetStatus();
+  for (const std::string& line : after.degraded()) EXPECT_EQ(line.find("newer"), std::string::npos) << line;
+  ASSERT_TRUE(agent_->api().SetPolicy(set));
+  EXPECT_EQ(agent_->api().GetPolicy().origin().source(), v1::POLICY_SOURCE_API);
 }
 
 }  // namespace

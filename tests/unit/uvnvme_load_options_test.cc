@@ -195,7 +195,8 @@ TEST(UvnvmeLoadOptions, DurationsCountsAndSizesTakeTheirUnits) {
   EXPECT_EQ(*ParseDurationNs("100us"), 100'000);
   EXPECT_EQ(*ParseDurationNs("1.5"), 1'500'000'000);
   EXPECT_EQ(*ParseDurationNs("2m"), 120'000'000'000);
-  EXPECT_EQ(*ParseDurationNs("1m30s"), 90'000'000'000) << "absl's grammar, as the agent's";
+  EXPECT_EQ(*ParseDurationNs("1m30s"), 90'000'000'000) << "the one grammar, as the agent's";
+  EXPECT_EQ(*ParseDurationNs("0.0001d"), 8'640'000'000) << "days, as nvme-adaptctl's";
   EXPECT_FALSE(ParseDurationNs("2 fortnights"));
   EXPECT_FALSE(ParseDurationNs("-2s"));
   EXPECT_EQ(*ParseCount("500k"), 500'000u);

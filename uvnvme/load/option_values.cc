@@ -1,9 +1,9 @@
 #include "uvnvme/load/option_values.h"
 
-#include <absl/time/time.h>
-
 #include <charconv>
 #include <cmath>
+
+#include "common/duration.h"
 
 namespace nvmeadapt::uvnvme::load {
 namespace {
@@ -52,19 +52,16 @@ Result<uint32_t> ParseU32(std::string_view text, uint32_t min, uint32_t max) {
   return static_cast<uint32_t>(value);
 }
 
-// absl's duration grammar, as nvme-adaptctl, the agent's config and flags take it ("2s", "500ms",
-// "1m30s"), or a bare number of seconds (the older form).
+// The one duration grammar of common/duration.h, as nvme-adaptctl, the agent's config and flags take it ("2s",
+// "500ms", "1m30s"), or a bare number of seconds (the older form).
 Result<int64_t> ParseDurationNs(std::string_view text) {
   double value = 0;
   if (auto seconds = ParseNumber(text)) {
     value = *seconds * 1e9;
   } else {
-    absl::Duration duration;
-    if (!absl::ParseDuration(std::string(text), &duration) || duration < absl::ZeroDuration()) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "expected a duration such as 2s, 500ms, 100us or 1m30s, got '" + std::string(text) + "'");
-    }
-    value = absl::ToDoubleNanoseconds(duration);
+    auto nanos = ParseDuration(text);
+    if (!nanos) return nanos.error();
+    value = static_cast<double>(*nanos);
   }
   if (value > 1e9 * 86400 * 365) return MakeError(ErrorCode::kInvalidArgument, "duration too long");
   return static_cast<int64_t>(std::llround(value));

@@ -43,7 +43,7 @@ LoadOptions ParseOptions(int argc, char** argv) {
       return *n;
     };
     auto duration = [&] {
-      auto d = ctl::ParseDuration(value);
+      auto d = nvmeadapt::ParseDuration(value);
       if (!d) Usage(flag + ": " + d.error().message);
       return std::chrono::nanoseconds(*d);
     };

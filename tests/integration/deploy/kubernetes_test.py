@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import yaml
 
@@ -188,6 +189,13 @@ def check_default(objects, src, daemon, version):
     check(shipped.get("policyFileAuthoritative") is not True, "the package's config makes the file authoritative")
     check(json.loads(cm["data"].get("config.json", "null")) == {**shipped, "policyFileAuthoritative": True},
           "ConfigMap config.json is not deploy/config/config.json with policyFileAuthoritative: true")
+    # The rendered ConfigMap's config as the agent would take it, checked offline by the agent itself.
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as rendered:
+        rendered.write(cm["data"].get("config.json", ""))
+        rendered.flush()
+        checked = subprocess.run([daemon, "--check-config", rendered.name], capture_output=True, text=True)
+        check(checked.returncode == 0, f"nvme-adaptd --check-config on the rendered ConfigMap's config.json: "
+                                       f"exit {checked.returncode}: {checked.stderr.strip()}")
 
     svc = objects["Service"]
     check(svc["spec"].get("clusterIP") == "None", "metrics Service is not headless")
