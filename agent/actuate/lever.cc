@@ -16,6 +16,8 @@ LeverTarget TargetFor(const discover::Controller& controller, const discover::Qu
   if (controller.source == Source::kUvnvme) {
     target.socket_path = controller.socket_path;
     target.ctrl_index = controller.instance;
+  } else if (controller.source == Source::kNvmet) {
+    target.subsysnqn = controller.subsysnqn;
   } else if (queue.vector) {
     target.irq = queue.vector->irq;
     target.vector = queue.vector->index;

@@ -17,6 +17,7 @@ struct LeverTarget {
   std::optional<uint32_t> vector;   // kernel: NVMe interrupt vector (IV) of the queue's CQ (coalescing)
   std::string socket_path;          // uvnvme: the process's control socket
   uint32_t ctrl_index = 0;          // uvnvme: the controller's index in the process
+  std::string subsysnqn;            // nvmet: the subsystem the target controller serves ("": not known)
 
   std::string ToString() const { return QueueObjectName(controller, qid); }  // "nvme0 q1"
   bool operator==(const LeverTarget&) const = default;

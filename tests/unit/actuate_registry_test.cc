@@ -50,7 +50,8 @@ TEST(LeverRegistry, EachLeverStatesItsRiskItsAdaptiveModeAndWhetherItDisrupts) {
                             Expected{LeverKind::kPollQueuesReset, LeverRisk::kResetsController, M::kOff, true},
                             Expected{LeverKind::kUvnvmeSocket, LeverRisk::kNothingElse, M::kAdaptive, false},
                             Expected{LeverKind::kDryRun, LeverRisk::kNothingElse, M::kAdaptive, false},
-                            Expected{LeverKind::kTcpReconnect, LeverRisk::kReconnectsHost, M::kOff, true}}) {
+                            Expected{LeverKind::kTcpReconnect, LeverRisk::kReconnectsHost, M::kOff, true},
+                            Expected{LeverKind::kNvmetPollTask, LeverRisk::kNothingElse, M::kAdaptive, false}}) {
     SCOPED_TRACE(LeverKindName(e.kind));
     const LeverTraits& traits = FindLever(e.kind)->traits;
     EXPECT_EQ(traits.risk, e.risk);
