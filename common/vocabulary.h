@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The words every part of nvme-adapt names queues and modes with: the reaping mode, where a queue's completions
 // come from (Source), the key the collectors and the BPF side know a queue by, how a queue is named in text,
 // and the levers of DESIGN.md section 5. One table per enum (common/enum_table.h) gives its names, its parsing

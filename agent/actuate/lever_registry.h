@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Levers are found through one registry, as Envoy finds its extensions' factories (issue 33, item 4): each
 // lever's .cc states once, beside its code, what it is (risk, what a controller's adaptive mode means for it,
 // whether a switch is disruptive, which controllers it serves, its place in AUTO's order and how the machine

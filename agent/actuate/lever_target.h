@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The queue a lever acts for, with everything any lever may need. Header-only and free of discovery types, so
 // that the daemon's discovered queues carry it to the levers (discovery fills it with actuate::TargetFor).
 #pragma once

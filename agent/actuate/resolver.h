@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which lever serves a controller (config `levers`, docs/levers.md), what this machine offers, and whether the
 // levers the config names can serve the controllers it names them for. Every fact about a lever comes from
 // its traits (lever_registry.h): none is named here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the gRPC layer needs from the agent. The daemon implements it; API tests fake it. The API layer
 // owns transport, authentication, request-shape validation and status codes; the agent owns semantics
 // (policy validation with field paths, unknown queues and controllers).

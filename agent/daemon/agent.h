@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The closed loop: one thread that owns the managed queues (the roster) and hands each event to the object
 // whose job it is. Windows, timer looks and the node's facts go to the decision pipeline (the engine behind
 // the node gate), its decisions to the switch protocol, which carries them to the queues; discovery's scans

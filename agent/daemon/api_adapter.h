@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent as the gRPC service sees it (api::AgentControl): what callers see and change. Every call runs on
 // the loop thread (LoopCommands::OnLoop); SetPolicy's durable writes run on the policy writer's thread
 // between two such calls. SetQueueMode answers once the switches it started ended, or after rpc_wait with the

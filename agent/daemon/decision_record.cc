@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/decision_record.h"
 
 #include "agent/config/proto_enums.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A decision as the API, the event stream and the log keep it.
 #pragma once
 

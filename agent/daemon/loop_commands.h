@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Work handed to the agent's loop thread from other threads: an RPC's call (OnLoop, which waits for its
 // answer) and a worker's result (ToLoop: a switch's step, a scan's snapshot). The loop owns the engine, the
 // managed queues and the BPF controls, so nothing else touches them; before it runs, calls run inline on their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy in force: where it comes from (policy_source.h: the config file, or a SetPolicy persisted over
 // the API), its book, and its one way to the queues. SetPolicy and the config file's reload (SIGHUP) both go
 // through Apply, so that the engine, the trace, the metrics and the BPF control hear of a changed queue

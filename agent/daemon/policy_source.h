@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the policy in force comes from, and the one rule of precedence between the config file and the
 // API (issue 32): a policy set over the API is persisted and overrides the file until `policy reset`,
 // unless the config makes the file authoritative, when it lasts until the next reload or restart. Either

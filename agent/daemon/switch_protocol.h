@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The switch protocol's loop side (DESIGN.md section 3, when a try's clock starts): it carries each decision
 // to its queue and owns the switch fields of a managed queue (generation, mode_since, the open switch, the
 // retry, the degraded mark) and its BPF control. The mode switcher's worker plans and journals; the loop

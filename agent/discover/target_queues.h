@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVMe target's own queues (nvmet), as controllers of source nvmet named "nvmet:cCNTLID" in layer "target"
 // (docs/fabrics.md). No file of a stock kernel lists nvmet's controllers or queues (configfs has subsystems and
 // ports; the debugfs tree of later kernels is optional), so they are found from what the collector counted: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The registry of levers (lever_registry.h): every lever of the vocabulary registered once, with what it states
 // of itself, and built from the settings.
 #include <gtest/gtest.h>

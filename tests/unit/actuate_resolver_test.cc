@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which lever serves which controller, probing what the machine offers, and which levers a config may name
 // for which controllers.
 #include <gtest/gtest.h>

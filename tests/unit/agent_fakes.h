@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fakes of the agent's ports, for closed-loop tests without root, BPF or devices. Safe for the loop and the
 // agent's workers to call while a test thread watches (Push, the locked accessors); tests that drive the
 // agent without its loop thread read the fields directly.

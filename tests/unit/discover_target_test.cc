@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVMe target's own queues (agent/discover/target_queues.h): found from the collector's counts, their
 // transport from the nvmet ports in configfs, and dropped once idle.
 #include <gtest/gtest.h>

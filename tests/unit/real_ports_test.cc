@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's ports over the real discovery and levers, on a captured tree.
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Our nvmet polling-queue task (kmod/nvmet) in a Debian kernel's VM guest, over NVMe/TCP on the guest's loopback.
 
 Builds nvmet.ko and nvmet-tcp.ko for the kernel (kmod/build_module.py --module nvmet: Debian's linux-source of

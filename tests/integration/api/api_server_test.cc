@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AgentService over a real Unix socket: every invalid input with its status code and field path,
 // the agent's errors mapped to codes, request size bound, health and reflection, the request observer,
 // and policy changes that are persisted before the reply.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A test double of the agent behind the API: two controllers with a few queues, the policy levels with
 // the real validation (agent/config), operator overrides, and events on a real EventBus. Thread-safe,
 // like the daemon's AgentControl. Used by the API tests and by the nvme-adapt-fake-agent server.

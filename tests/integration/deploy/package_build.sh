@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Debian packages the way `make package` does (scripts/make-packages: dpkg-buildpackage -b -us -uc
 # on deploy/debian), into OUT_DIR so that build/packages is left alone; the other package tests use
 # OUT_DIR/*.deb. Expects exactly the production package, the tools package, their -dbgsym packages and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # lintian --display-info on every package built (production, tools, -dbgsym, DKMS) and the .changes: no error, no
 # warning, and no hardening-* tag of any level; the info tags are printed for the reader.
 # Usage: package_lintian.sh PACKAGE_DIR

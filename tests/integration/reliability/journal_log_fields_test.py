@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """With stderr on the journal, a hostile name makes one journal entry with its fields intact (issue 45, item 3).
 
 The test runs in a mount namespace of its own, with a tmpfs over /run/systemd: the socket at

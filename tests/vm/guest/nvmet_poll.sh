@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of the nvmet polling-queue task's VM test (tests/vm/nvmet_poll_test.py asserts on what it records):
 # our nvmet and nvmet-tcp (kmod/nvmet) in place of the stock ones, nvme0n1 exported over NVMe/TCP on the loopback
 # (the fabrics bed's target, guest/fabrics_lib.sh), the kernel's host connected with one I/O queue; then
