@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The reference for bench/bpf_cost: the least a tp_btf program on block_rq_complete can do and still
  * count, one atomic add to a global (the completion program's counters are atomic adds too). */
 #include "na_kernel_types.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bpf_cost_bench: per-event cost of the completion program (the real collector on
 // tp_btf/block_rq_complete) against a bare tp_btf counter on the same tracepoint. Both are attached at
 // the same time under one fio load, so they see the same events, and the kernel's BPF run-time

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernel.bpf_stats_enabled, which the BPF cost benchmarks turn on for their run and put back after: the
 // kernel counts a program's run time only while it is set.
 #pragma once

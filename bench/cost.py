@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The bill of observation at fleet scale, from the figures this run's benchmarks measured: ns of CPU per
 completion when a reap brings 1, 4, 16 or 64 completions, and the CPU cores that costs at 1 M, 10 M and
 45 M IOPS, for the kernel path and for uvnvme's probes. Reads BUILD/bench-results/bpf_cost.json and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The agent's own cost while uvnvme-load runs at its highest rate on this machine.
 
 One run: nvme-adaptd (adaptive, BPF collector attached to the driver's USDT probes) and uvnvme-load

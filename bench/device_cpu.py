@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The emulated device's CPU, kept free of other work for the duration of a benchmark.
 
 uvnvme's device thread runs SCHED_FIFO on a CPU of its own. Kernels from 6.12 on reserve time for ordinary

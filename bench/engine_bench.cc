@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Windows decided per second by the engine on one core, for 1 and for 10,000 queues.
 // Each queue cycles through a fixed script that the engine accepts window by window (a try that fails,
 // a try that succeeds, 64 polling windows and the forced re-measure), so every window takes a real

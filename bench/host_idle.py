@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Halt polling of the guest's idle CPUs (the haltpoll cpuidle governor), set for the duration of a benchmark.
 
 On these virtual machines an idle CPU halts at once (guest_halt_poll_ns 0), and waking a thread that sleeps

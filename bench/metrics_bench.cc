@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cost of metrics to the agent: an update from the loop thread, a scrape (snapshot, formatting, text)
 // for 64, 1024 and 2048 tracked queues (64 per controller) with the default series and with the per-queue
 // interval histogram, and stopping the HTTP exposer, against a bare prometheus-cpp Exposer measured in the

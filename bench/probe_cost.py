@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What observing a userspace driver costs it, measured two ways.
 
 1. Per probe fire (bench/probe_fire_bench.cc): a loop fires one probe with the collector's program attached

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // probe_fire_bench: what one fire of a userspace driver's probe costs the thread that fires it, with the
 // collector's program behind it, apart from any driver: a tight loop fires one probe, in blocks, with the
 // collector attached to this very process (OpenCollector + AttachProcess, as the agent does) and without,

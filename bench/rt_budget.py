@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The kernel's real-time bandwidth limit, lifted for the duration of a benchmark.
 
 A SCHED_FIFO thread that keeps its CPU busy (uvnvme's emulated controller, --controller-rt) is held by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Putting back what a benchmark changed on the machine (a sysctl, task affinities), also when it is ended
 by SIGINT, SIGTERM or SIGHUP: `restore_on_signals(restore)` installs handlers that raise for the duration
 of its block (in the main thread only; elsewhere signals cannot be caught), runs `restore()` however the

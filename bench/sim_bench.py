@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The scale model (nvme-adapt-sim, docs/scale.md): calibration against the patch's published points,
 validation against uvnvme measured on this machine by the same `make bench` run, what the agent keeps, the
 latency curve and the sweep. Reads BUILD/bench-results/uvnvme.json (bench/uvnvme_bench.py, run before this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine's own stall floor on one CPU: a thread that does nothing but read the clock, pinned to the
 // CPU (SCHED_FIFO with --realtime, as uvnvme's device thread runs), records every gap between two reads.
 // A gap is time the CPU was taken from it: interrupts, kernel work, or a hypervisor that did not run the

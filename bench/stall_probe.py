@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs BUILD/bench/stall_probe (bench/stall_probe.cc): the longest time the machine took a CPU from a
 thread that only reads the clock, SCHED_FIFO there as uvnvme's device thread runs. It is the floor under
 the device's own longest gap between completions: no emulated device posts more evenly than that.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prints one table over every BUILD/bench-results/*.json: Google Benchmark files show each benchmark's
 counters; other files (written by the project's own benchmark drivers) show their top-level numbers and
 the 'summary' object if they have one."""

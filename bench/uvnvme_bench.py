@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Interrupt vs poll reaping on uvnvme, with each device clock: one uvnvme-load run per clock (faithful,
 sleeping), each on one queue at QD1, QD8 and QD32 (and idle), the modes alternating phase by phase so both
 see the same machine, each configuration repeated and the median kept, then QD64 in each mode for the

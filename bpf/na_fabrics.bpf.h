@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * NVMe over Fabrics: the two layers the PCIe programs cannot see (included by nvme_adapt.bpf.c, one object).
  *

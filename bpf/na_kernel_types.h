@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * The kernel types the BPF programs use, and nothing else: a minimal CO-RE header kept in the tree
  * instead of a generated vmlinux.h.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * The pace rule of DESIGN.md section 3 as the BPF side computes it, in plain C so that the unit tests
  * compile the very same function and hold it against the engine's (tests/unit/pace_differential_test.cc), and

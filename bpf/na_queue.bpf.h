@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Per-queue completion accounting shared by every hook: the maps, the slot table, windows, the pace
  * check and the ring buffer records. Included by nvme_adapt.bpf.c only (it defines the maps).

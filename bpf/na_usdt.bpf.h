@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * USDT arguments for the uvnvme programs, read the way libbpf's bpf_usdt_arg() reads them (the probe
  * site's spec, which libbpf fills at attach time), but the spec is looked up once per fire instead of

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * nvme-adapt's completion collectors. Every hook exists in the twins a kernel may need; the agent
  * (agent/collect) probes the running kernel, leaves autoload on for the best twin of each hook and off

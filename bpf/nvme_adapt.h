@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * The one header shared by the BPF programs (bpf/, the .bpf.c files) and the agent (agent/collect): every record,
  * map key and constant that crosses the boundary is defined here and nowhere else.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one duration grammar of nvme-adapt: the daemon's flags, the config's nanosecond fields, nvme-adaptctl and
 // uvnvme-load all read durations here (issue 46). It is absl's (absl::ParseDuration, which gRPC brings): a sum of
 // decimal numbers, each with an optional fraction and a unit (ns, us, ms, s, m, h), such as "1.5ms" or "1m30s",

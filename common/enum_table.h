@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one table of an enum: each value's word (logs, metric labels, config and trace text, the CLI), the words
 // parsing accepts, and the number of the matching value of the API's protobuf enum (proto/nvmeadapt/v1). The
 // number is a plain int so that the tables, and the engine that uses them, include no protobuf header: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A crash at a named point, for the fault campaign and the VM tests (NVME_ADAPT_FAILPOINT=NAME in builds
 // with tests, NVME_ADAPT_FAILPOINTS defined): a kill -9 exactly there, which no outside timing can hit
 // reliably. Nothing in other builds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-file reads and crash-safe writes. A write is atomic: readers see the old contents or the new,
 // never a torn file, and after it returns the new contents survive a crash (write, fsync, rename, fsync dir).
 #pragma once

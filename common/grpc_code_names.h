@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canonical names of gRPC's status codes, by number (grpc::StatusCode; doc/statuscodes.md of gRPC). One
 // table for the API's logs and request records (agent/api/status_map.cc, which checks the numbering against
 // grpc::StatusCode at compile time) and the metrics' code label, which needs no gRPC header.

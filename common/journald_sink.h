@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The journal's native protocol for the daemon's log (sd_journal_sendv): one entry per line with MESSAGE=,
 // PRIORITY=, SYSLOG_IDENTIFIER= and the line's CONTROLLER=, QUEUE=, REASON=. A field's value may hold any
 // byte (the protocol sends a value with a newline by its length), so a name a peer chose can neither end

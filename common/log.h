@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-line logs to stderr: "2026-11-29T21:52:51.123Z info message", or entries of the journal when stderr is
 // its stream. Nothing in a hot path logs.
 #pragma once

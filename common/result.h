@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed results across module boundaries: a value or an Error with a code and a message that names the
 // object concerned. Exceptions stay at the edges (main, gRPC handlers). NA_RETURN_IF_ERROR and
 // NA_ASSIGN_OR_RETURN (below) hand an error on to the caller.

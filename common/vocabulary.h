@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The words every part of nvme-adapt names queues and modes with: the reaping mode, where a queue's completions
 // come from (Source), the key the collectors and the BPF side know a queue by, how a queue is named in text,
 // and the levers of DESIGN.md section 5. One table per enum (common/enum_table.h) gives its names, its parsing
@@ -76,17 +77,19 @@ enum class LeverKind : uint8_t {
   kDryRun,             // records what would be done
   kTcpReconnect,       // an NVMe/TCP host: disconnect and connect again with nr_poll_queues (reconnect_lever.h)
   kAdaptivePollQueue,  // our nvme-pci module's per-queue mode file (kmod/README.md)
+  kNvmetPollTask,      // an NVMe target's queues: our nvmet's polling-queue task, per namespace (kmod/nvmet)
 };
-inline constexpr EnumTable<LeverKind, 9> kLeverKinds({{LeverKind::kAuto, "auto", 0},
-                                                      {LeverKind::kAdaptivePollSysfs, "adaptive_poll_sysfs", 1},
-                                                      {LeverKind::kGsim, "gsim", 2},
-                                                      {LeverKind::kCoalescing, "coalescing", 3},
-                                                      {LeverKind::kPollQueuesReset, "poll_queues_reset", 4},
-                                                      {LeverKind::kUvnvmeSocket, "uvnvme_socket", 5},
-                                                      {LeverKind::kDryRun, "dry_run", 6},
-                                                      {LeverKind::kTcpReconnect, "tcp_reconnect", 7},
-                                                      {LeverKind::kAdaptivePollQueue, "adaptive_poll_queue", 8}},
-                                                     "auto");
+inline constexpr EnumTable<LeverKind, 10> kLeverKinds({{LeverKind::kAuto, "auto", 0},
+                                                       {LeverKind::kAdaptivePollSysfs, "adaptive_poll_sysfs", 1},
+                                                       {LeverKind::kGsim, "gsim", 2},
+                                                       {LeverKind::kCoalescing, "coalescing", 3},
+                                                       {LeverKind::kPollQueuesReset, "poll_queues_reset", 4},
+                                                       {LeverKind::kUvnvmeSocket, "uvnvme_socket", 5},
+                                                       {LeverKind::kDryRun, "dry_run", 6},
+                                                       {LeverKind::kTcpReconnect, "tcp_reconnect", 7},
+                                                       {LeverKind::kAdaptivePollQueue, "adaptive_poll_queue", 8},
+                                                       {LeverKind::kNvmetPollTask, "nvmet_poll_task", 9}},
+                                                      "auto");
 constexpr std::string_view LeverKindName(LeverKind kind) { return kLeverKinds.Name(kind); }
 constexpr std::optional<LeverKind> ParseLeverKind(std::string_view name) { return kLeverKinds.Parse(name); }
 // The lever a setting names; nullopt for kAuto, which names none (the default of the controller's source).

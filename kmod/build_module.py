@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Builds one of our kernel modules (kmod/README.md) for a Debian kernel, from Debian's own sources.
 
   kmod/build_module.py [--build-dir build] [--module nvme-pci|nvmet] --kernel 6.1|6.12|7.3

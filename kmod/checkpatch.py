@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Runs the kernel's checkpatch.pl over our kernel code: every file of kmod/*/src and every patch of
 kmod/*/patches, with the newest checkpatch.pl that kmod/build_module.py extracted from a linux-source package
 (BUILD/vm-cache/kmod/src/<version>/scripts/). Exit status 1 on any error or warning but the one this project

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Summary per phase of a demo run: the agent (adaptive mode) beside the same load in interrupt-only and in
 poll-only mode on this machine, and why the agent chose what it chose, read from its decisions. The three
 arms ran in turn, repeatedly; every load report's first phase is a warm-up and is left out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policies the model compares on the same load: static interrupt, static poll, and the project's
 // engine (agent/engine) either in the driver (the patch: every completion seen at once, switches at once)
 // or behind an agent (window records through a ring buffer with a delay, a decision-to-effect latency per

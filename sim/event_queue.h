@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model's clock: events in order of time, and events due at the same time in the order they were
 // scheduled, so that a run is a pure function of its inputs and its seed.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GSIM (global software interrupt moderation, genirq, v1-v4 2025-26, not merged) as the model runs it:
 // every update period each CPU folds its interrupt count into a global rate; a CPU moderates while the
 // global rate is over the target and its own share is high, or while its hardirq time is over its limit.

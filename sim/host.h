@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The discrete-event model of one host: CPUs, closed-loop jobs bound to them, devices with one completion
 // queue per CPU (or CPU group) and the vector's affinity, interrupt and poll reaping that preempt job work
 // on their CPU. A model, not a measurement: every cost is a parameter (sim/params.h).

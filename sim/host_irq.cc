@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host's interrupt delivery beyond the handler: the platform's interrupt ceiling (messages through
 // interrupt remapping at a host rate, accepted by each CPU at its own rate, a device's later completion
 // writes ordered behind its message as PCIe posted writes are) and GSIM's moderation per CPU.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small JSON writer for the model's report: objects and arrays built in order, numbers and strings.
 #pragma once
 

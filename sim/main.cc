@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adapt-sim: a discrete-event model of a host and its NVMe devices with the project's engine in the
 // loop (docs/scale.md). A model: its figures are what its parameters imply, never measurements.
 #include <cstdio>

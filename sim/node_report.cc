@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node layer (issue 34) at the seed's six points: its gain over static interrupt beside the per-queue
 // agent's and the in-driver engine's, with what it deferred, counted as the cover letter counts (more than
 // 5 % either way). The sweep counts it beside the other policies (sweep.cc).

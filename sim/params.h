@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model's parameters: the host's costs, the drive, the load and the agent. Every number has a name, a
 // default and where that default comes from, so that a printed result can say what it rests on.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model's report, section by section: calibration against the seed's published points, validation
 // against uvnvme measured on this machine, the sweep, the latency curve and what the agent keeps. Each
 // section prints a table and adds its JSON to the report (build/bench-results/sim.json).

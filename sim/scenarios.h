@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cases the model runs: the seed's six published points, uvnvme on this machine, the sweep, the latency
 // curve. Each case runs every policy on the same load and the same seed.
 #pragma once

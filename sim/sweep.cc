@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seed's kind of sweep: drives x read/write mix x depth x jobs x devices, each case under static
 // interrupt, the in-driver engine, GSIM, the agent and the agent with the node layer; counted as the cover letter counts (more than 5 %
 // either way), with the regressed cases named and the engine's verdicts that explain them.

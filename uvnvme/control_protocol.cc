@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "uvnvme/control_protocol.h"
 
 #include <nlohmann/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The uvnvme control protocol of docs/uvnvme-control.md, without the socket: one JSON request line in,
 // one JSON response line out, against whatever implements ControlTarget (the Driver, or a test's fake).
 #pragma once

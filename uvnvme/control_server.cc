@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "uvnvme/control_server.h"
 
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The control socket of one uvnvme driver process: $RUNTIME_DIR/uvnvme/PID.sock, a Unix stream socket
 // speaking docs/uvnvme-control.md (JSON lines) on a thread of its own.
 //

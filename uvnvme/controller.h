@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulated NVMe controller: threads that fetch submissions from the queues' SQ rings, hold each for
 // the model's service time, post completions in order of finish, and raise each queue's interrupt (an
 // eventfd write) subject to the queue's mask bit and its interrupt coalescing (NVMe feature 08h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulated controller's insides, shared by controller.cc (the controller: queues, configuration,
 // timing periods) and controller_worker.cc (the device threads' loop). Not for use outside uvnvme/.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device threads' loop: fetch commands at their doorbells, post each completion at its due time,
 // raise interrupts as the queue's vector and coalescing allow, and wait by the device clock.
 #include <pthread.h>

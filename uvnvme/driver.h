@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A uvnvme driver instance: its emulated controllers and their host queues (qid 1..N per controller, as
 // NVMe I/O queues; the admin queue is not emulated). It is the ControlTarget the control socket manages.
 #pragma once

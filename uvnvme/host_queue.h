@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host side of one uvnvme queue pair: submits commands (SQ entries + tail doorbell) and reaps
 // completions (phase bit + head doorbell) in interrupt mode (block on the queue's eventfd, then drain) or
 // poll mode (check the phase bit, no syscall). One reaper thread calls Submit/RingDoorbell/Reap; any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Latency percentiles without storing samples: log-linear buckets (exact below 128 ns, then 64 buckets per
 // power of two, so any reported percentile is within 1/128 of the true sample value). Single writer.
 #pragma once

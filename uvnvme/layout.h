@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory layout uvnvme's host and emulated controller share: NVMe-style submission entries (64 bytes),
 // completion entries (16 bytes, phase bit in the status word) and the doorbells of one queue pair.
 // Fields follow the NVMe base specification; where the emulator needs something NVMe does not carry,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulated controller's service-time models.
 //   fixed: every command completes `latency` after its doorbell; no throughput limit.
 //   media: a command enters the controller's shared pipeline at max(doorbell, pipeline free), occupies it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where uvnvme's threads run: an optional CPU set and, for the emulated controller, an optional real-time
 // class, so the emulated device can be given a core of its own as hardware would have.
 #pragma once

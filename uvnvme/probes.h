@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The uvnvme USDT probes (docs/probes.md is the contract). Each probe has a semaphore that a tracer
 // increments when it attaches; arguments are evaluated and the probe's nop executed only while it is
 // non-zero, so an unattached probe costs one load and one branch.

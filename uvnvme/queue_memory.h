@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One queue pair's shared memory: a memfd mapped MAP_SHARED, holding the registers and both rings of
 // layout.h. Host and controller in one process map it once; another process could map the same fd.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few synchronisation primitives uvnvme's host and controller share: a futex on a 32-bit word with
 // an absolute CLOCK_MONOTONIC deadline, the eventfd "interrupt line", and a spin hint.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/actuate/adaptive_poll_lever.h"
 
 #include "agent/actuate/lever_registry.h"

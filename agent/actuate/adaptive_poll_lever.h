@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The adaptive-poll attribute of the kernel patch (docs/levers.md).
 #pragma once
 

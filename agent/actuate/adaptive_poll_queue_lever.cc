@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-queue lever of our nvme-pci module (kmod/README.md): the agent decides, the driver only does. A queue
 // is put in a mode by writing `poll` or `interrupt` to /sys/class/nvme/<ctrl>/adaptive/q<qid>/mode; the module
 // freezes the controller's namespaces, waits for the I/O in flight, switches and unfreezes, so a switch loses

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interrupt coalescing through NVMe Set Features on /dev/nvmeN (stock kernels, real SSDs). Vector scope:
 // kPoll sets the controller's aggregation (FID 08h: THR, TIME) when it differs and enables coalescing on the
 // queue's vector (FID 09h, CD = 0); kInterrupt disables coalescing on the vector (CD = 1) and leaves 08h.

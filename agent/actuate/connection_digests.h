@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The header and data digests (and TLS) of an NVMe/TCP host connection, for the reconnect lever. The kernel
 // shows neither digest anywhere (no sysfs attribute, on 6.1 as on the newest kernels: drivers/nvme/host/
 // sysfs.c), so a reconnect rebuilt from sysfs alone would drop them silently. Two sources say them instead:

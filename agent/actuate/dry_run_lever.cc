@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The explicit dry-run lever: records "<controller> q<qid>" -> "interrupt"/"poll" and knows nothing else (its
 // restore points are empty). The stand-in where no lever serves a controller (shadow decisions), and a lever
 // of its own where the config names it instead of a mode of one (levers.dry_run). No header: the registry

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the reconnect lever connects and disconnects an NVMe over Fabrics host controller: libnvme's fabrics
 // calls (nvmf_add_ctrl, nvme_disconnect_ctrl) in the agent's own process. No program is run, so no setting of
 // the connection, DH-HMAC-CHAP secrets included, is ever on a command line (/proc/PID/cmdline is readable by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The levers that write kernel files (the adaptive-poll attribute, the poll_queues parameter, GSIM's procfs
 // files) share how they read a value, write a step and check a restore point's files. Paths are under
 // configurable roots so that tests run against temporary trees.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GSIM (global software interrupt moderation, genirq; LKML v1 Nov 2025 .. 2026, not merged): a file lever with
 // one switch per IRQ and a global moderation delay, in whichever of the published procfs layouts the kernel
 // has. See docs/levers.md.

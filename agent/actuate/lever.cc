@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/actuate/lever.h"
 
 #include <fcntl.h>
@@ -16,6 +17,8 @@ LeverTarget TargetFor(const discover::Controller& controller, const discover::Qu
   if (controller.source == Source::kUvnvme) {
     target.socket_path = controller.socket_path;
     target.ctrl_index = controller.instance;
+  } else if (controller.source == Source::kNvmet) {
+    target.subsysnqn = controller.subsysnqn;
   } else if (queue.vector) {
     target.irq = queue.vector->irq;
     target.vector = queue.vector->index;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The base class of every lever of DESIGN.md section 5 (docs/levers.md): put a queue (or its vector, or its
 // controller, by the lever's scope) in interrupt or poll reaping with one plan per switch, report what was
 // written, and say how to put it back (restore_point.h). Results are typed: success, or an Error naming the

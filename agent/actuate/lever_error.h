@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How levers fail: the common Error (common/result.h) with the lever's name as its origin, the object
 // concerned, and a code among kRefused (the device, kernel or driver said no: NVMe "Feature Not Changeable",
 // EINVAL from a sysfs store, {"ok": false} from a driver), kUnsupported (this machine lacks the lever: no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Levers are found through one registry, as Envoy finds its extensions' factories (issue 33, item 4): each
 // lever's .cc states once, beside its code, what it is (risk, what a controller's adaptive mode means for it,
 // whether a switch is disruptive, which controllers it serves, its place in AUTO's order and how the machine
@@ -16,6 +17,7 @@
 #include "agent/actuate/fabrics_connector.h"
 #include "agent/actuate/lever.h"
 #include "agent/actuate/nvme_admin.h"
+#include "agent/actuate/nvmet_poll_votes.h"
 #include "agent/actuate/poll_queues_module.h"
 #include "agent/config/levers_config.h"
 #include "agent/discover/types.h"
@@ -44,6 +46,9 @@ struct LeverEnvironment {
   // The nvme module's poll_queues, one for the levers of every controller built with this environment (and
   // its copies): one restore point for the module.
   std::shared_ptr<PollQueuesModule> poll_queues_module = std::make_shared<PollQueuesModule>();
+  // The nvmet namespaces' pqt_enable, one for the levers of every target controller: a namespace serves all
+  // the controllers of its subsystem (nvmet_poll_votes.h).
+  std::shared_ptr<NvmetPollVotes> nvmet_poll_votes = std::make_shared<NvmetPollVotes>();
 };
 
 // The sources whose controllers a lever switches.

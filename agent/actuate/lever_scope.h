@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one call of a lever changes. The levers themselves are named in common/vocabulary.h (LeverKind): the
 // config layer names them too.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/actuate/nvme_admin.h"
 
 #include <fcntl.h>

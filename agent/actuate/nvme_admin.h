@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVMe admin commands of the coalescing lever, spoken through libnvme (Debian's libnvme-dev): Get and Set
 // Features for Interrupt Coalescing (FID 08h) and Interrupt Vector Configuration (FID 09h), with libnvme's
 // field layouts and names of NVMe statuses. The device is opened through a small interface so that tests can

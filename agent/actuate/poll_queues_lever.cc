@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/actuate/poll_queues_lever.h"
 
 #include <filesystem>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nvme poll_queues module parameter with a controller reset (docs/levers.md).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nvme module's poll_queues parameter as the poll_queues levers of all controllers share it (poll_queues_lever.h).
 // Its own file, below the levers, so that the lever registry's environment can hold one.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reconnect lever of an NVMe/TCP host controller (docs/fabrics.md): a fabrics host has no interrupt vector
 // per queue; how many of its queues are poll queues is the `nr_poll_queues` option of its connection, fixed at
 // connect. A switch disconnects the controller and connects it again with nvme-cli, with `poll_queues` poll

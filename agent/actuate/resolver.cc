@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/actuate/resolver.h"
 
 #include "agent/discover/fs.h"
@@ -33,13 +34,18 @@ std::string NoLever(const discover::Controller& controller, const LeverFacts& fa
            " switches it when levers.controllers names it: it disconnects)";
   }
   if (controller.source == Source::kNvmet) {
-    // The series' parameters are the module's, for every target queue at once, and it was never merged:
-    // no lever is written against it (docs/fabrics.md).
-    return facts.nvmet_polling_task
-               ? "nvmet target queue: shadow decisions only (this kernel has the polling-queue task, pqt_*, "
-                 "module-wide; nvme-adapt has no lever for it)"
-               : "nvmet target queue: shadow decisions only (no lever on this kernel: it has no polling-queue task, "
-                 "/sys/module/nvmet/parameters/pqt_*)";
+    const std::string shadow = "nvmet target queue: shadow decisions only (";
+    if (!facts.nvmet_polling_task) {
+      return shadow + "no lever on this kernel: its nvmet has no polling-queue task, /sys/module/nvmet/pqt; "
+                      "kmod/nvmet builds ours)";
+    }
+    if (controller.subsysnqn.empty()) {
+      return shadow + "the polling-queue task is loaded, but which subsystem " + controller.name +
+             " serves is not known: several exported subsystems' cntlid ranges hold its cntlid; give each its "
+             "own attr_cntlid_min/_max)";
+    }
+    return shadow + "the polling-queue task is loaded, but it serves no namespace of " + controller.subsysnqn +
+           ": none is enabled on a block device with a poll queue, queue/io_poll 1)";
   }
   // Block devices and SPDK are observed only: no lever switches them.
   return "no lever for " + controller.name + "'s source: shadow decisions only";
@@ -57,7 +63,7 @@ LeverFacts ProbeLeverFacts(const config::LeverSettings& settings, const discover
   LeverFacts facts;
   if (controller.source == Source::kNvmet) {
     facts.nvmet_polling_task =
-        discover::PathExists(discover::JoinPath(environment.sysfs_root, "module/nvmet/parameters/pqt_idle_usecs"));
+        discover::IsDirectory(discover::JoinPath(environment.sysfs_root, "module/nvmet/pqt"));
   }
   for (const LeverRegistration* lever : AutoOrder(controller.source, TcpHost(controller))) {
     const LeverOffered offered = lever->traits.offered;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which lever serves a controller (config `levers`, docs/levers.md), what this machine offers, and whether the
 // levers the config names can serve the controllers it names them for. Every fact about a lever comes from
 // its traits (lever_registry.h): none is named here.
@@ -6,7 +7,8 @@
 // host only a lever that serves tcp hosts); else AUTO: the first lever in AUTO's order (LeverTraits::auto_rank)
 // that serves the source and that this machine offers the controller (LeverTraits::offered). The levers that
 // reset or disconnect the controller are never picked by AUTO. Where nothing serves the controller (an NVMe
-// target's queues, a tcp host without its lever, block devices, SPDK), the stand-in records shadow decisions.
+// target's queues without our nvmet's polling-queue task, a tcp host without its lever, block devices, SPDK),
+// the stand-in records shadow decisions.
 // An explicit choice is kept even where the machine lacks the lever (Apply then fails with kUnsupported, which
 // the daemon reports). `levers.dry_run` makes every lever a dry run.
 #pragma once
@@ -27,7 +29,9 @@ struct LeverFacts {
   // The levers AUTO may pick for it that this machine shows it offers (those offered wherever their source is
   // need no probe and are not listed).
   std::set<LeverKind> offered;
-  bool nvmet_polling_task = false;  // nvmet has the polling-queue task's parameters (pqt_*): no lever for it
+  // Our nvmet's polling-queue task is loaded (/sys/module/nvmet/pqt): says why its lever passed the
+  // controller over, where it did.
+  bool nvmet_polling_task = false;
   bool Offers(LeverKind kind) const { return offered.count(kind) > 0; }
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/actuate/restore_point.h"
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@ std::string RestorePoint::ToJson() const {
     t["socket"] = target.socket_path;
     t["ctrl_index"] = target.ctrl_index;
   }
+  if (!target.subsysnqn.empty()) t["subsysnqn"] = target.subsysnqn;
   nlohmann::json steps_json = nlohmann::json::array();
   for (const auto& step : steps) steps_json.push_back({{"object", step.object}, {"value", step.value}});
   return nlohmann::json{{"lever", LeverKindName(lever)}, {"target", t}, {"steps", steps_json}}.dump();
@@ -49,7 +51,7 @@ Result<RestorePoint> RestorePoint::FromJson(std::string_view json) {
   if (!text(*t, "controller", &point.target.controller) || point.target.controller.empty() ||
       !number(*t, "qid", &point.target.qid) || !text(*t, "socket", &point.target.socket_path) ||
       !number(*t, "ctrl_index", &point.target.ctrl_index) || !number(*t, "irq", &irq) ||
-      !number(*t, "vector", &vector)) {
+      !number(*t, "vector", &vector) || !text(*t, "subsysnqn", &point.target.subsysnqn)) {
     return bad("\"target\" has a missing or mistyped field");
   }
   if (t->contains("irq")) point.target.irq = irq;

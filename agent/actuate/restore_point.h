@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Restore points: how to put a target back as a lever found it, and their one-line JSON form for the journal.
 #pragma once
 

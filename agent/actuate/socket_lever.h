@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The userspace driver's control socket (docs/uvnvme-control.md). Queue scope: {"op": "set_mode"} switches one
 // queue and is acknowledged once the driver reaps in the new mode; the restore point is the mode "list" showed
 // before the first change. A refusal carries the driver's message (kRefused); a vanished process is kNotFound

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ApiConfig message with its defaults filled in and every rule that needs no file system checked:
 // at least one listener, TCP only with TLS or (loopback only) the insecure flag, bounds in range.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/api/auth.h"
 
 #include <grpc/grpc_security_constants.h>

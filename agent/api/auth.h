@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who may call what, in two roles: read-only and admin (every call). On the Unix socket the socket's mode and
 // group decide who can connect at all, and the peer's credentials (SO_PEERCRED) decide the role: root, the
 // agent's user and members of api.unix_socket_admin_group are admin. On TCP a caller shows the admin or the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fans agent events out to WatchEvents streams. Publishing never waits for a subscriber: each has a
 // bounded queue that drops its oldest event when full and tells the reader how many it missed. Nor does
 // it pay for waking the readers: a thread of the bus does that, so a publish costs one copy of the event

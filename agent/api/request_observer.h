@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A hook for counting API requests (the metrics module implements it): one call per finished
 // AgentService request, including the refused and invalid ones.
 #pragma once

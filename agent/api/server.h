@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The entry point the daemon calls: start the control plane on the configured listeners, stop it.
 //
 //   auto server = api::StartApiServer(config.api(), agent, &metrics);   // errors name the config field

@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/api/service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
@@ -48,6 +50,19 @@ void LogRefusal(std::string_view method, std::string_view peer, std::string_view
 }
 
 namespace {
+
+// The deadline SetPolicy works to: the client's (at most kSetPolicyLongest), less a tenth of the time left (at
+// most 250 ms) for the answer's way back, so that the client hears how the change ended rather than its own
+// DEADLINE_EXCEEDED while the change is taken back.
+AgentControl::Deadline DeadlineOf(const grpc::ServerContext& context) {
+  using std::chrono::nanoseconds;
+  const auto client_left = context.deadline() - std::chrono::system_clock::now();
+  nanoseconds left = client_left > AgentControl::kSetPolicyLongest
+                         ? nanoseconds(AgentControl::kSetPolicyLongest)
+                         : std::chrono::duration_cast<nanoseconds>(client_left);
+  left -= std::min<nanoseconds>(left / 10, std::chrono::milliseconds(250));
+  return std::chrono::steady_clock::now() + std::max(left, nanoseconds(0));
+}
 
 std::string Abbreviated(const google::protobuf::Message* request) {
   std::string text = request->ShortDebugString();
@@ -172,7 +187,7 @@ grpc::Status AgentServiceImpl::SetPolicy(grpc::ServerContext* context, const v1:
     if (Status valid = ValidateSetPolicyRequest(*request); !valid) return ToGrpcStatus(valid.error());
     v1::SetPolicyRequest stamped = *request;  // who set it, for GetPolicy's origin; never the client's word
     stamped.set_caller(identity + " (" + context->peer() + ")");
-    auto result = core_.agent().SetPolicy(stamped);
+    auto result = core_.agent().SetPolicy(stamped, DeadlineOf(*context));
     if (!result) return ToGrpcStatus(result.error());
     *response = std::move(result).value();
     return grpc::Status::OK;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AgentService handlers: authorize, validate the request's shape, call AgentControl, map the result.
 // One instance per listener (its transport decides how callers are trusted); they share a ServiceCore.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/api/status_map.h"
 
 #include "common/grpc_code_names.h"

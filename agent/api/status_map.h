@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place where the agent's error codes become gRPC status codes.
 #pragma once
 

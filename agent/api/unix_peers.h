@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API's Unix socket connections, accepted here rather than by gRPC so that each one's peer is known:
 // the kernel's SO_PEERCRED (uid, pid) and SO_PEERGROUPS decide the caller's role, and audit lines name them.
 // Each accepted connection is handed to the gRPC server as a channel of its own, whose calls report the peer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/api/unix_socket.h"
 
 #include <grp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Unix socket of the API, created so that no other user can reach it even for a moment: it is bound
 // inside a private 0700 directory next to the final path; there it gets mode 0660 and its group, and
 // only then is it renamed into place.

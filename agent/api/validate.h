@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Request-shape validation for the AgentService: what can be judged without the agent's state. Every
 // error is kInvalidArgument and starts with the field path ("queue.controller: must not be empty").
 // Whether a controller or queue exists, and how a policy combines with the levels above it, is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF collector: loads bpf/nvme_adapt.bpf.c with the programs a HookPlan chose, attaches them, and
 // turns ring buffer records into WindowEvents. libbpf types stay out of this header.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/collect/bpf_queue_slots.h"
 
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's side of the per-queue state shared with BPF: the na_queue_index hash (key -> slot) and the
 // na_queues array mapped into this process. See bpf/nvme_adapt.h (struct na_queue_slot) for who writes
 // what and how a slot is allocated.

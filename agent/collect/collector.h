@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the daemon needs from a collector: window records, per-queue counters, the pace-check control the
 // BPF side needs, and the collector's own cost. Implemented by the BPF collector and the procfs fallback;
 // tests fake it.

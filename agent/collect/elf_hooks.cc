@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/collect/elf_hooks.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads a binary's ELF notes (.note.stapsdt: USDT probes) and symbol tables with libelf for what the
 // userspace-driver hooks need. No BPF, no process: only the file.
 #pragma once

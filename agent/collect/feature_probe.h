@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the collector needs to know about the running kernel and a target binary before it chooses hooks.
 // The system implementation asks the kernel (BTF, trial program loads, tracefs) and reads the binary's ELF
 // notes (elf_hooks.h); unit tests fake it to exercise every selection path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which BPF program of each twin set to load, decided from a FeatureProbe alone (no libbpf here), so the
 // selection logic is unit-tested with a fake probe. docs/collectors.md explains the order.
 #pragma once

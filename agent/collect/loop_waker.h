@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An eventfd the BPF collector's wait also watches, so that another thread (a lever worker handing back a step,
 // an RPC posted to the loop, the discovery scan) ends the agent's wait at once instead of the loop polling
 // for them. Signal is safe from any thread and never blocks; several signals before a wait end one wait.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's facts for the node layer (agent/engine/node.h): each CPU's busy share from the deltas of
 // /proc/stat, and the CPU pressure of /proc/pressure/cpu where the kernel has PSI.
 #pragma once

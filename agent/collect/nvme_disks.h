@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nvme disks of a machine as /sys/block lists them, for the block program: their dev_t, and the
 // controller whose hardware queues carry their requests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/collect/bpf_collector.h"
 #include "agent/collect/hook_plan.h"
 #include "agent/collect/procfs_collector.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fallback where BPF cannot load: per-queue deltas of /proc/interrupts (nvme vectors, "nvme%dq%d")
 // and /sys/block/*/stat, sampled at most every interval. Too coarse to decide on: observe only.
 #pragma once

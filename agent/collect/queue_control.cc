@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/collect/queue_control.h"
 
 namespace nvmeadapt::collect {

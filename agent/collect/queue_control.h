@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF control of a managed queue (collector.h, QueueControl) from the engine's view of it: the one place a
 // policy field becomes part of what the BPF side reads (records.h lays the control out for it). And the BPF
 // queue table's limits, as the agent must keep them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conversions between the records and keys of bpf/nvme_adapt.h and the collector's C++ types. Pure
 // functions: the unit tests feed them hand-made records.
 #pragma once

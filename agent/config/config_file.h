@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the agent's Config from JSON: unknown fields and bad values are refused with the field named.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `levers` section of the config (config.proto LeversConfig) as plain settings with the defaults applied,
 // and its validation: a bad value is refused with the field named ("levers.coalescing_time_us: ..."). A lever
 // named for a controller it cannot serve is the levers' to refuse (agent/actuate/resolver.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `node` section of the config (config.proto NodeConfig) as the node layer's settings (agent/engine/node.h)
 // with the defaults applied, and how often the daemon reads the node's facts. A bad value is refused with the
 // field named ("node.min_headroom: ...").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From the protobuf Policy (every field optional, inherited level by level) to the engine's plain struct and
 // back, field by field through the policy table (agent/engine/policy_fields.h) and the proto's descriptor.
 #pragma once

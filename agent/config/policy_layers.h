@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy entries that apply to a queue, in the one order of precedence (config.proto, SelectorPolicy):
 // global < controller selectors < controller entries by name or ID < queue selectors < queue entries; among
 // selectors of one scope, more criteria win. The effective policy, the selectors' checks and `policy explain`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Profiles as policy levels: the named sets of policy fields of agent/engine/policy_fields.h (PolicyProfiles)
 // that an entry can start from ("profile": "patch"), its own fields over them. The list is `nvme-adaptctl
 // policy profiles` and docs/operations.md, "Profiles".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compile-time checks that every value of each API enum but UNSPECIFIED has its row in the vocabulary's
 // table: a value added to a proto enum does not build until its table knows it. That each row's number is the
 // proto value of the same name is vocabulary_test's (Vocabulary.NamesAreTheApiValueNames).

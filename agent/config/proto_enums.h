@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vocabulary's enums (common/vocabulary.h, agent/engine/types.h) as the API's protobuf enums and back.
 // Each is a cast of the number the enum's one table carries; proto_enums.cc checks every number against the
 // proto at compile time, so the tables and the engine stay free of protobuf headers.

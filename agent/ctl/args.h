@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adaptctl's command line as the commands read it: the command's words and positionals, and the
 // --options given (parsed by cli.h).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adaptctl's command line on CLI11: one table of commands (their words, options and run function), from
 // which the parser, -h/--help of every command and the bash completion are made. A new command is one row
 // in the table (command_table.cc); the commands themselves read the parsed Args. Shell completions: completion.h.

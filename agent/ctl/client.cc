@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/ctl/client.h"
 
 #include <grpcpp/create_channel.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How nvme-adaptctl (and the API tests and load driver) reach an agent: a Unix socket path, or host:port
 // over TLS (with a client certificate and/or a bearer token), or plain TCP on loopback when asked by name.
 #pragma once

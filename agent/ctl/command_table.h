@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adaptctl's commands, one row each (cli.h): what the parser, the help and the completion are made of.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nvme-adaptctl commands. Each returns the process exit code: 0 done, 1 the agent (or the connection)
 // said no, 2 the command line was wrong. Errors are one line on stderr.
 #pragma once

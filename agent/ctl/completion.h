@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shell completion scripts for nvme-adaptctl, made from its command table (command words, then each
 // command's options and the global ones), so they cannot fall behind the commands.
 #pragma once

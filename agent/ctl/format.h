@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What nvme-adaptctl prints: aligned tables for people, one JSON object per line for scripts.
 #pragma once
 

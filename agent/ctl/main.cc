@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adaptctl: the command-line client of the nvme-adapt agent's gRPC API.
 #include <algorithm>
 #include <iostream>

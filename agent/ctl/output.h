@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // -o/--output: tables for people (table, or wide with more columns), JSON lines or YAML documents for
 // scripts. JSON and YAML carry the same canonical proto3 JSON fields.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Short texts of what polling gained and cost (v1::Payoff), for the queues table, watch and report.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Policy fields that `policy set` takes as options and `policy get` shows as columns: the policy table's
 // rows that have an option (agent/engine/policy_fields.h), then --profile. The option parser, the command's
 // option check, the help text, the request and the table are all made from them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `nvme-adaptctl report`: per controller, what the agent can do on this node (the lever and what a switch
 // disturbs, the eligible queues), what its record since it started says (windows fast enough to try, tries,
 // kept windows, share polled, speedup, CPU), and one verdict line. Works in shadow mode, where the record is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What nvme-adaptctl writes reaches an operator's terminal, and the agent's answers quote names drivers chose
 // (socket files, their errors): an escape sequence among them would clear the screen or retitle the
 // terminal (issue 45). Every byte nvme-adaptctl writes goes through a TerminalText filter, line by line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing and printing the CLI's values: queue names ("nvme0:q1", "uvnvme:1234:0:q2") and the enum words of the
 // API ("poll", "adaptive", "kernel", ...); durations are the one grammar of common/duration.h. Errors are
 // kInvalidArgument and say what was expected.

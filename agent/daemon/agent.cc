@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/agent.h"
 
 #include <algorithm>
@@ -12,6 +13,11 @@ int64_t WallNanos() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// A found or dropped queue is said once each time: these lines are not rate-limited (queue_log.h).
+LogFields FieldsOf(const ManagedQueue& q, std::string_view reason = {}) {
+  return {.controller = q.desc.controller, .queue = q.name, .reason = reason};
 }
 
 AgentDeps WithClocks(AgentDeps deps) {
@@ -29,8 +35,9 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
       journal_(store_),
       event_listener_(bus_, deps_.monotonic, deps_.wall),
       loop_([collector = deps_.collector] { collector->Wake(); }, options_.rpc_wait),
+      queue_log_(deps_.monotonic),
       pipeline_(options_.node, options_.node_facts_root, listeners_),
-      switches_({queues_, pipeline_, *deps_.collector, listeners_}, *deps_.levers, journal_,
+      switches_({queues_, pipeline_, *deps_.collector, listeners_, queue_log_}, *deps_.levers, journal_,
                 SwitchOptions{options_.min_disruptive_interval, options_.lever_timeout, options_.restore_rules.boot_id,
                               deps_.monotonic, deps_.wall},
                 [this](std::function<void()> step) { loop_.ToLoop(std::move(step)); }),
@@ -43,7 +50,8 @@ Agent::Agent(AgentOptions options, AgentDeps deps)
               QueueRoster::Hands{[this](const DiscoveredQueue& found, engine::Nanos now) { AddQueue(found, now); },
                                  [this](ManagedQueue& q, const char* why) { RemoveQueue(q, why); },
                                  [this](ManagedQueue& q, const std::string& was) {
-                                   NA_INFO("queue " << q.name << " layer " << was << " -> " << q.desc.layer);
+                                   NA_INFO_FIELDS(FieldsOf(q), "queue " << q.name << " layer " << was << " -> "
+                                                                        << q.desc.layer);
                                    listeners_.Tell(&AgentListener::QueueRelayered, q);
                                  }}) {
   listeners_.Add(payoff_);
@@ -280,11 +288,12 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
   const engine::AddedQueue added = pipeline_.AddQueue(setup, now);
   q.handle = added.handle;
   ManagedQueue& inserted = queues_.Insert(std::move(q));
-  NA_INFO("queue " << inserted.name << " found: "
-                   << (inserted.desc.eligible ? "eligible, lever " + inserted.lever
-                                              : "not eligible (" + inserted.desc.ineligible_reason + ")")
-                   << ", " << ReapModeName(inserted.mode) << ", mode "
-                   << engine::ControllerModeName(setup.policy.mode));
+  NA_INFO_FIELDS(FieldsOf(inserted, inserted.desc.ineligible_reason),
+                 "queue " << inserted.name << " found: "
+                          << (inserted.desc.eligible ? "eligible, lever " + inserted.lever
+                                                     : "not eligible (" + inserted.desc.ineligible_reason + ")")
+                          << ", " << ReapModeName(inserted.mode) << ", mode "
+                          << engine::ControllerModeName(setup.policy.mode));
   listeners_.Tell(&AgentListener::QueueAdded, inserted, setup);
   pipeline_.Describe(inserted, inserted.desc.eligible && setup.policy.node_layer);
   switches_.PushControl(inserted);
@@ -292,7 +301,8 @@ void Agent::AddQueue(const DiscoveredQueue& found, engine::Nanos now) {
 }
 
 void Agent::RemoveQueue(ManagedQueue& queue, const char* why) {
-  NA_INFO("queue " << queue.name << " " << why << ": dropped");
+  NA_INFO_FIELDS(FieldsOf(queue, why), "queue " << queue.name << " " << why << ": dropped");
+  queue_log_.Forget(queue);
   listeners_.Tell(&AgentListener::QueueRemoved, queue, why);
   switches_.Forget(queue);
   pipeline_.RemoveQueue(queue.handle);
@@ -304,6 +314,7 @@ void Agent::RefreshCounters() {
   next_counters_ = deps_.monotonic() + options_.counters_interval;
   // An unrestored entry goes once its target is back to its safe value or its process is gone.
   if (deps_.metrics) deps_.metrics->SetJournalUnrestored(journal_.unrestored());
+  queue_log_.Flush();
   for (ManagedQueue* q : queues_.All()) {
     if (auto counters = deps_.collector->ReadCounters(q->desc.key); counters) q->counters = *counters;
     listeners_.Tell(&AgentListener::Counters, *q);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The closed loop: one thread that owns the managed queues (the roster) and hands each event to the object
 // whose job it is. Windows, timer looks and the node's facts go to the decision pipeline (the engine behind
 // the node gate), its decisions to the switch protocol, which carries them to the queues; discovery's scans
@@ -28,6 +29,7 @@
 #include "agent/daemon/policy_applier.h"
 #include "agent/daemon/ports.h"
 #include "agent/daemon/poller_cpu.h"
+#include "agent/daemon/queue_log.h"
 #include "agent/daemon/queue_roster.h"
 #include "agent/daemon/serial_workers.h"
 #include "agent/state/state_store.h"
@@ -139,6 +141,7 @@ class Agent {
   AgentListeners listeners_;
   LoopHealth health_;
   LoopCommands loop_;
+  QueueLog queue_log_;
   DecisionPipeline pipeline_;
   SwitchProtocol switches_;
   PolicyApplier policy_;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the agent's loop tells those who follow it. Metrics, the event stream, the window trace and the
 // decision log are listeners on one list (agent_listeners.h): the loop says once what happened, each
 // listener turns it into its own record. All calls come on the loop thread, in the order things happen.

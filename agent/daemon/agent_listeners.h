@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's listeners: the metrics, the event stream (WatchEvents), and the window trace with its
 // decision log. Each turns what the loop tells (agent_listener.h) into its own record.
 #pragma once

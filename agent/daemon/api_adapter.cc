@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/api_adapter.h"
 
 #include <unistd.h>
@@ -15,17 +16,6 @@ namespace nvmeadapt::daemon {
 namespace {
 
 Error NotFound(std::string message) { return MakeError(ErrorCode::kNotFound, std::move(message)); }
-
-// The set has an entry of the request's level under the very name the request gives.
-bool HasEntryNamed(const v1::PolicySet& set, const v1::SetPolicyRequest& request) {
-  if (request.queue() == 0) {
-    return std::any_of(set.controllers().begin(), set.controllers().end(),
-                       [&](const v1::ControllerPolicy& c) { return c.controller() == request.controller(); });
-  }
-  return std::any_of(set.queues().begin(), set.queues().end(), [&](const v1::QueuePolicy& q) {
-    return q.controller() == request.controller() && q.queue() == request.queue();
-  });
-}
 
 // A switch in flight longer than this is listed in GetStatus.degraded.
 constexpr engine::Nanos kSlowSwitch = 100'000'000;
@@ -136,79 +126,6 @@ bool ApiAdapter::WaitForSwitches(const std::shared_ptr<SwitchesSettled>& waiter)
   return any;
 }
 
-Result<v1::SetPolicyResponse> ApiAdapter::SetPolicy(const v1::SetPolicyRequest& request) {
-  // Durable before it applies, as before, but the writes (fsync of policy.json and its note) run here, on the
-  // caller's thread: a slow or stuck state disk holds up this call, never the loop (issue 37). One change at
-  // a time from its reading of the book to its application, so that policy.json follows the order of the
-  // changes; a config reload between the two halves makes the change read the book again.
-  std::lock_guard changing(parts_.policy.change_mutex());
-  v1::PolicyNote note;
-  note.set_set_by(request.caller());
-  for (;;) {
-    struct Next {
-      PolicyBook book;
-      std::vector<std::string> cleared;
-      uint64_t generation;
-      std::string controller;  // as the book keeps it: the stable ID, or the name an entry already has
-    };
-    auto next = parts_.loop.OnLoop([&]() -> Result<Next> {
-      // A controller named by its kernel name is kept by its stable ID: its policy stays with the device when
-      // a reboot renumbers it (the request may name either). An entry the file already keys by that name is
-      // changed where it is, so that `replace` leaves nothing of it behind.
-      v1::SetPolicyRequest keyed = request;
-      if (!request.controller().empty()) {
-        const ManagedQueue* any = AnyQueueOf(request.controller());
-        if (any == nullptr) return NotFound("controller " + request.controller() + ": no such controller");
-        if (request.queue() != 0 && parts_.queues.ByName(QueueName(any->desc.controller, request.queue())) == nullptr) {
-          return NotFound("queue " + QueueName(request.controller(), request.queue()) + ": no such queue");
-        }
-        if (!HasEntryNamed(parts_.policy.book().policies(), request)) keyed.set_controller(any->desc.ControllerId());
-      }
-      std::vector<std::string> cleared;
-      NA_ASSIGN_OR_RETURN(PolicyBook book, request.reset() ? PolicyBook::Create(parts_.policy.file())
-                                                           : parts_.policy.book().With(keyed, &cleared));
-      note.set_set_unix_ns(settings_.wall());
-      return Next{std::move(book), std::move(cleared), parts_.policy.changes(), keyed.controller()};
-    });
-    if (!next) return next.error();
-    if (Status saved =
-            request.reset() ? parts_.policy.source().Forget() : parts_.policy.source().Persist(next->book, note);
-        !saved) {
-      return saved.error();
-    }
-    auto waiter = std::make_shared<SwitchesSettled>();
-    bool switching = false, stale = false;
-    auto answer = parts_.loop.OnLoop([&]() -> Result<v1::SetPolicyResponse> {
-      if (next->generation != parts_.policy.changes()) {
-        stale = true;  // a reload applied meanwhile: read the book again
-        return v1::SetPolicyResponse();
-      }
-      parts_.policy.source().InForce(request.reset() ? std::nullopt : std::optional<v1::PolicyNote>(note));
-      parts_.policy.Apply(std::move(next->book), settings_.monotonic());
-      const std::string scope = !request.selector().empty()    ? "selector " + request.selector()
-                                : request.controller().empty() ? "global"
-                                : request.queue() == 0         ? next->controller
-                                                               : QueueName(next->controller, request.queue());
-      const std::string what = request.reset()    ? "policy reset: the config file's policy is in force again"
-                               : request.remove() ? "policy " + scope + ": removed"
-                                                  : "policy " + scope + ": " + request.policy().ShortDebugString();
-      NA_INFO(what << (request.caller().empty() ? "" : " (by " + request.caller() + ")"));
-      for (const std::string& level : next->cleared)
-        NA_INFO("policy: " << level << ": its own mode cleared (global off)");
-      parts_.listeners.Tell(&AgentListener::PolicySet, what);
-      v1::SetPolicyResponse response;
-      *response.mutable_policy() = parts_.policy.book().policies();
-      switching = WaitForSwitches(waiter);
-      return response;
-    });
-    if (stale) continue;
-    // The answer comes once the switches the policy started ended (or after rpc_wait), as it did when they
-    // ran on the loop: a caller that sets a mode finds its queues in it.
-    if (answer && switching) waiter->WaitFor(settings_.rpc_wait);
-    return answer;
-  }
-}
-
 Result<v1::SetQueueModeResponse> ApiAdapter::SetQueueMode(const v1::SetQueueModeRequest& request) {
   const std::string name = QueueName(request.queue().controller(), request.queue().queue());
   auto waiter = std::make_shared<SwitchesSettled>();
@@ -231,10 +148,11 @@ Result<v1::SetQueueModeResponse> ApiAdapter::SetQueueMode(const v1::SetQueueMode
       return MakeError(ErrorCode::kInvalidArgument, "mode: unknown reaping mode " + std::to_string(request.mode()));
     }
     const std::string what = override_mode ? std::string(ReapModeName(override_mode->mode)) : "cleared";
-    NA_INFO("override: " << name << " " << what
-                         << (request.duration_ns() > 0
-                                 ? " for " + std::to_string(request.duration_ns() / 1'000'000) + " ms"
-                                 : ""));
+    NA_INFO_FIELDS((LogFields{.controller = q->desc.controller, .queue = q->name, .reason = "override"}),
+                   "override: " << name << " " << what
+                                << (request.duration_ns() > 0
+                                        ? " for " + std::to_string(request.duration_ns() / 1'000'000) + " ms"
+                                        : ""));
     parts_.listeners.Tell(&AgentListener::OverrideSet, *q, now, override_mode,
                           std::string("override " + name + " " + what));
     q->next_timer =

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent as the gRPC service sees it (api::AgentControl): what callers see and change. Every call runs on
-// the loop thread (LoopCommands::OnLoop); SetPolicy's durable writes run on its caller's thread between two
-// such calls. SetQueueMode and SetPolicy answer once the switches they started ended, or after rpc_wait with
-// the queues as they are then.
+// the loop thread (LoopCommands::OnLoop); SetPolicy's durable writes run on the policy writer's thread
+// between two such calls. SetQueueMode answers once the switches it started ended, or after rpc_wait with the
+// queue as it is then; SetPolicy once its switches ended or at its deadline (policy_change.cc).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,8 @@
 #include "agent/daemon/switch_protocol.h"
 
 namespace nvmeadapt::daemon {
+
+class PolicyChange;
 
 // What the loop knows of itself that GetStatus shows; the loop's, read on the loop.
 struct LoopHealth {
@@ -56,12 +59,15 @@ class ApiAdapter final : public api::AgentControl {
   v1::GetStatusResponse GetStatus() override;
   Result<v1::ListQueuesResponse> ListQueues(const v1::ListQueuesRequest& request) override;
   v1::GetPolicyResponse GetPolicy() override;
-  Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request) override;
+  using api::AgentControl::SetPolicy;
+  // policy_change.cc: the change as one, all or nothing, within `deadline` (issue 45, item 10).
+  Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request, Deadline deadline) override;
   Result<v1::SetQueueModeResponse> SetQueueMode(const v1::SetQueueModeRequest& request) override;
   std::shared_ptr<api::Subscription> WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) override;
   Result<v1::ExplainPolicyResponse> ExplainPolicy(const v1::ExplainPolicyRequest& request) override;
 
  private:
+  friend class PolicyChange;  // SetPolicy's steps (policy_change.cc)
   v1::GetStatusResponse StatusOnLoop();
   v1::QueueInfo Describe(const ManagedQueue& queue) const;
   // A queue of the controller named `controller` by its name or stable ID; nullptr when none is managed.

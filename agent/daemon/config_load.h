@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's config as a start reads it: the file, the command line's flags over it, and every check that
 // needs no root, no device and no socket. The same checks serve a start, a reload and `--check-config`, so a file
 // that passes the offline check is one the daemon takes.

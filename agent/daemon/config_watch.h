@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Config reload: on SIGHUP and when the config file changes on disk. Kubernetes updates a mounted
 // ConfigMap with no signal: the kubelet writes a new hidden directory and renames a `..data` symlink
 // over the old one, so the file's path stays while what it resolves to changes. The watch follows the

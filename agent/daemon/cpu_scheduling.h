@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's CPU scheduling policy. SCHED_BATCH keeps the agent's fair share of CPU but stops it from
 // preempting a running thread each time it wakes (a ring-buffer record, a lever's answer, an RPC): on a
 // machine where the agent shares a CPU with a polling reaper, a wakeup preemption at a switch is time

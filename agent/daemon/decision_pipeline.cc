@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/decision_pipeline.h"
 
 #include "agent/daemon/poller_cpu.h"

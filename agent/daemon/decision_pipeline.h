@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The decision pipeline: the engine behind the node gate (agent/engine/node_gate.h). Every engine input of the
 // loop goes in here (a window, a timer look, a policy or override, the node's facts) and comes out as the
 // decisions to carry out, in order, each already seen by the node layer; and the one way the engine and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/decision_record.h"
 
 #include "agent/config/proto_enums.h"
@@ -33,6 +34,20 @@ bool Notable(const engine::Decision& d) {
       return false;
     default:
       return true;
+  }
+}
+
+bool ChangesState(const engine::Decision& d) {
+  if (d.shadow || d.deferred) return false;
+  if (d.Switches() || d.backoff_started) return true;
+  switch (d.reason) {
+    case engine::Reason::kBackoffOver:
+    case engine::Reason::kLoadChanged:
+    case engine::Reason::kOverride:
+    case engine::Reason::kOverrideExpired:
+      return true;
+    default:
+      return false;
   }
 }
 

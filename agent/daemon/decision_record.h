@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A decision as the API, the event stream and the log keep it.
 #pragma once
 
@@ -14,5 +15,8 @@ v1::Decision DecisionProto(const engine::Decision& decision, int64_t wall_minus_
 
 // False for the window-by-window outcomes that change nothing: as events or log lines they would flood both.
 bool Notable(const engine::Decision& decision);
+// True for a decision that changes the queue's state as an operator reads the log: a switch, a backoff begun
+// or over, an override set or ended. Shadow's "would poll" and a deferred try change nothing (issue 45).
+bool ChangesState(const engine::Decision& decision);
 
 }  // namespace nvmeadapt::daemon

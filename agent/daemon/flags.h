@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adaptd's command line. Flags override the config file.
 #pragma once
 

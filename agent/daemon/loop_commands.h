@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // Work handed to the agent's loop thread from other threads: an RPC's call (OnLoop, which waits for its
 // answer) and a worker's result (ToLoop: a switch's step, a scan's snapshot). The loop owns the engine, the
 // managed queues and the BPF controls, so nothing else touches them; before it runs, calls run inline on their
 // caller, one at a time; once it stopped, calls are refused and results dropped.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -30,6 +32,10 @@ class LoopCommands {
   // The same for a call whose answer has no error: `unanswered(error)` makes the answer given instead.
   template <class Fn, class Unanswered>
   auto OnLoop(Fn fn, Unanswered unanswered) -> decltype(fn());
+  // The same, but the loop must take the call before `deadline` (or rpc_wait, whichever is first): a
+  // request with a deadline of its own (SetPolicy) is answered within it.
+  template <class Fn>
+  auto OnLoopBy(std::chrono::steady_clock::time_point deadline, Fn fn) -> decltype(fn());
   // Runs `step` on the loop thread: queued while the loop runs, inline before it runs, dropped once it
   // stopped (the worker that posted it is told by ModeSwitcher::Quiesce).
   void ToLoop(std::function<void()> step);
@@ -39,12 +45,19 @@ class LoopCommands {
   // On the loop: runs the commands queued until now.
   void RunQueued();
   bool AnyQueued() const;
+  // The loop ended: no call will run any more.
+  bool stopped() const {
+    std::lock_guard lock(mutex_);
+    return state_ == State::kStopped;
+  }
   // The loop ended: calls are refused from now on (Shutdown owns the agent), `stopping` runs, then the calls
   // that were already waiting run to get their answer.
   void End(const std::function<void()>& stopping);
 
  private:
   enum class State { kNotStarted, kRunning, kStopped };
+  template <class Fn, class Unanswered>
+  auto OnLoopWithin(engine::Nanos wait, Fn fn, Unanswered unanswered) -> decltype(fn());
 
   const std::function<void()> wake_;
   const engine::Nanos rpc_wait_;
@@ -57,6 +70,11 @@ class LoopCommands {
 
 template <class Fn, class Unanswered>
 auto LoopCommands::OnLoop(Fn fn, Unanswered unanswered) -> decltype(fn()) {
+  return OnLoopWithin(rpc_wait_, std::move(fn), std::move(unanswered));
+}
+
+template <class Fn, class Unanswered>
+auto LoopCommands::OnLoopWithin(engine::Nanos wait, Fn fn, Unanswered unanswered) -> decltype(fn()) {
   using T = decltype(fn());
   struct Call {
     std::mutex mutex;
@@ -92,11 +110,11 @@ auto LoopCommands::OnLoop(Fn fn, Unanswered unanswered) -> decltype(fn()) {
   }
   wake_();  // the loop takes the call now, not when its wait ends
   std::unique_lock lock(call->mutex);
-  if (!call->done_cv.wait_for(lock, std::chrono::nanoseconds(rpc_wait_), [&] { return call->result.has_value(); })) {
+  if (!call->done_cv.wait_for(lock, std::chrono::nanoseconds(wait), [&] { return call->result.has_value(); })) {
     if (!call->started) {
       call->cancelled = true;
       return unanswered(MakeError(ErrorCode::kUnavailable, "the agent's loop did not take the call within " +
-                                                               std::to_string(rpc_wait_ / 1'000'000) +
+                                                               std::to_string(wait / 1'000'000) +
                                                                " ms (the loop is held up); try again"));
     }
     call->done_cv.wait(lock, [&] { return call->result.has_value(); });  // running now: its answer is near
@@ -107,6 +125,13 @@ auto LoopCommands::OnLoop(Fn fn, Unanswered unanswered) -> decltype(fn()) {
 template <class Fn>
 auto LoopCommands::OnLoop(Fn fn) -> decltype(fn()) {
   return OnLoop(std::move(fn), [](const Error& error) -> decltype(fn()) { return error; });
+}
+
+template <class Fn>
+auto LoopCommands::OnLoopBy(std::chrono::steady_clock::time_point deadline, Fn fn) -> decltype(fn()) {
+  const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now());
+  return OnLoopWithin(std::clamp<engine::Nanos>(left.count(), 0, rpc_wait_), std::move(fn),
+                      [](const Error& error) -> decltype(fn()) { return error; });
 }
 
 }  // namespace nvmeadapt::daemon

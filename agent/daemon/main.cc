@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adaptd: the node agent. Exceptions stop here; everything below returns typed results.
 #include <malloc.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every queue the agent knows, with what the loop needs beside the engine's state: how the collectors
 // and levers name it, the last window and decision, lever health, and retry state.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The mode switcher: the steps of a switch that may block run on a worker of the switch's controller, never
 // on the loop thread. A worker plans the change with the lever, checks the controller's reset spacing and
 // journals the restore point; the loop then publishes the pending switch to the BPF side (it owns the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's side of the node layer (agent/engine/node.h, issue 34): the layer behind its gate to the
 // engine (agent/engine/node_gate.h), the node's facts read on the loop (procfs, collect/node_facts.h), each queue
 // described to the layer (its reaping CPU from discovery, its measured gain, whether its policy has node_layer), and

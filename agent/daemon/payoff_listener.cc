@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/payoff_listener.h"
 
 namespace nvmeadapt::daemon {

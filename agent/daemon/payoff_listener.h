@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The payoff listener: per queue, what polling gained and cost (agent/engine/payoff.h), from the decisions
 // the engine made and the windows they judged, and the CPU the queue's poller spent while it polled.
 #pragma once

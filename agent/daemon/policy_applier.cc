@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/policy_applier.h"
 
 #include <algorithm>
@@ -37,7 +38,9 @@ engine::Policy PolicyApplier::For(const DiscoveredQueue& queue) const {
   return policy;
 }
 
-void PolicyApplier::Apply(PolicyBook book, engine::Nanos now) {
+std::vector<PolicyApplier::Started> PolicyApplier::Apply(PolicyBook book, engine::Nanos now,
+                                                         SwitchProtocol::SwitchThen ended) {
+  std::vector<Started> started;
   ++changes_;
   book_ = std::move(book);
   for (ManagedQueue* q : parts_.queues.All()) {
@@ -46,12 +49,14 @@ void PolicyApplier::Apply(PolicyBook book, engine::Nanos now) {
     parts_.listeners.Tell(&AgentListener::PolicyChanged, *q, now, policy);
     q->next_timer = std::min(q->next_timer, now + policy.timer_granularity);  // a new pace rule: look again soon
     if (auto decision = parts_.pipeline.SetPolicy(q->handle, policy, now)) {
-      parts_.switches.Carry(*q, *decision);
+      if (decision->Switches()) started.push_back({q->name, q->serial});
+      parts_.switches.Carry(*q, *decision, std::nullopt, ended);
     } else {
       parts_.switches.PushControl(*q);  // no decision: its window size or pace slack may have moved
     }
   }
   NoteOrigin();
+  return started;
 }
 
 Result<ReloadOutcome> PolicyApplier::Reload(const v1::PolicySet& file, engine::Nanos now,

@@ -1,20 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy in force: where it comes from (policy_source.h: the config file, or a SetPolicy persisted over
 // the API), its book, and its one way to the queues. SetPolicy and the config file's reload (SIGHUP) both go
 // through Apply, so that the engine, the trace, the metrics and the BPF control hear of a changed queue
 // policy alike (issue 19: the reload once skipped the threshold gauge). On the loop thread but for the
-// source's Persist and Forget, which the API runs on its caller's thread under change_mutex().
+// source's Persist, Forget and PutBack, which run on the policy writer's thread (policy_writer.h) while a
+// SetPolicy holds change_mutex().
 #pragma once
 
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/daemon/agent_listener.h"
 #include "agent/daemon/decision_pipeline.h"
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/policy_book.h"
 #include "agent/daemon/policy_source.h"
+#include "agent/daemon/policy_writer.h"
 #include "agent/daemon/ports.h"
 #include "agent/daemon/switch_protocol.h"
 #include "agent/metrics/agent_metrics.h"
@@ -58,16 +62,24 @@ class PolicyApplier {
   // own, present or discovered later), limited to what its lever can do.
   engine::Policy For(const DiscoveredQueue& queue) const;
 
-  // Puts `book` in force and hands every queue whose effective policy changed its new policy.
-  void Apply(PolicyBook book, engine::Nanos now);
+  // A queue whose switch a change of the book started.
+  struct Started {
+    std::string name;
+    uint64_t serial = 0;  // ManagedQueue::serial: the queue, not a later one of its name
+  };
+  // Puts `book` in force and hands every queue whose effective policy changed its new policy; the switches
+  // that starts, each of which tells `ended` how it ended.
+  std::vector<Started> Apply(PolicyBook book, engine::Nanos now, SwitchProtocol::SwitchThen ended = {});
   // The config file's levels again (SIGHUP): in force unless an API policy is. A new `node` (its labels file
   // changed) moves the queues the node selectors of the policy in force reach, whichever it is.
   Result<ReloadOutcome> Reload(const v1::PolicySet& file, engine::Nanos now,
                                const std::optional<engine::NodeIdentity>& node = std::nullopt);
 
-  // A SetPolicy holds this from its reading of the book to its application (its durable writes run between
-  // them, off the loop): policy.json is written in the order the changes apply.
-  std::mutex& change_mutex() { return change_mutex_; }
+  // A SetPolicy holds this from its reading of the book to its verdict (its durable writes run between them,
+  // off the loop): policy.json is written in the order the changes apply, and a change taken back puts back
+  // the policy its own reading found. Timed: a caller waits for it until its deadline, no longer.
+  std::timed_mutex& change_mutex() { return change_mutex_; }
+  PolicyWriter& writer() { return writer_; }
   // Every applied change of the book (a reload's too): a SetPolicy whose reading is older reads again.
   uint64_t changes() const { return changes_; }
 
@@ -79,8 +91,9 @@ class PolicyApplier {
   v1::PolicySet file_;
   engine::NodeIdentity node_;
   std::optional<PolicyBook> book_;
-  std::mutex change_mutex_;
+  std::timed_mutex change_mutex_;
   uint64_t changes_ = 0;  // on the loop
+  PolicyWriter writer_;   // last: its thread ends before source_ goes
 };
 
 }  // namespace nvmeadapt::daemon

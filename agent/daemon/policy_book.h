@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy levels in force (global, per controller, per queue) and the rules for changing them.
 #pragma once
 

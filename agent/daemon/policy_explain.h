@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ExplainPolicy: a queue's effective policy field by field, each with the entry that set it (the layers of
 // config/policy_layers.h) and where that entry came from: the config file, or a SetPolicy over the API.
 #pragma once

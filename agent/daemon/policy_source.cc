@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/policy_source.h"
 
 #include "common/log.h"
@@ -54,6 +55,15 @@ Status PolicySource::Persist(const PolicyBook& book, const v1::PolicyNote& note)
 }
 
 Status PolicySource::Forget() const { return store_.ClearPolicy(); }
+
+Status PolicySource::PutBack(const PolicyBook& in_force, const v1::PolicyOrigin& origin) const {
+  if (file_authoritative_) return OkStatus();  // neither the change nor the policy before it was persisted
+  if (origin.source() != v1::POLICY_SOURCE_API) return Forget();
+  v1::PolicyNote note;
+  note.set_set_unix_ns(origin.set_unix_ns());
+  note.set_set_by(origin.set_by());
+  return Persist(in_force, note);
+}
 
 void PolicySource::InForce(const std::optional<v1::PolicyNote>& note) {
   if (!note) {

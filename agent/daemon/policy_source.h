@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the policy in force comes from, and the one rule of precedence between the config file and the
 // API (issue 32): a policy set over the API is persisted and overrides the file until `policy reset`,
 // unless the config makes the file authoritative, when it lasts until the next reload or restart. Either
@@ -40,6 +41,12 @@ class PolicySource {
   bool from_api() const { return origin_.source() == v1::POLICY_SOURCE_API; }
   // A persisted policy of a newer state schema, kept and not in force (a downgrade): what GetStatus says of it.
   const std::string& kept_newer() const { return kept_newer_; }
+  // A SetPolicy taken back (issue 45, item 10): the origin it found, and what puts back on disk the policy
+  // that was in force with `origin` (its book `in_force`): policy.json and its note as they were, or none.
+  const v1::PolicyOrigin& origin() const { return origin_; }
+  void Restore(const v1::PolicyOrigin& origin) { origin_ = origin; }
+  Status PutBack(const PolicyBook& in_force, const v1::PolicyOrigin& origin) const;
+  std::string path() const { return store_.PolicyPath(); }
 
  private:
   void FromFile();

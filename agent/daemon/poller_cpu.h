@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU time of the thread that polls a queue, where the agent can tell which thread that is: uvnvme's
 // reaper threads are named uvnvme-c<ctrl>q<qid> (uvnvme/load/runner.cc), and /proc/PID/task/TID/schedstat has
 // their time on CPU. Kernel queues are polled by whichever task submitted I/O (io_uring's loop, a pvsync2 caller),

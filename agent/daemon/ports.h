@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's view of discovery and levers: small interfaces the closed loop is written against, with
 // adapters over agent/discover and agent/actuate, and fakes in tests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The queue roster: brings the managed queues to what a discovery scan found. The scan and the queues
 // as they were found are compared with discover::DiffSnapshots; a queue new to the roster is taken, one
 // whose collector key, vector or eligibility changed (a controller reset moved it to another vector) is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attaching a userspace driver's probes reads the binary the driver runs: a file the driver chose, on a file
 // system that may never answer (FUSE), which no deadline of a syscall bounds. So attaches, and the detaches
 // that share libbpf's USDT bookkeeping with them, run one after the other on a thread of their own; the

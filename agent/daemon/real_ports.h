@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's ports over the real modules: discovery over agent/discover, levers over agent/actuate.
 #pragma once
 

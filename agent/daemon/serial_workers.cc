@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/serial_workers.h"
 
 #include <pthread.h>

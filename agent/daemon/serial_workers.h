@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Jobs that may block (a lever, a driver's socket, a scan of sysfs), kept off the loop thread: jobs of one
 // key run one after the other on that key's own thread, keys in parallel, so a job that hangs delays only
 // the jobs of its key. Until Start() every job runs inline on the caller's thread (no loop runs yet).

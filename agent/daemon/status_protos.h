@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What GetStatus and ListQueues show of a queue, the node layer and the kernel, built from the loop's state.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/switch_protocol.h"
 
 #include <algorithm>
@@ -26,6 +27,7 @@ SwitchProtocol::SwitchProtocol(Parts parts, Levers& levers, state::Journal& jour
       pipeline_(parts.pipeline),
       collector_(parts.collector),
       listeners_(parts.listeners),
+      log_(parts.log),
       monotonic_(options.monotonic),
       wall_(options.wall),
       switcher_(levers, journal, std::move(options), std::move(post)) {}
@@ -41,7 +43,7 @@ void SwitchProtocol::Carry(const std::vector<engine::GatedDecision>& decisions) 
 }
 
 void SwitchProtocol::Carry(ManagedQueue& queue, const engine::Decision& decision,
-                           std::optional<engine::NodeReason> node_ended) {
+                           std::optional<engine::NodeReason> node_ended, SwitchThen ended) {
   if (decision.deferred) {
     Defer(queue, decision);
     return;
@@ -57,10 +59,11 @@ void SwitchProtocol::Carry(ManagedQueue& queue, const engine::Decision& decision
     proto.set_applied(false);
     queue.last_decision = proto;
     Switch(queue, decision.to, decision.reason, decision.at,
-           [this, decision, proto, seq](ManagedQueue& switched, bool applied) mutable {
+           [this, decision, proto, seq, ended](ManagedQueue& switched, bool applied) mutable {
              proto.set_applied(applied);
              if (!applied) proto.set_lever_error(switched.degraded_reason);
              Record(switched, decision, std::move(proto), seq);
+             if (ended) ended(switched, applied);
            });
     return;
   }
@@ -82,9 +85,12 @@ void SwitchProtocol::Defer(ManagedQueue& queue, const engine::Decision& decision
 void SwitchProtocol::Record(ManagedQueue& queue, const engine::Decision& decision, v1::Decision proto, uint64_t seq) {
   if (queue.decision_seq == seq) queue.last_decision = proto;  // else a later decision is the last one
   const bool notable = Notable(decision);
-  if (notable) {
-    NA_INFO("decision " << engine::FormatDecision(queue.name, decision)
-                        << (proto.lever_error().empty() ? "" : " lever_error=" + proto.lever_error()));
+  if (ChangesState(decision)) {
+    log_.Change(queue, engine::ReasonName(decision.reason),
+                "decision " + engine::FormatDecision(queue.name, decision) +
+                    (proto.lever_error().empty() ? "" : " lever_error=" + proto.lever_error()));
+  } else {
+    NA_DEBUG("decision " << engine::FormatDecision(queue.name, decision));
   }
   listeners_.Tell(&AgentListener::DecisionDone, queue, decision, proto, notable);
 }
@@ -157,7 +163,7 @@ void SwitchProtocol::SendControl(ManagedQueue& queue, const collect::QueueContro
   // queue's windows would be judged wrongly or never come. Said once per episode, shown in status.
   const std::string reason = "collector: cannot set the queue's BPF control: " + set.error().message;
   if (!queue.control_refused || queue.degraded_reason != reason) {
-    NA_WARN("queue " << queue.name << ": " << reason);
+    log_.Error(queue, set.error().message, "queue " + queue.name + ": " + reason);
     listeners_.Tell(&AgentListener::QueueTrouble, queue, reason);
   }
   queue.control_refused = true;
@@ -215,8 +221,10 @@ bool SwitchProtocol::Publish(SwitchInFlight& sw, engine::Nanos journaled) {
 void SwitchProtocol::End(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   ManagedQueue* found = QueueOf(sw);
   if (found == nullptr) {
-    NA_INFO("switch of " << sw.name << " to " << ReapModeName(sw.mode) << " ended after the queue left: "
-                         << (outcome.status ? "applied" : outcome.status.error().message));
+    // Once per switch of a queue that left: nothing to rate-limit it by.
+    const std::string ended = outcome.status ? "applied" : outcome.status.error().message;
+    NA_INFO_FIELDS((LogFields{.queue = sw.name, .reason = ended}),
+                   "switch of " << sw.name << " to " << ReapModeName(sw.mode) << " ended after the queue left: " << ended);
     return;
   }
   ManagedQueue& queue = *found;
@@ -255,15 +263,20 @@ void SwitchProtocol::Late(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   ManagedQueue* queue = QueueOf(sw);
   const std::string after = std::to_string((outcome.acknowledged - sw.timeline.decided) / 1'000'000) + " ms";
   if (!outcome.status) {
-    NA_WARN("lever " << sw.timeline.lever << " for " << sw.name << " returned after its timeout (" << after
-                     << " after the decision), refused: " << outcome.status.error().message);
+    const std::string message = "lever " + sw.timeline.lever + " for " + sw.name + " returned after its timeout (" +
+                                after + " after the decision), refused: " + outcome.status.error().message;
+    if (queue != nullptr) {
+      log_.Error(*queue, outcome.status.error().message, message);
+    } else {
+      NA_WARN_FIELDS((LogFields{.queue = sw.name, .reason = outcome.status.error().message}), message);
+    }
     return;
   }
   if (queue == nullptr || queue->mode == sw.mode) return;
   const engine::Nanos now = monotonic_();
   const std::string message = queue->lever + ": returned after its timeout (" + after + " after the decision): " +
                               queue->name + " is in " + std::string(ReapModeName(sw.mode)) + " after all";
-  NA_WARN("lever " << message);
+  log_.Error(*queue, "returned after its timeout", "lever " + message);
   listeners_.Tell(&AgentListener::QueueTrouble, *queue, message);
   queue->mode = sw.mode;
   ++queue->generation;
@@ -279,10 +292,10 @@ void SwitchProtocol::Late(SwitchInFlight& sw, const SwitchOutcome& outcome) {
 void SwitchProtocol::Fail(ManagedQueue& queue, ReapMode mode, engine::Reason why, const Error& error) {
   const engine::Nanos now = monotonic_();
   const bool transient = recovery_.Failed(queue, error);
-  NA_WARN_FIELDS((LogFields{.controller = queue.desc.controller, .queue = queue.name, .reason = error.message}),
-                 "lever " << queue.lever << " could not put " << queue.name << " in " << ReapModeName(mode) << " ("
-                          << engine::ReasonName(why) << "): " << error.message
-                          << (transient ? "" : " (not retried: it will not change by itself)"));
+  log_.Error(queue, error.message,
+             "lever " + queue.lever + " could not put " + queue.name + " in " + std::string(ReapModeName(mode)) +
+                 " (" + std::string(engine::ReasonName(why)) + "): " + error.message +
+                 (transient ? "" : " (not retried: it will not change by itself)"));
   listeners_.Tell(&AgentListener::LeverFailed, queue, error, queue.degraded_reason);
   // The engine follows the real mode: adaptive states decide again on the next window, and clearing an
   // override or changing the mode later starts from where the queue really is; a try the lever refused

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The switch protocol's loop side (DESIGN.md section 3, when a try's clock starts): it carries each decision
 // to its queue and owns the switch fields of a managed queue (generation, mode_since, the open switch, the
 // retry, the degraded mark) and its BPF control. The mode switcher's worker plans and journals; the loop
@@ -20,6 +21,7 @@
 #include "agent/daemon/managed_queues.h"
 #include "agent/daemon/mode_switcher.h"
 #include "agent/daemon/ports.h"
+#include "agent/daemon/queue_log.h"
 #include "agent/daemon/switch_recovery.h"
 #include "agent/engine/node_gate.h"
 
@@ -33,14 +35,19 @@ class SwitchProtocol {
     DecisionPipeline& pipeline;
     collect::Collector& collector;
     const AgentListeners& listeners;
+    QueueLog& log;  // a queue's state changes and errors, rate-limited
   };
   SwitchProtocol(Parts parts, Levers& levers, state::Journal& journal, SwitchOptions options, ModeSwitcher::PostToLoop post);
 
   // A decision of the engine to its queue: its switch (a decision is done once its switch ended), or the
   // control it leaves the BPF side; then the queue's last decision, the log and the listeners. A try the node
   // layer deferred changes nothing but the record.
+  // Runs on the loop when a switch ended (inline before Switch returns when no loop runs), with its queue
+  // unless the queue left meanwhile: whether the mode was applied.
+  using SwitchThen = std::function<void(ManagedQueue& queue, bool applied)>;
+  // `ended`, when given, hears how the decision's switch ended (SetPolicy's verdict: policy_change.cc).
   void Carry(ManagedQueue& queue, const engine::Decision& decision,
-             std::optional<engine::NodeReason> node_ended = std::nullopt);
+             std::optional<engine::NodeReason> node_ended = std::nullopt, SwitchThen ended = {});
   // Each under its queue (a run the node layer ended may be another queue's), in order.
   void Carry(const std::vector<engine::GatedDecision>& decisions);
 
@@ -57,9 +64,6 @@ class SwitchProtocol {
 
  private:
   struct SwitchInFlight;
-  // Runs on the loop when the switch ended (inline before Switch returns when no loop runs), with its queue
-  // unless the queue left meanwhile: whether the mode was applied.
-  using SwitchThen = std::function<void(ManagedQueue& queue, bool applied)>;
 
   // `evidence`: the window end or timer tick the decision rests on (for the switch timeline).
   void Switch(ManagedQueue& queue, ReapMode mode, engine::Reason why, engine::Nanos evidence, SwitchThen then);
@@ -90,6 +94,7 @@ class SwitchProtocol {
   DecisionPipeline& pipeline_;
   collect::Collector& collector_;
   const AgentListeners& listeners_;
+  QueueLog& log_;
   const std::function<engine::Nanos()> monotonic_;
   const std::function<int64_t()> wall_;
   SwitchRecovery recovery_;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a failed switch leaves behind and the way back from it: the queue's degraded mark, the retry with
 // backoff of a mode the agent itself wants, and each lever's error record that GetStatus reports. On the
 // loop thread: the loop side of the mode switcher (mode_switcher.h runs the switches' blocking steps).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The steps of one applied switch, from the decision to the first verdict on the new mode, so that a
 // try's result can be told apart from the time it took to start it (issue: the closed loop that pays).
 // Written to the window trace as a `switch` line, sent on the event stream, and the decision-to-effect

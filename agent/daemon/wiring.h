@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds the daemon's real components from its config: the collector (BPF, or the procfs fallback),
 // discovery over sysfs/procfs and uvnvme sockets, and the levers.
 #pragma once

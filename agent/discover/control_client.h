@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Client side of the uvnvme control socket (docs/uvnvme-control.md): a Unix stream socket carrying one JSON
 // object per line each way. Shared by discovery ("list") and the socket lever ("set_mode"). Every exchange is
 // bounded by the timeout given at connect; nothing blocks longer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hot add and removal: what changed between two discovery snapshots. Pure.
 //
 // The daemon's queue roster (agent/daemon/queue_roster.h) drops every removed queue (its lever target is gone:

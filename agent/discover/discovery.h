@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Discovery: the kernel's NVMe controllers (sysfs, /proc/interrupts, module parameters, the kernel command line)
 // and the uvnvme driver processes (their control sockets, docs/uvnvme-control.md), as one Snapshot. Every path
 // is under a configurable root so that tests run against captured trees (tests/data/sysfs/).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/discover/fabrics_layer.h"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a kernel controller sits in an NVMe over Fabrics stack (docs/fabrics.md): "host" for a fabrics
 // controller this node connected to (its transport is not pcie), "backing" for a local controller whose
 // namespace an nvmet subsystem exports (configfs: nvmet/subsystems/*/namespaces/*/device_path), "local"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small read-only file system helpers for sysfs and procfs. Every error names the path it concerns.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel NVMe controllers from sysfs and procfs. Layout relied on (drivers/nvme/host/core.c, pci.c; block/):
 //   /sys/class/nvme/nvmeN/{model,serial,firmware_rev,transport,address,subsysnqn,cntlid,state,queue_count}
 //   /sys/class/nvme/nvmeN/device -> the PCI function, whose msi_irqs/IRQ files say "msix" or "msi"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsers for the text the kernel shows in procfs and sysfs. Pure: text in, values out.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/discover/reaper_threads.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme's reaper threads, found by the name uvnvme gives each (uvnvme-c<ctrl>q<qid>, cut to the kernel's 15
 // characters): the thread that reaps a queue's completions, so the CPU it may run on is the queue's reaping
 // CPU (the node layer's CPU rules) and its CPU time is what polling the queue costs (daemon/poller_cpu.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/discover/target_queues.h"
 
 #include <map>
@@ -7,19 +8,63 @@
 
 namespace nvmeadapt::discover {
 
-std::set<std::string> NvmetExportTransports(const DiscoveryOptions& options) {
+namespace {
+
+// What the nvmet ports export: their transports and the subsystems linked to them.
+struct NvmetExports {
   std::set<std::string> transports;
+  std::set<std::string> subsystems;
+};
+
+NvmetExports ReadNvmetExports(const DiscoveryOptions& options) {
+  NvmetExports exports;
   const std::string ports = JoinPath(options.sysfs_root, "kernel/config/nvmet/ports");
   auto names = ListDir(ports);
-  if (!names) return transports;
+  if (!names) return exports;
   for (const auto& port : *names) {
     const std::string dir = JoinPath(ports, port);
     auto exported = ListDir(JoinPath(dir, "subsystems"));
     auto trtype = ReadTrimmed(JoinPath(dir, "addr_trtype"));
     if (!exported || exported->empty() || !trtype || trtype->empty()) continue;  // a port being set up or torn down
-    transports.insert(*trtype);
+    exports.transports.insert(*trtype);
+    exports.subsystems.insert(exported->begin(), exported->end());
   }
-  return transports;
+  return exports;
+}
+
+// nvmet's defaults (NVME_CNTLID_MIN, NVME_CNTLID_MAX) where a kernel has no attribute or it is unreadable.
+constexpr uint32_t kCntlidMin = 1;
+constexpr uint32_t kCntlidMax = 0xffef;
+
+uint32_t ReadCntlidBound(const std::string& path, uint32_t fallback) {
+  auto text = ReadTrimmed(path);
+  uint32_t value = 0;
+  return text && ParseU32(*text, &value) ? value : fallback;
+}
+
+std::string SubsystemHolding(const DiscoveryOptions& options, const std::set<std::string>& exported,
+                             uint32_t cntlid) {
+  std::string found;
+  for (const std::string& nqn : exported) {
+    const std::string dir = JoinPath(JoinPath(options.sysfs_root, "kernel/config/nvmet/subsystems"), nqn);
+    if (cntlid < ReadCntlidBound(JoinPath(dir, "attr_cntlid_min"), kCntlidMin) ||
+        cntlid > ReadCntlidBound(JoinPath(dir, "attr_cntlid_max"), kCntlidMax)) {
+      continue;
+    }
+    if (!found.empty()) return "";  // two ranges hold it: either may have given it
+    found = nqn;
+  }
+  return found;
+}
+
+}  // namespace
+
+std::set<std::string> NvmetExportTransports(const DiscoveryOptions& options) {
+  return ReadNvmetExports(options).transports;
+}
+
+std::string NvmetSubsystemOf(const DiscoveryOptions& options, uint32_t cntlid) {
+  return SubsystemHolding(options, ReadNvmetExports(options).subsystems, cntlid);
 }
 
 std::string TargetTransport(const std::set<std::string>& exported) {
@@ -50,7 +95,7 @@ std::vector<Controller> DiscoverTargets(const DiscoveryOptions& options,
     Queue q;
     q.qid = seen.qid;
     q.key = QueueKey{Source::kNvmet, seen.cntlid, seen.qid, 0};
-    q.mode = ReapMode::kInterrupt;  // nvmet on a stock kernel waits for its backing device's completions
+    q.mode = ReapMode::kInterrupt;  // as the header says, whatever pqt_enable is now
     q.eligible = seen.qid != 0;
     if (!q.eligible) {
       q.reason = Ineligibility::kAdminQueue;
@@ -59,7 +104,8 @@ std::vector<Controller> DiscoverTargets(const DiscoveryOptions& options,
     by_controller[seen.cntlid].emplace(seen.qid, std::move(q));
   }
   if (by_controller.empty()) return {};
-  const std::string transport = TargetTransport(NvmetExportTransports(options));
+  const NvmetExports exports = ReadNvmetExports(options);
+  const std::string transport = TargetTransport(exports.transports);
   std::vector<Controller> controllers;
   for (auto& [cntlid, queues] : by_controller) {
     Controller c;
@@ -70,6 +116,7 @@ std::vector<Controller> DiscoverTargets(const DiscoveryOptions& options,
     c.transport = transport;
     c.layer = std::string(kLayerTarget);
     c.state = "live";
+    c.subsysnqn = SubsystemHolding(options, exports.subsystems, cntlid);
     for (auto& [qid, q] : queues) c.queues.push_back(std::move(q));
     controllers.push_back(std::move(c));
   }

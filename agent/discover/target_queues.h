@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVMe target's own queues (nvmet), as controllers of source nvmet named "nvmet:cCNTLID" in layer "target"
 // (docs/fabrics.md). No file of a stock kernel lists nvmet's controllers or queues (configfs has subsystems and
 // ports; the debugfs tree of later kernels is optional), so they are found from what the collector counted: a
@@ -51,9 +52,17 @@ std::set<std::string> NvmetExportTransports(const DiscoveryOptions& options);
 // "unknown" when they export over several (a controller's port is not in any file of a stock kernel) or none.
 std::string TargetTransport(const std::set<std::string>& exported);
 
+// The subsystem an nvmet controller serves, by its cntlid: no file of a stock kernel links the two, but nvmet
+// gives a controller a cntlid from its subsystem's range (attr_cntlid_min..attr_cntlid_max; 1..0xffef unless
+// set): the one exported subsystem whose range holds it. "" when none or several do (the default ranges of
+// two exported subsystems all overlap): giving each subsystem a range of its own makes it known.
+std::string NvmetSubsystemOf(const DiscoveryOptions& options, uint32_t cntlid);
+
 // One controller per cntlid of the `active` queues, its queues by qid: the admin queue (qid 0) not eligible,
-// the I/O queues eligible (decided on; no lever switches them on a stock kernel, so their decisions are
-// shadow decisions, agent/actuate/resolver.h).
+// the I/O queues eligible (decided on: by our nvmet's polling-queue task where the module has it, else in
+// shadow, agent/actuate/resolver.h), its subsystem (NvmetSubsystemOf) in subsysnqn. The queues are listed in
+// interrupt mode whatever pqt_enable says: a queue listed anew while the agent polls its namespace must not
+// take the agent's poll for the mode to go back to.
 std::vector<Controller> DiscoverTargets(const DiscoveryOptions& options,
                                         const std::vector<ObservedTargetQueue>& active);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What discovery reports: controllers, their namespaces and queues, each queue's CPUs and interrupt vector, and
 // whether the agent may manage it (DESIGN.md section 3: an I/O queue with a dedicated MSI-X vector and no
 // threaded handler) with the reason when it may not. Plain values: snapshots are compared by DiffSnapshots.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme driver processes: every $runtime_dir/uvnvme/*.sock answers {"op": "list"} with its queues
 // (docs/uvnvme-control.md). Queues are grouped into controllers "uvnvme:PID:CTRL".
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-queue decision engine of DESIGN.md section 3. Pure: time comes in with each call, decisions go
 // out as values. One Engine holds many queues, each independent of the others.
 #pragma once

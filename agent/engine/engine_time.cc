@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's view of time between windows: the agent timer (a polling window whose completions stopped)
 // and idle time (a window that took far longer than its baseline).
 #include <algorithm>

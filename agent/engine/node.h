@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node layer above the per-queue engine (issue #34): the engine decides each queue alone, blind to the
 // rest of the machine; the node layer sees every queue, the CPU each reaps on and what the node's CPUs are
 // busy with, and admits or defers each queue's try and ends polling runs that the node can no longer afford.

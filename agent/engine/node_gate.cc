@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/engine/node_gate.h"
 
 #include <utility>

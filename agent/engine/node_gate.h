@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the engine's decisions meet the node layer (node.h): the engine decides each queue alone; the gate is
 // the node layer's face to it. A window goes through the engine with the gate as its try admission, so a try
 // the node layer defers is never committed (Decision::deferred: the queue stays measuring, no failure); every

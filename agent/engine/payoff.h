@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What polling gained and cost on one queue, read from the engine's own comparisons: each judged polling
 // window was held to the interrupt baseline it was measured against (Decision.measured against
 // Decision.limit), and each shadow window to the poll threshold. Pure accounting outside the rules: it

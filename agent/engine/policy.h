@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy numbers the engine runs on, as a plain struct, each with its default and why. Names, bounds and
 // the kernel patch's values of the fields are in one table (agent/engine/policy_fields.h), which also
 // validates.

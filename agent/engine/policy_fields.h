@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one table of Policy's fields: each field's names (API/JSON, trace, CLI), bounds and the kernel patch's
 // value, with its member in Policy. Validation, the trace format, replay's defaults, the config/API
 // conversion (agent/config/policy_convert.cc), the CLI's options (agent/ctl/policy_flags.cc) and the named

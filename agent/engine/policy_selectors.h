@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one table of what a policy entry can select controllers by (model, serial, subsystem NQN, ...), the queue
 // ranges it can narrow them to, and the precedence between entries. Pure string rules: the facts come in as
 // values (the daemon reads them from discovery), so the config check, the daemon and explain agree.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's arithmetic: exact comparisons of spans and counts, the pace rule, backoff lengths.
 #include "agent/engine/rules.h"
 

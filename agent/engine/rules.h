@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's arithmetic, exact in integers (no division where a comparison will do): used by engine.cc,
 // kept apart so that the rules read as rules there.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A line-oriented text format for engine inputs and decisions, so that windows recorded by the daemon (or
 // written by hand) can be replayed through the engine and its node gate alone and the decisions compared.
 // Pure string processing: reading and writing files is the caller's business.

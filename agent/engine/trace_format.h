@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trace format's writing side: one line per engine input or decision (the grammar is in
 // agent/engine/trace.h). Pure string processing.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trace format's node lines (agent/engine/trace.h): what the node layer was told, so that replay runs the
 // node gate on the same inputs as the daemon did. Pure string processing.
 //

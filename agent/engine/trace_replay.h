@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trace format's replaying side: feeds trace lines (agent/engine/trace.h) to an Engine of its own, behind
 // a node gate of its own (node_gate.h, as the daemon's), and collects their decisions as formatted lines. Pure
 // string processing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trace format's reading side below the record kinds: a line's words and the values inside them,
 // each refusal naming what it read. Used by the replayer's per-record decoders (trace_replay.cc).
 #pragma once

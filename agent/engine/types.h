@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Vocabulary of the decision engine: what goes in (window records, timer ticks, policy and mode changes)
 // and what comes out (decisions with their reason). No I/O and no kernel or RPC headers here.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's Prometheus metrics (docs/metrics.md lists every one). The daemon's loop thread feeds queue
 // and collector state, gRPC threads report requests, the exposer's threads read a copy at each scrape.
 // Every method is thread-safe: one mutex guards the state; a scrape copies it and formats outside the lock.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/metrics/build_info.h"
 
 #include "build_info_values.h"  // generated at every build by build_info.cmake

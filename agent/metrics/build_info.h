@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What nvme_adapt_build_info reports: the project version and the git commit the binary was built from.
 #pragma once
 

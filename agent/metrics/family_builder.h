@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building Prometheus metric families from the metrics snapshot (metric_families.cc, payoff_families.cc).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF side counts inter-completion intervals per queue in log2 buckets of nanoseconds (bucket i holds
 // [2^i, 2^(i+1)) ns, absolute counts since the queue was first seen). This turns them into a Prometheus
 // histogram in seconds:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Label values of nvme-adapt metrics stay bounded: enums map to fixed names, free-form values (lever names,
 // gRPC methods, BPF program names) are admitted up to a per-label limit and fold into "other" beyond it, and
 // every value is cut to a safe length and character set.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Formats a metrics snapshot into Prometheus metric families. docs/metrics.md describes each one; a test
 // compares that table with what this produces.
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `metrics` section of the agent's config, with its defaults applied and checked.
 #pragma once
 

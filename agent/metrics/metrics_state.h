@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inside AgentMetrics: the state its methods update under one mutex, and the copy a scrape formats.
 #pragma once
 

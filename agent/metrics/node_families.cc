@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node layer's series (docs/metrics.md, "Node layer"): its deferrals and ended runs by reason word, the
 // polling CPU it counts against its budget, and the node's CPU pressure as it last read it.
 #include <string>

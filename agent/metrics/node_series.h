@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the metrics show of the node layer (docs/metrics.md, "Node layer").
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The payoff series: whether polling pays on each queue (from the engine's own comparisons, engine/payoff.h)
 // and what shadow mode would have done. docs/metrics.md, "Payoff".
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/metrics/process_stats.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's own cost, read from /proc/self like every Prometheus client library does, so dashboards and
 // alerts can use the standard process_* names.
 #pragma once

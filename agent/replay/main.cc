@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adapt-replay: runs a recorded trace of windows through the decision engine and its node gate alone and
 // prints the decisions, one per line. The daemon records such traces with --record-windows.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a journal entry is checked against before it is replayed: the boot it was written in and the device its
 // controller name named then. A name can come back as another device (a driver restarted under a reused pid,
 // nvme0 after a hot swap) and every setting a lever changes is volatile: replaying blindly would write one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Write-ahead record of every device setting the agent changed, so that SIGTERM and a start after a crash
 // can put each back. An entry is persisted BEFORE the change is made and dropped only after the safe
 // value is back (or a rule proves the changed setting no longer exists); a crash in between leaves an entry

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The first thing nvme-adaptd does, before it parses anything that can fail: put back every device setting
 // the journal says an earlier run changed, for real (never in dry run), by the rules of journal.h. Also all
 // that `nvme-adaptd --restore-only` (the unit's ExecStopPost=) does.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's persisted state under --state-dir: the policy set over gRPC (policy.json) and the journal
 // of device changes: journal.json, the journal as of its last compaction, and journal.log, the changes
 // since, one record a line, appended. Every write of a whole file is atomic (write, fsync, rename, fsync dir).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/state/state_store_lock.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One daemon per state dir. Two daemons on one journal undo each other: a second instance's restore puts
 // back the queues the first one still drives and empties the journal the first one relies on (issue #37).
 // The lock is an flock(2) on <state_dir>/nvme-adaptd.lock, held by the process until it exits; the kernel

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """One nvme-adaptd for the whole evaluation: every uvnvme process it finds under its own runtime directory,
 in adaptive, node (adaptive with the node layer: policy node_layer on) or shadow mode (the global default,
 set over the API before each run: it applies to controllers discovered later, and each run is a new process),

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Adaptive versus static reaping on uvnvme (issues #9, #14, #34). For every grid configuration, repeated, five
 uvnvme-load runs back to back: reaping forced to interrupt, forced to poll, left to nvme-adaptd in adaptive
 mode, in interrupt mode with nvme-adaptd attached in shadow mode (observing, never switching), and left to

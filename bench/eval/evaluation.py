@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The runs of the evaluation: one uvnvme-load run per arm (interrupt, poll: forced, the agent cannot see
 them; adaptive, node, shadow: --mode external under the agent's runtime directory, the agent's global default
 mode and node layer set before the run) and the grid of configurations x repetitions x arms. A configuration

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """How busy the shared machine is with work other than the evaluation's. The load average cannot tell: the
 evaluation's own spinning reapers and real-time device threads count in it for a minute after they ran.
 /proc/stat's busy time minus the CPU of the processes the evaluation runs can."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The node arm (issue 34): nvme-adaptd in adaptive mode with the node layer (policy node_layer on), run in every
 configuration beside the per-queue agent, and its goals, each on the median of paired ratios (the arms of a
 repetition run back to back):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The phased run: light (QD1), heavy (QD16), light (QD1) on one queue, with the same phases in three arms:
 forced interrupt, forced poll, and the agent in adaptive mode (recorded over time), the three arms repeated
 PHASED_REPEATS times in turn. eval.json's `timeline` keeps the first adaptive run's fields (its windows and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Draws eval-grid.png and eval-timeline.png with gnuplot from the evaluation's result: writes the data
 files next to the images (eval-grid.dat, eval-timeline-*.dat) and runs grid.gp and timeline.gp."""
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Aggregates the evaluation's runs (medians with min and max over repetitions), compares adaptive with the
 static modes and shadow with interrupt, checks the goals, and prints the tables of docs/evaluation.md.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The switch timelines of a window trace (nvme-adaptd --record-windows; the evaluation's eval.trace): one
 `switch` line per applied switch, written once the engine's first verdict on the new mode was in. Prints,
 per lever and direction, how long each step took (medians and 90th percentiles, in microseconds after the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reads what nvme-adaptd --record-windows writes: the trace (engine inputs, agent/engine/trace.h) and
 PATH.decisions (one formatted decision per line). Times are CLOCK_MONOTONIC nanoseconds, as Python's
 time.monotonic_ns()."""

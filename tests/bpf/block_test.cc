@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The block-layer program on a real device: fio randread and randwrite, 4 KiB, direct I/O, on a loop
 // device; per-queue completions against /sys/block/loopN/stat, and windows that account for all of them.
 // Then the same device presented as an nvme disk: without the nvme programs, its completions are counted

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // na-collect: opens the collector the way the daemon will (OpenCollector) and reports what it sees.
 // Used by tests (the unprivileged fallback run) and by hand:
 //   na-collect [--seconds N | --until-eof] [--window N] [--interval-ms N] [--root DIR] [--procfs]

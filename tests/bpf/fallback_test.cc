@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Without BPF permission the collector says why in one line and the procfs fallback reports per-queue
 // deltas: a real run of na-collect as nobody (setpriv) while fio drives a loop device.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // irq_handler_entry/exit into na_irq_stats: per-line counts against /proc/interrupts over the same
 // interval, with disk writes (virtio-blk completions) to make interrupts happen.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slot_reservation (issue #37): the BPF queue table is split between the machine's own kernel queues and the
 // sources a peer can multiply. A flood of uvnvme queues from one driver (every slot it can get, through the
 // agent's own allocation, as a driver listing thousands of queues makes the daemon do) then a kernel queue

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stands in for an SPDK application: defines spdk_nvme_qpair_process_completions with SPDK's signature
 // (returns completions reaped, or a negative errno) and calls it on two qpairs. Prints "qpair 0x..." for
 // each, waits for a line on stdin (the collector attached), then runs the calls and exits.

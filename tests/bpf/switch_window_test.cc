@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When a try's clock starts (DESIGN.md section 3), as the BPF side does it: a switch is published pending
 // before the lever acts; the driver's mode probe (or the agent's mode_since once the lever returned) starts
 // the new window; every completion after that counts in it and nothing before is charged to it. Records

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the root-only BPF tests: run a command, a loop device over a temp file (removed in all
 // cases the process survives), block device counters.
 #pragma once

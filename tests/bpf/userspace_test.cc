@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Userspace-driver hooks on real processes: the uvnvme USDT probes (with semaphores) on a fixture that
 // fires a known plan per queue, and the SPDK uprobe/uretprobe pair on a fixture defining
 // spdk_nvme_qpair_process_completions.

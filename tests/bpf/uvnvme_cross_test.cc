@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF collector attached to the real uvnvme driver (uvnvme-load): per queue it counts exactly the
 // completions and reaps the driver itself reports, in both reaping modes, through the default `tally`
 // probe and through the per-reap `complete` probe, and its windows cover them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fires the uvnvme USDT probes exactly as the contract says (docs/probes.md): provider uvnvme, u32
 // arguments, semaphores uvnvme_<probe>_semaphore in .probes, a probe fired only while its semaphore is
 // non-zero. It waits until the complete and mode semaphores are set (the collector attached; it attaches

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of the BPF accounting tests: the collector loaded with its test entries (nothing attached),
 // completions and driver mode probes injected with a chosen clock through BPF_PROG_TEST_RUN.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-queue accounting of bpf/na_queue.bpf.h run through BPF_PROG_TEST_RUN with a chosen clock
 // (na_test_account): windows, restarts at a control generation change, the pace check at its exact
 // boundary, batches, driver tallies, the histogram, home slots and slot reuse. Root only; nothing is attached.

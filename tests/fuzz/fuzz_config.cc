@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the agent's config parsing: JSON in, Config (with its api section resolved) or an error out.
 // Invariants: nothing crashes or leaks; ResolveApiConfig's errors are one line; a config that parses
 // prints back to JSON that parses to the same message. (ParseConfigJson's own errors are not held to one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the parsers of kernel text discovery reads (agent/discover/procfs_parse.h): /proc/interrupts,
 // CPU lists, nvme handler names, the kernel command line, module parameters. The input is cut in two at
 // its first NUL: the text, and a word to look for. Invariants: nothing crashes or leaks; a CPU list that

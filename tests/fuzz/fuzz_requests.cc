@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes what the API and the CLI accept from outside: the first byte picks the target, the rest is its
 // input. Requests are parsed from protobuf wire format and validated as the server does; the CLI's
 // durations, queue names and command lines are parsed as nvme-adaptctl does. Invariants: nothing crashes,

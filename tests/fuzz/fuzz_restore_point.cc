@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the restore-point JSON a journal entry carries (RestorePoint::FromJson, agent/actuate/lever.h):
 // what a restart replays to put devices back. Invariants: nothing crashes or leaks; errors are one line;
 // a point that parses prints (ToJson) to one line that parses back and prints the same: the journal's

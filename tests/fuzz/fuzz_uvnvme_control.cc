@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the uvnvme control protocol (docs/uvnvme-control.md) as the driver serves it: every line of the
 // input is one request. Invariants: nothing crashes or leaks; every response is one line holding a JSON
 // object with a boolean "ok", and a refusal carries a string "error"; a request refused changes nothing.

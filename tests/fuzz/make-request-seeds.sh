@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Writes the request fuzzer's seed corpus (tests/fuzz/corpus/requests/): one byte naming the target (as
 # fuzz_requests.cc reads it) and the input, requests encoded from text format with protoc. Run it again
 # after a change to agent.proto; the files are checked in.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the fuzz targets with clang (libFuzzer + AddressSanitizer) in their own build directory and runs
 # each for a bounded time over its checked-in corpus. New inputs go to a temporary directory, so the
 # checked-in corpus only changes when someone copies findings in on purpose.

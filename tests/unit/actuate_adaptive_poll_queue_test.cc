@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-queue lever of our nvme-pci module (kmod/README.md) against a temporary sysfs tree shaped as the
 // module makes it: /sys/class/nvme/nvme0/adaptive/q<qid>/mode. Built through the registry only, as the daemon
 // builds it (the lever has no header).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GSIM lever against fake procfs trees of each published layout (tests/data/sysfs/gsim-*, over qemu-poll):
 // the probe, moderating a vector and setting the delay, stopping, restoring, and the errors.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVMe admin commands through libnvme: the 72-byte command layout, the ioctl number, the Get/Set Features
 // commands libnvme sends for the lever's calls (captured at the ioctl by the fake device) against the NVMe base
 // specification's field definitions, status decoding, and the coalescing lever over a fake device.

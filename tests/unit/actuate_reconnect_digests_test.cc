@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reconnect lever and a connection's header and data digests, which the kernel shows nowhere: taken from
 // nvme-cli's JSON config (tests/data/nvme-cli/config.json, libnvme's format) or the agent's declaration, kept
 // in the journal's restore points, and a switch refused before anything is disconnected when no source says

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reconnect lever keeps every setting sysfs shows of a connection, refuses before disconnecting what
 // libnvme cannot carry over, keeps secrets out of messages, gives libnvme each setting (ParseFabricsOptions),
 // and journals an in-flight point that connects a host a crash left disconnected (issue #37). A fake connector,

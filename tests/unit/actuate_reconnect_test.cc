@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reconnect lever of an NVMe/TCP host against a temporary sysfs tree and a fake libnvme connector: its plan, its
 // refusals (not tcp, gone, a disconnect or connect that fails), its restore point and restores. No root.
 #include <gtest/gtest.h>

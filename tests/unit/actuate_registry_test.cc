@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The registry of levers (lever_registry.h): every lever of the vocabulary registered once, with what it states
 // of itself, and built from the settings.
 #include <gtest/gtest.h>
@@ -50,7 +51,8 @@ TEST(LeverRegistry, EachLeverStatesItsRiskItsAdaptiveModeAndWhetherItDisrupts) {
                             Expected{LeverKind::kPollQueuesReset, LeverRisk::kResetsController, M::kOff, true},
                             Expected{LeverKind::kUvnvmeSocket, LeverRisk::kNothingElse, M::kAdaptive, false},
                             Expected{LeverKind::kDryRun, LeverRisk::kNothingElse, M::kAdaptive, false},
-                            Expected{LeverKind::kTcpReconnect, LeverRisk::kReconnectsHost, M::kOff, true}}) {
+                            Expected{LeverKind::kTcpReconnect, LeverRisk::kReconnectsHost, M::kOff, true},
+                            Expected{LeverKind::kNvmetPollTask, LeverRisk::kNothingElse, M::kAdaptive, false}}) {
     SCOPED_TRACE(LeverKindName(e.kind));
     const LeverTraits& traits = FindLever(e.kind)->traits;
     EXPECT_EQ(traits.risk, e.risk);

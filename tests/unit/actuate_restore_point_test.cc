@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Restore points as the journal keeps them: one line of JSON each, read back as they were written.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The control socket lever against FakeUvnvmeServer over a real Unix socket (docs/uvnvme-control.md).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The file levers against temporary trees: the adaptive-poll attribute and poll_queues + reset (GSIM:
 // actuate_gsim_test.cc), and a dry run of every file lever.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fakes of the agent's ports, for closed-loop tests without root, BPF or devices. Safe for the loop and the
 // agent's workers to call while a test thread watches (Push, the locked accessors); tests that drive the
 // agent without its loop thread read the fields directly.
@@ -166,8 +167,8 @@ class FakeLevers : public Levers {
     }
     if (on_apply) on_apply(plan);
     std::lock_guard lock(mutex);
-    if (refuse > 0) {
-      --refuse;
+    if (refuse > 0 || refuse_targets.count(plan.target) > 0) {
+      if (refuse > 0) --refuse;
       return MakeError(refuse_code, refuse_code == ErrorCode::kRefused ? "Feature Not Changeable (0x410e)"
                                                                         : "controller busy");
     }
@@ -198,6 +199,7 @@ class FakeLevers : public Levers {
   std::vector<std::string> log;
   int refuse = 0;
   int refuse_restores = 0;  // the next restores fail (kIo): their entries are kept
+  std::set<std::string> refuse_targets;  // refused every time, whatever `refuse` says
   bool dry_run = false;  // plans say the lever writes nothing
   bool disruptive = false;  // every change resets the controller
   std::set<std::string> already_there;  // targets whose plans change nothing (a controller-wide lever moved them)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Operable across a fleet (issue 32) in the closed loop with fakes: policy by selector over the API and the
 // config, `policy explain`, and a controller's stable identity when it comes back under another kernel name.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A lever whose target does not exist between two of its steps (the reconnect lever: disconnect, connect)
 // gets a second journal entry for that time (issue #37 item 3): journaled with the switch's entry before the
 // lever runs, with no device identity (no device rule may drop it), and dropped once the lever left the target

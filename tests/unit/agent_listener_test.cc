@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's one listener list (issue 19): metrics, the event stream, the trace and the decision log hear of
 // the loop through it, and so does any listener added before the start.
 #include "agent/daemon/agent_listener.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The closed loop's test fixture: the agent with fake collector, discovery and levers on a fake clock.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The closed loop with fake collector, discovery and levers: windows in, levers out, journal, policy.
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replay of a trace the daemon recorded with the node layer on gives the decisions the daemon made: the trace
 // carries the node layer's inputs (its settings, each queue's description, every reading of the node's facts),
 // and replay runs them through a node gate of its own, as the daemon does. A try the node layer deferred was

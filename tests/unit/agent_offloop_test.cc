@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 15, finding 3: levers run off the loop thread. A driver that stops answering its control socket (a
 // fake lever waiting on a latch) holds only its own controller: status answers at once, other controllers
 // decide and switch, the hung switch ends as a timed-out lever error with its restore point journaled,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 37: SetPolicy's durable writes (policy.json and its note, each fsynced) run on the caller's thread, not
 // the loop's. A state dir whose write blocks (a FIFO where the note's temporary file goes: its open waits for
 // a reader) holds up that call only: the loop answers status meanwhile, the change is neither applied nor

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The closed loop with fakes: SetPolicy (validated, persisted, where a new default reaches), overrides, and
 // the one policy applier behind SetPolicy and the config reload (issue 19): whichever path changes a
 // queue's policy, the engine, the trace, the BPF control and the metrics all hear of it alike.

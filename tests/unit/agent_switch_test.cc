@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The switch protocol of the closed loop: the pending switch is published before the lever acts, the try's
 // clock starts at the driver's instant (or the lever's return), every switch leaves a timeline in the
 // trace, the event stream and the latency histogram; and the failure paths: a queue left polling by a

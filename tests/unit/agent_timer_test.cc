@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The closed loop with fakes: the poll timer (stalled tries, a lever failing mid-try, its first look).
 #include <gtest/gtest.h>
 

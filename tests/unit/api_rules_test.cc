@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API rules that need no server: ApiConfig resolution (listeners, TLS, loopback), request-shape
 // validation, quoting of outside input, and the one mapping from error codes to gRPC status codes.
 #include <gtest/gtest.h>

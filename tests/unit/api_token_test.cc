@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who may call what: the Authorizer's decisions for every transport, access and credential, and the
 // bearer token's loading rules.
 #include <gtest/gtest.h>

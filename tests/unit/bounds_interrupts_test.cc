@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/interrupts is read whole however large the machine makes it (issue #37: a 512-CPU host's file is
 // over 16 MiB, which a fixed cap turned into "no kernel queues").
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Log lines quote names peers chose: control characters in them are escaped, so none forges a line.
 #include <gtest/gtest.h>
 #include <unistd.h>

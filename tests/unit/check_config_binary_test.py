@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """`nvme-adaptd --check-config FILE` as an operator (or a CI job before a rollout) runs it: exit 0 and "FILE: ok"
 on every shipped config (deploy/config/*.json, the Kubernetes base's config.json), exit 2 with one line naming the
 file and the field on a bad one. Run as root, it runs the checks as nobody too: they need no root, no BPF, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `nvme-adaptd --check-config` (daemon/config_load.h): the shipped configs pass, and each kind of refusal a start
 // would meet, up to the policy book's floors, is found offline with the field named.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What ReadBinaryHooks finds in real ELF files built for the test (tests/unit/elf_hooks_fixture.cc), and
 // how it refuses what it cannot read.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A FeatureProbe whose answers a test sets: by default a kernel like Debian 6.1 with the nvme modules
 // (module BTF, tp_btf and fentry all attachable).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hook selection with a faked kernel: which twin of each hook loads, and when BPF is given up for the
 // procfs collector (with its one-line cause).
 #include <gtest/gtest.h>

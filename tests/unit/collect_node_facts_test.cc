@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node facts' reader on a fake /proc (tests/data/node: two readings of a 4-CPU node), its parsers' edges
 // and its typed errors.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nvme disks the block program is told about, read from a sysfs tree built in a temporary directory.
 #include <gtest/gtest.h>
 

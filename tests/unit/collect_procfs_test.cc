@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The procfs fallback on a captured /proc + /sys tree (two snapshots), and on this machine's own tree.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keys, records and controls crossing the BPF boundary (the keys themselves: vocabulary_test.cc); the tracefs
 // format parser.
 #include <gtest/gtest.h>

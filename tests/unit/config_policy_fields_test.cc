@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy table (agent/engine/policy_fields.h) against the proto's Policy, and the profiles through the config.
 #include <gtest/gtest.h>
 

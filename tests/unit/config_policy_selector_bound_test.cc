@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 45, item 7: the selectors a config or SetPolicy may hold are bounded (256 entries, 256 characters a
 // value, `queues` included), and a large config within the bounds is checked and applied fast.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Policy by device selector (issue 32): the criteria table against the proto, matching, the one precedence
 // rule, and every bad selector refused at load with the entry and field named.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The config watch against the three ways a config file changes: the kubelet's `..data` symlink swap, a
 // write in place, and a rename over it; and the changes it must not answer.
 #include "agent/daemon/config_watch.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding 5 of issue 15: the file levers' writes stay inside their root. A link on the way out of the root, an
 // attribute that is itself a link and a '..' component are refused with the reason, and the file they point
 // at keeps its content.

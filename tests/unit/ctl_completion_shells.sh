@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # nvme-adaptctl's completion scripts run by bash and zsh: after `policy` they offer policy's commands, after
 # `policy set` its options, after `completion` both shells. zsh's completion system is replaced by stubs
 # (compadd prints what it is given, compdef records the registration), so no terminal is needed.

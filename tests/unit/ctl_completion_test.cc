@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adaptctl's shell completions and output formats of `report`, without an agent: the completion
 // commands parse and run locally, and the scripts hold every command path of the table (the shells
 // themselves run them in ctl_completion_shells.sh).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adaptctl report: controllers assembled from ListQueues, lever risk classes, verdicts in plain words.
 #include <gtest/gtest.h>
 

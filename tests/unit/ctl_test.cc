@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adaptctl without an agent: its values (durations, queue names, enum words), its command line and
 // the requests it builds from it, and its tables.
 #include <gtest/gtest.h>

@@ -1,5 +1,7 @@
 add_executable(daemon_core_test policy_book_test.cc
   agent_loop_test.cc agent_policy_test.cc agent_fleet_policy_test.cc policy_reset_test.cc agent_timer_test.cc agent_switch_test.cc agent_offloop_test.cc agent_policy_offloop_test.cc
+  agent_policy_atomic_test.cc policy_writer_test.cc
+  agent_log_volume_test.cc
   queue_roster_test.cc agent_listener_test.cc switch_recovery_test.cc
   serial_workers_test.cc flags_test.cc check_config_test.cc payoff_listener_test.cc agent_state_metrics_test.cc
   agent_node_selector_test.cc)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // deploy/config/config.json is installed as /etc/nvme-adapt/config.json (a conffile) and is the
 // Kubernetes ConfigMap: a field the daemon refuses would stop the agent at start with exit status 2.
 #include <gtest/gtest.h>

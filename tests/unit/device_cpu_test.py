@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of bench/device_cpu.py: exclusive(cpu) moves tasks off the CPU, leaves the calling process (and
 what it starts inside) alone, and puts every affinity back on exit, also for tasks the moved ones started
 meanwhile and when a signal ends the run. Only this test's own helper processes are moved (`only`), so it

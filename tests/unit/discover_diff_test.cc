@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hot add and removal: DiffSnapshots between discoveries of the captured trees and of edited copies.
 #include <gtest/gtest.h>
 

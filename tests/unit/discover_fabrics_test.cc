@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The layer of a kernel controller in an NVMe over Fabrics stack (agent/discover/fabrics_layer.h), against the
 // captured qemu-poll tree with an nvmet configfs tree written beside it.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding 4 of issue 15 and the campaign's hostile runtime dir: whatever a user who may write the driver
 // socket directory leaves there, discovery refuses it with the reason, attaches to no pid a peer merely
 // claims, and keeps a bounded amount of what peers say. Prints the peak RSS so that it can be quoted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel discovery against the captured trees of tests/data/sysfs/ (see its README for each case).
 #include <gtest/gtest.h>
 

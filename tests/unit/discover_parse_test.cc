@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The procfs/sysfs text parsers, on the layouts the kernel prints.
 #include <gtest/gtest.h>
 

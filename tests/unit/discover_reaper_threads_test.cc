@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme's reaper threads in a fake /proc (agent/discover/reaper_threads.h): each reaper's CPUs by its name, the
 // thread by name for the poller's CPU time, and what is left out or refused.
 #include <gtest/gtest.h>

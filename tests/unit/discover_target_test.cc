@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVMe target's own queues (agent/discover/target_queues.h): found from the collector's counts, their
 // transport from the nvmet ports in configfs, and dropped once idle.
 #include <gtest/gtest.h>
@@ -69,6 +70,43 @@ TEST(TargetQueues, WithoutNvmetOrWithoutCountsThereAreNone) {
   EXPECT_TRUE(NvmetExportTransports(options).empty());
   EXPECT_TRUE(DiscoverTargets(options, {}).empty());
   EXPECT_EQ(DiscoverTargets(options, {{4, 1, 1}})[0].transport, "unknown");
+}
+
+// A subsystem `nqn` exported through port `port` (made if need be), with a cntlid range when given.
+void Exported(TempDir& tmp, const std::string& port, const std::string& nqn, int min = 0, int max = 0) {
+  const std::string subsystem = tmp / ("sys/kernel/config/nvmet/subsystems/" + nqn);
+  std::filesystem::create_directories(subsystem);
+  if (min > 0) {
+    WriteFile(subsystem + "/attr_cntlid_min", std::to_string(min) + "\n");
+    WriteFile(subsystem + "/attr_cntlid_max", std::to_string(max) + "\n");
+  }
+  WriteFile(tmp / (kPorts + port + "/addr_trtype"), "tcp\n");
+  std::filesystem::create_directories(tmp / (kPorts + port + "/subsystems"));
+  std::filesystem::create_directory_symlink(subsystem, tmp / (kPorts + port + "/subsystems/" + nqn));
+}
+
+TEST(TargetQueues, AControllersSubsystemIsTheOneExportedSubsystemWhoseCntlidRangeHoldsIt) {
+  TempDir tmp;
+  const DiscoveryOptions options = DiscoveryOptions::UnderRoot(tmp.path());
+  EXPECT_EQ(NvmetSubsystemOf(options, 1), "") << "no nvmet";
+  Exported(tmp, "1", "nqn.a");  // no range set: nvmet's default, 1..0xffef
+  std::filesystem::create_directories(tmp / "sys/kernel/config/nvmet/subsystems/nqn.unexported");
+  EXPECT_EQ(NvmetSubsystemOf(options, 1), "nqn.a") << "a subsystem no port exports has no controller";
+  EXPECT_EQ(DiscoverTargets(options, {{1, 1, 1}})[0].subsysnqn, "nqn.a");
+  Exported(tmp, "2", "nqn.b");
+  EXPECT_EQ(NvmetSubsystemOf(options, 1), "") << "two default ranges: either may have given cntlid 1";
+  EXPECT_EQ(DiscoverTargets(options, {{1, 1, 1}})[0].subsysnqn, "");
+
+  TempDir ranged;
+  const DiscoveryOptions ranges = DiscoveryOptions::UnderRoot(ranged.path());
+  Exported(ranged, "1", "nqn.a", 1, 99);
+  Exported(ranged, "1", "nqn.b", 100, 199);
+  EXPECT_EQ(NvmetSubsystemOf(ranges, 1), "nqn.a");
+  EXPECT_EQ(NvmetSubsystemOf(ranges, 100), "nqn.b");
+  EXPECT_EQ(NvmetSubsystemOf(ranges, 200), "") << "outside every range: not a controller of theirs";
+  const auto controllers = DiscoverTargets(ranges, {{7, 1, 1}, {150, 1, 1}});
+  EXPECT_EQ(controllers[0].subsysnqn, "nqn.a");
+  EXPECT_EQ(controllers[1].subsysnqn, "nqn.b");
 }
 
 TEST(TargetQueueActivity, AQueueIsActiveUntilItsCountStandsStillForTheIdleTime) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme discovery over real Unix sockets against FakeUvnvmeServer (docs/uvnvme-control.md).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one duration grammar (common/duration.h): absl's, plus days, without a sign; the same everywhere a
 // duration is read (the daemon's flags, the config, nvme-adaptctl, uvnvme-load).
 #include <absl/time/time.h>

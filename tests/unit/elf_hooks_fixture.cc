@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A binary for collect_elf_hooks_test, built several times: which USDT notes and symbols it carries is
 // chosen by the definitions of each build (tests/unit/collect.cmake).
 #include <sys/sdt.h>

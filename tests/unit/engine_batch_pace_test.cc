@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The batch-aware pace of DESIGN.md section 3 (amended): a reap of n completions that brings a polling
 // window to completion k is behind iff elapsed x N > (k + n - 1) x S + slack x N; with the allowance off
 // (and for n = 1 either way) the index is k, the patch's rule. Boundaries to the nanosecond.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run's pace credit, the backoff's doubling and its end when the load changes (policy.h).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The edges of each rule: exactly at a bound is on one side, one unit past it on the other. Then the four edge
 // cases of issue 33: a try whose load ended, the BPF side's early record against the credit (its BPF half:
 // tests/bpf/switch_window_test.cc), idle time, the bounded window counts and a failed counter read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives one Engine with windows laid end to end on a fake clock.
 #pragma once
 

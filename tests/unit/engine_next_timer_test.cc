@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When the agent's timer next needs to look at a queue (Engine::NextTimer): never before OnTimer could
 // decide something, and for a polling window ahead of its pace not before its lead is used up.
 #include <gtest/gtest.h>

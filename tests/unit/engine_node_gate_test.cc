@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node gate (agent/engine/node_gate.h) between the real engine and the node layer: a deferred try is never
 // committed, the queue measuring on with no failure counted and deferred again at its next fast window; an
 // admitted try's verdict and the end of its run reach the node layer.

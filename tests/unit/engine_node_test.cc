@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node layer (agent/engine/node.h): the polling CPU budget, CPU pressure and staggering, each with its
 // edges, and the off default that keeps the per-queue behaviour.
 #include <gtest/gtest.h>

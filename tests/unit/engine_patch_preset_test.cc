@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `patch` profile (agent/engine/policy_fields.h) runs the adaptive-polling patch's cover letter's rules:
 // 8192-completion windows, try at <= 10 us per completion, 20 us of pace slack, polling strictly faster than
 // the baseline, a backoff of 64 windows after 3 failures, re-measure after 64 polling windows; and none of

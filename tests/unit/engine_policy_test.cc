@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy's defaults and its validation: every refusal names its field.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Polling runs that grow between re-measures (policy.h, max_poll_run_windows).
 #include <gtest/gtest.h>
 

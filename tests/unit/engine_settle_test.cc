@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // settle_windows: interrupt-mode windows right after polling are not taken as the baseline.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A try that stalls before it kept a window backs off at once (policy.h, stall_backoff).
 #include <gtest/gtest.h>
 

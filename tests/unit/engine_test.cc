@@ -1,9 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rules of DESIGN.md section 3, one by one.
 #include "tests/unit/engine_fixture.h"
 
 namespace nvmeadapt::engine::testing {
 namespace {
-
 using EngineRules = EngineFixture;
 
 TEST_F(EngineRules, NewAdaptiveQueueFoundPollingIsPutInInterruptToMeasure) {

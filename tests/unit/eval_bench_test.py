@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of bench/eval's pure parts: reading the agent's trace and decisions, the poll-time share, the
 failed-try details, and the aggregation and goal checks of the summary. Synthetic inputs only.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/unit/fake_admin_device.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An NVMe controller's admin command path for tests: features 08h and 09h kept in memory, every command and
 // every open recorded, failures scripted per command. The lever's libnvme calls run for real: the device is
 // an eventfd, and this test library's ioctl(2) (which the program's definition gives libnvme in place of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A uvnvme driver's control socket for tests: a real Unix stream socket, served from a thread, speaking the
 // protocol of docs/uvnvme-control.md over JSON lines. Behaviours cover what a client must survive.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of bench/host_idle.py on a file standing in for the haltpoll parameter (no root, the machine's
 own setting untouched): the value is set for the block and put back after it, also when a signal ends the
 run; a missing or unwritable parameter changes nothing and says why.

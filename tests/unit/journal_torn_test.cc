@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A failed append never costs the journal (issue 45, torn_journal): a write cut short is taken back, a
 // fragment that stays is a line of its own that the loader skips, and a record an older version glued to a
 // fragment is still read.

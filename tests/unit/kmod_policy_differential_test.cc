@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nvme-pci module's in-driver policy (kmod/nvme-pci/src/nvme-adaptive-policy.h, compiled here as plain
 // C++, the very header the module builds) against the agent's engine under the `patch` preset, over the same
 // streams of reaps. The engine gets what the BPF side would send it (bpf/na_queue.bpf.h): a record when a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Readable GoogleTest output for lever values, and the lists of them the lever tests compare.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `levers` section of the config: parsing from JSON, defaults, and refusals that name the field (which
 // lever may serve which controller is the levers' to refuse: actuate_resolver_test.cc).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Grafana dashboard is importable anywhere: valid JSON, the data source is the `datasource` variable
 // everywhere, the node/controller/queue variables exist, and it shows what operators need. Every metric a panel
 // queries is documented in docs/metrics.md, panels key on the `node` label (not `instance`), `process_*`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What docs/metrics.md documents, for the tests that hold the exposition, the dashboard and the rules to it:
 // the rows of its metric tables, and the metric names a PromQL text mentions.
 #pragma once

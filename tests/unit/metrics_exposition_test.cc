@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What /metrics really serves, scraped over HTTP from one AgentMetrics on a free loopback port (one per
 // suite: the exposer's destructor takes about 2 s), checked against docs/metrics.md, the dashboard and the
 // rules, and by promtool.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The metrics config section and the process_* readings from /proc.
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AgentMetrics without HTTP: the cap on tracked queues, removal of a queue's series, the histogram
 // conversion and the bounds on label values, read back from the text exposition.
 #include <gtest/gtest.h>

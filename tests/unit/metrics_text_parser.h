@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads the Prometheus text exposition format back, for tests: samples with their labels, and families with
 // their type and the label names their samples carry.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The config's `node` section (agent/config/node_config.h): defaults, values laid over them, durations, and
 // bad values refused with the field named, directly and through the config file's parser.
 #include <gtest/gtest.h>

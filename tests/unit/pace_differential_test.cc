@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF pace function (bpf/na_pace.h, compiled here as plain C++) against the engine's rule over the
 // same cases: the edges (index 0, slack 0, the limit and one nanosecond either side, fractional and huge
 // baselines, batches with and without the allowance) and 200,000 pseudo-random ones. No root: nothing is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The payoff listener: windows and timer looks pair with the decision that judged them, and the poller's CPU
 // counts only between two readings of one polling run.
 #include "agent/daemon/payoff_listener.h"

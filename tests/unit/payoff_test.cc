@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The payoff accounting over decisions of the real engine: kept windows' speedup and gain, failed tries'
 // time, shadow windows by what they would have done.
 #include "agent/engine/payoff.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Precedence that shows (issue 32): a policy set over the API says so (GetPolicy, GetStatus, the metric),
 // overrides the file until `policy reset`, and lasts only until the next reload where the file is
 // authoritative.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lever target of a queue of the captured qemu-poll tree (tests/data/sysfs): nvme0 qQID on IRQ 28 + QID.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The queue roster's seam (issue 19): what a scan makes the agent take, drop and take anew.
 #include "agent/daemon/queue_roster.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's ports over the real discovery and levers, on a captured tree.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -228,6 +229,41 @@ TEST_F(RealPorts, AControllerWideLeverIsPlannedJournaledAppliedAndRestoredOncePe
   EXPECT_NE(bad.error().message.find("nvme0"), std::string::npos);
 }
 
+// With our nvmet's polling-queue task (kmod/nvmet) AUTO gives the target's controller its lever, the engine's
+// decisions per queue reach it (adaptive stays adaptive), and a controller's entry restores the namespace.
+TEST_F(RealPorts, TheTargetsQueuesGoToThePollingQueueTaskWhereOurNvmetHasIt) {
+  const std::string subsystem = tmp_ / "sys/kernel/config/nvmet/subsystems/nqn.bed";
+  WriteFile(subsystem + "/namespaces/1/enable", "1\n");
+  WriteFile(subsystem + "/namespaces/1/device_path", "/dev/nvme0n1\n");
+  WriteFile(subsystem + "/namespaces/1/pqt_enable", "0\n");
+  WriteFile(tmp_ / "sys/block/nvme0n1/queue/io_poll", "1\n");
+  WriteFile(tmp_ / "sys/module/nvmet/pqt/state", "none\n");
+  WriteFile(tmp_ / "sys/kernel/config/nvmet/ports/1/addr_trtype", "tcp\n");
+  std::filesystem::create_directories(tmp_ / "sys/kernel/config/nvmet/ports/1/subsystems");
+  std::filesystem::create_directory_symlink(subsystem, tmp_ / "sys/kernel/config/nvmet/ports/1/subsystems/nqn.bed");
+  RealDiscovery discovery(Only(/*kernel=*/true), [] { return std::vector<discover::ObservedTargetQueue>{{3, 1, 9}}; },
+                          [] { return engine::Nanos{1}; });
+  auto queues = discovery.Scan();
+  ASSERT_TRUE(queues) << queues.error().message;
+  const DiscoveredQueue target = queues->back();
+  EXPECT_EQ(target.lever_target.subsysnqn, "nqn.bed");
+  RealLevers levers(settings_, environment_, discovery);
+  EXPECT_EQ(levers.LeverNameFor(target), "nvmet_poll_task");
+  EXPECT_EQ(levers.ModeFor(target, engine::ControllerMode::kAdaptive), engine::ControllerMode::kAdaptive);
+  EXPECT_FALSE(levers.Disruptive(target));
+  auto plan = levers.Plan(target, ReapMode::kPoll);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->target, "nvmet:c3") << "one journal entry per target controller";
+  ASSERT_TRUE(plan->Execute());
+  EXPECT_EQ(ReadFile(subsystem + "/namespaces/1/pqt_enable"), "1\n");
+  v1::JournalEntry entry;
+  entry.set_controller("nvmet:c3");
+  entry.set_lever(plan->lever);
+  entry.set_target(plan->target);
+  entry.set_safe_value(plan->safe_value);
+  ASSERT_TRUE(state::RestoreWithFreshLever(entry, settings_, actuate::LeverEnvironment{environment_.sysfs_root}));
+  EXPECT_EQ(ReadFile(subsystem + "/namespaces/1/pqt_enable"), "0\n");
+}
 
 // Finding 1 of issue 15: a dry-run daemon once "restored" a crash's journal in dry run, dropped every entry and
 // left the devices changed. A restore is always real, and a dry-run lever journals nothing.

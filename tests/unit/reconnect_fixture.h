@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reconnect lever's test fixture: a temporary sysfs tree with an NVMe/TCP host and a fake libnvme connector.
 #pragma once
 

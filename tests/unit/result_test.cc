@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // common/result.h: the propagation macros, the retry class and the flattened message.
 #include "common/result.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workers that keep blocking jobs off the loop: one key's jobs in order, a blocked key holds no other.
 #include "agent/daemon/serial_workers.h"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of bench/sim_bench.py's reading of uvnvme.json: the ratios and model parameters it derives
 from the faithful clock, and the clear errors for results it cannot use. Synthetic inputs only.
 

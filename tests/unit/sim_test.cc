@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scale model (sim/): its clock's ordering, its cost accounting, closed-form cases it must reproduce
 // exactly, and the policies' behaviour on loads whose answer is known.
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of scripts/check-sizes on a made-up tree: what it counts, what it exempts (tests/ from the
 function limit, bpf/*.bpf.{c,h} from both), how the exception list excuses and how it goes stale.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The journal's restore after a crash of an agent that had switched a TCP host with the reconnect lever: the
 // host is matched by its connection, not by the controller name it had (it may be back under another one),
 // against a temporary sysfs tree and a fake nvme-cli. No root.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The switch recovery's seam (issue 19): what a failed switch leaves on its queue and its lever, and what
 // a switch that applied clears.
 #include "agent/daemon/switch_recovery.h"

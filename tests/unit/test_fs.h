@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File helpers for tests: a temporary directory removed at the end, copies of captured trees, and a record of
 // every file's content and mtime to prove that something wrote nothing.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each record kind of the trace format on its own: what its decoder takes, what it refuses and in which
 // order the replayer checks a line (the verb's queue, then its time, then the verb itself).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme-load's placement of its ordinary threads: with --controller-cpus and --host-cpus, every thread that
 // is not an emulated device thread (the main thread, the control server, the reapers) may run on the host
 // CPUs only, and the device threads on the device CPUs only. Read back from /proc/self/task/*/status, as the

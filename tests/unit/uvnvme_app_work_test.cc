@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme-load's application work per completion (--io-work-us): the option and the calibrated loop.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers of the uvnvme unit tests that drive a Driver directly (no load generator).
 #pragma once
 

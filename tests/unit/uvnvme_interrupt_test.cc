@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme's interrupt signalling, seen from the wire: the test plays the host on a bare queue pair (its own
 // SQ entries, CQ head doorbell and eventfd), so it can leave completions unconsumed, consume some of them,
 // and count the interrupts the controller raised at each step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme-load's argument parsing and the latency histogram behind its percentiles.
 #include <gtest/gtest.h>
 

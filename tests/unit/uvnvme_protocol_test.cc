@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The control protocol of docs/uvnvme-control.md, request by request, against a fake target that records
 // what it was asked to change.
 #include <gtest/gtest.h>

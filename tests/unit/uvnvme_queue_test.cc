@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme's queue pair, emulated controller and service model, driven directly (no load generator).
 #include <gtest/gtest.h>
 

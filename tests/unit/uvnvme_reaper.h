@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A test's reaper thread for one uvnvme HostQueue: keeps `depth` commands in flight, reaps in whatever
 // mode the queue is in, and checks independently of the driver that every submitted tag completes exactly
 // once. Stop() stops submitting, drains what is in flight and joins.

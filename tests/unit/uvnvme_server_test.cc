@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The control socket over a real Unix socket, against a real driver whose queues have running reapers.
 #include <gtest/gtest.h>
 #include <sys/stat.h>

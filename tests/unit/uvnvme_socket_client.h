@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A blocking Unix-socket client for the uvnvme control protocol in tests.
 #pragma once
 

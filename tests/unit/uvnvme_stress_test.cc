@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heavy uvnvme tests (RUN_SERIAL): mode switches racing completions at queue depth 32, and interrupt
 // coalescing under load. A watchdog ends the process, naming what hung, instead of letting CTest time out.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme's device timing (intervals, lateness per period, the two device clocks) and controllers sharing
 // device threads, driven directly (no load generator).
 #include <gtest/gtest.h>

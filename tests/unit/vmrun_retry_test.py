@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of tests/vm/vmrun.py's one retry: a guest whose kernel died of TCG's text-patching race
 (`Oops: int3`) before its script finished is booted once more, with the first boot's console and crash kept;
 any other crash, and a second int3, fail as before. No QEMU: one boot is replaced by a stand-in.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vocabulary's tables: every name parses back to its value, the API numbers match the proto's value names
 // (what the CLI's words once came from), the queue-name formats and the collectors' queue keys.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host-side checks of the agent's steps of the VM test (what tests/vm/guest/nvme_e2e.sh recorded under agent/).
 
 Run A: nvme-adaptd with the poll_queues + reset lever for nvme0 (levers config). Discovery and hooks through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host-side check of the guest's collector-counts step (tests/vm/guest/nvme_e2e.sh): tests/bpf/na-collect
 attached during an io_run, once with the kernel nvme programs per batch (fentry/fexit on nvme_irq and nvme_poll,
 each reap counted from the queue's CQ head) and once per completion (the nvme_sq tracepoint). Each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host-side checks of the fabrics test bed's first agent step (tests/vm/guest/fabrics.sh, agent-fabrics):
 nvme-adaptd on a node that is initiator (nvme_tcp) and target (nvmet over nvme0) at once, on an interrupt-only
 connection whose controller has the reconnect lever (fabrics_lever.py checks what the lever does).

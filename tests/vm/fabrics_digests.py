@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host-side checks of the digests step of the fabrics test bed (one kernel: DIGESTS_KERNEL). The lever's
 connections run header and data digest, listed in nvme-cli's JSON config the agent reads (the kernel shows
 neither digest anywhere); guest/icreq_sniff.py recorded each queue's ICReq and ICResp on the wire. Every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parsers for what the fabrics test bed's guest script records (tests/vm/guest/fabrics.sh): multi-key tracefs
 hists, fio's reads and writes, nvme-cli and sysfs facts of the TCP connection, na-collect's per-layer counts."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Per-layer checks of one fio run of the fabrics test bed (called by fabrics_test.py).
 
 Layers: host (the TCP controller's I/O queues, nvme_complete_rq with its ctrl_id), target (nvmet's queues,

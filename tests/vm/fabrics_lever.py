@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host-side checks of the reconnect lever in the fabrics test bed (tests/vm/guest/fabrics.sh, from
 agent-reconnect-poll on): `policy set --controller <host> --mode poll` reconnects the TCP host with a poll
 queue (journaled first), io_uring hipri lands on it by the agent's per-queue counts and the hist, SIGTERM puts

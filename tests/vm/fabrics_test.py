@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The NVMe over Fabrics test bed: nvmet exports the emulated nvme0n1 over TCP on the guest's loopback, the
 kernel's NVMe/TCP host connects to it (nvme-cli), once with interrupt-only queues and once with
 --nr-poll-queues, and fio runs the seed's shapes on the fabrics disk (4 KiB and 2 MiB; randread, randwrite,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host-side checks of the target vanishing under the agent (tests/vm/guest/fabrics.sh, agent-target-vanishes):
 a TCP host connected with a short ctrl_loss_tmo is switched by the reconnect lever (journaled; the reconnect
 keeps its timeouts), then the nvmet subsystem is removed mid-window with fio running. The host gives up and

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: Apache-2.0
 # /init of the VM tests' initramfs (busybox). Loads the modules, mounts the host root (read-only 9p) and the
 # results share (writable 9p, at the same absolute path as on the host), mounts /proc /sys /dev /tmp tracefs
 # debugfs bpffs inside the host root, then chroots there to run the guest script named in guest.env (or a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prints the per-kernel table of docs/collectors.md from the VM tests' own records.
 
 Reads BUILD/vm-results/vm_nvme_e2e_*/summary.json (written by nvme_e2e_test.py) and prints one Markdown row per

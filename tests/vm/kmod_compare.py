@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The seed's comparison on our nvme-pci module, from the kmod guest's compare runs: four arms (interrupt only,
 poll only, the driver's own adaptive policy, the agent deciding per queue) at each point (queue depth x jobs),
 repetitions in rotated order. Writes kmod-compare.json and returns it; prints a Markdown table.

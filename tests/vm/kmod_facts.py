@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parsers for what the kmod guest script records: our nvme-pci module's per-queue files (kmod/README.md), the
 sampler's lines, fio's totals."""
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Our nvme-pci module (kmod/nvme-pci) in a Debian kernel's VM guest, against QEMU's emulated NVMe.
 
 Builds the module for the kernel (kmod/build_module.py: Debian's linux-source of the image's exact version, our

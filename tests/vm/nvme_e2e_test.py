@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end test of the real Linux nvme driver (a Debian kernel: 6.1, 6.12, 7.3) against QEMU's emulated NVMe.
 
 Boots the VM with tests/vm/guest/nvme_e2e.sh as the guest script, then asserts here, on the host, on the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parsers for the raw facts the guest scripts record (tracefs hists, /proc/interrupts, blk-mq, fio, steps)."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The seed's comparison on our nvmet polling-queue task (kmod/nvmet), from the nvmet_poll guest's compare runs:
 NVMe/TCP over the guest's loopback, one queue pair, QD32, one job, the target's work on one vCPU; 4 KiB randread,
 randwrite, randrw and 2 MiB randread; interrupt against polled submission (and the agent's arm when the guest ran

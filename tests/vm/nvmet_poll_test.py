@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Our nvmet polling-queue task (kmod/nvmet) in a Debian kernel's VM guest, over NVMe/TCP on the guest's loopback.
 
 Builds nvmet.ko and nvmet-tcp.ko for the kernel (kmod/build_module.py --module nvmet: Debian's linux-source of
@@ -13,12 +14,19 @@ backing nvme0 with poll_queues=1) and asserts here on what it recorded:
   controller's count equal to fio's within 1 % both times;
 - at least 200 switches of pqt_enable under fio randrw --verify=crc32c: no verify error, no failed switch, no
   polled bio in flight after any switch-off returned, no NVMe timeout, abort, reset or reconnect in dmesg, every
-  polled bio retired; the module unloads at the end;
+  polled bio retired;
+- the agent from the build tree (nvmet_agent_checks.py): AUTO gives the target's controller the lever
+  nvmet_poll_task, which report names with its risk; the backing disk's completions the task reaps counted on
+  its poll queue and the poll path; >= 200 switches by the agent's engine under fio randrw --verify=crc32c, with
+  no verify or lever error and no NVMe timeout, abort, reset or reconnect; SIGTERM and kill -9 + restart put
+  pqt_enable back as found; the module unloads at the end;
 - with --compare, the seed's comparison (nvmet_poll_compare.py) as RESULTS/nvmet-poll-compare.json.
 Writes RESULTS/summary.json (RESULTS: BUILD/vm-results/<test name>) with an "nvmet_poll" key.
 
 The agent's arm of the comparison is a hook: --agent-arm EXE (a path the guest sees: the host root is shared)
-is run in the guest as `EXE on` before and `EXE off` after each run of a third arm, "agent".
+is run in the guest as `EXE on` before and `EXE off` after each run of a third arm, "agent", with the agent
+running through the comparison; tests/vm/guest/nvmet_agent_arm.sh sets the target controller's policy to
+adaptive and off (bench/run-all gives it).
 
   tests/vm/nvmet_poll_test.py [--build-dir build] [--kernel 6.1|6.12|7.3] [--compare] [--agent-arm EXE]
                               [--pqt-cpu N] [--test-name vm_nvmet_poll_6_1]
@@ -35,6 +43,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fabrics_facts as ff  # noqa: E402
 import nvme_facts  # noqa: E402
+import nvmet_agent_checks  # noqa: E402
 import nvmet_poll_compare  # noqa: E402
 from nvme_e2e_test import GUEST_TOOLS, Checks, _within  # noqa: E402
 from vmkernel import FABRICS_MODULES, VmSetupError  # noqa: E402
@@ -202,6 +211,7 @@ def assert_results(results, compare):
     _refuse(checks, results, summary)
     _route(checks, results, summary, poll_qids)
     _toggle(checks, results, summary, poll_qids)
+    nvmet_agent_checks.check_agent(checks, results, summary, poll_qids, _trouble)
     _final(checks, results, summary)
     if compare:
         _compare(checks, results, summary)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Guest kernel and initramfs for the VM tests, cached in the build tree.
 
 The kernel's Debian packages come from vmpackages.py (apt-get download, cached). Its kernel (decompressed to an

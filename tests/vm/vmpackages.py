@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Debian kernel packages for the VM tests, fetched with `apt-get download` and cached in the build tree.
 
 Three kernels a fleet meets: Debian 12's 6.1 (bookworm, from the machine's own apt lists) and trixie's 6.12

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of vmpackages.py without network or root: the mirror read from apt sources in either format, the
 errors when there is none, and the kernel table's package-name patterns."""
 

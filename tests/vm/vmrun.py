@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Boots a Debian kernel (6.1, 6.12 or 7.3: vmpackages.py) under QEMU (TCG) with an emulated NVMe controller
 and runs a guest script in it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The application's own CPU work per completion (--io-work-us): a compute loop the job's thread runs after
 // each completion before it reaps the next, as fio's thinktime spin does. The work is a fixed number of
 // loops calibrated once at start, not a wall-clock spin: when polling or another task takes the CPU, the same

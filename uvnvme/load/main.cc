@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme-load: the uvnvme driver under a fio-like load. See --help and docs/uvnvme.md.
 #include <pthread.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "uvnvme/load/option_values.h"
 
 #include <charconv>

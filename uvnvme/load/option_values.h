@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The values uvnvme-load's options take (durations, counts, sizes, bounded integers, phase profiles),
 // each refusal saying what was expected and what came.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme-load's command line: a fio-like description of the load and the device model.
 #pragma once
 

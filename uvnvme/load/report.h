@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uvnvme-load's output: one JSON object (--json) or a human summary. docs/uvnvme.md says what each
 // number includes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a LoadOptions load on a started Driver: one reaper thread per queue that keeps its jobs' commands
 // in flight (closed loop: every completion is replaced by a new command while the phase wants it) and
 // reaps in the queue's current mode; the calling thread walks the phases, switches modes where a phase

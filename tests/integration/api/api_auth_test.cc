@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The auth matrix over real sockets: the Unix socket's mode, owner and group (and who can connect), the
 // TCP refusals at start, and TLS with client certificates and bearer tokens.
 #include <sys/socket.h>

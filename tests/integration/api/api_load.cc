@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adapt-api-load: many WatchEvents streams (some that never read) and clients calling SetPolicy and
 // ListQueues at once against a running agent, for a fixed time. It fails on any failed call, on a reading
 // stream that went more than a few seconds without an event, and on the server's RSS passing a bound.

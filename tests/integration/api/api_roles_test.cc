@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding 6 of issue 15 over real sockets: authentication at the TCP transport for every service (health
 // too; no reflection on TCP), the read-only and admin roles (a token each, an allow-list of certificate
 // names, an admin group on the Unix socket apart from the socket's group), the anonymous stream share, and

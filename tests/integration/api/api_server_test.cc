@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AgentService over a real Unix socket: every invalid input with its status code and field path,
 // the agent's errors mapped to codes, request size bound, health and reflection, the request observer,
 // and policy changes that are persisted before the reply.
@@ -239,6 +240,26 @@ TEST_F(ApiServer, APolicyChangeIsPersistedBeforeTheReplyAndReadBack) {
   EXPECT_FALSE(policy.policy().controllers(0).policy().has_pace_slack_ns());
   EXPECT_EQ(policy.policy().controllers(0).policy().max_failures(), 5u);
   EXPECT_EQ(policy.effective_global().window_completions(), 8192u);
+}
+
+// Issue 45, item 10: SetPolicy works to its client's deadline, less a tenth (at most 250 ms) for the answer's
+// way back, and to 30 s at most when the client sets none.
+TEST_F(ApiServer, SetPolicyWorksToTheClientsDeadline) {
+  using std::chrono::milliseconds;
+  v1::SetPolicyRequest request;
+  request.mutable_policy()->set_pace_slack_ns(5000);
+  v1::SetPolicyResponse reply;
+  grpc::ClientContext within_2_s;
+  const auto asked = std::chrono::steady_clock::now();
+  within_2_s.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  ASSERT_TRUE(stub_->SetPolicy(&within_2_s, request, &reply).ok());
+  const auto left = agent_->last_set_policy_deadline() - asked;
+  EXPECT_GT(left, milliseconds(1600)) << "2 s less 200 ms, less the way there";
+  EXPECT_LE(left, milliseconds(1850)) << "2 s less 200 ms (gRPC rounds the timeout it sends up)";
+  grpc::ClientContext none;
+  ASSERT_TRUE(stub_->SetPolicy(&none, request, &reply).ok());
+  EXPECT_LE(agent_->last_set_policy_deadline() - std::chrono::steady_clock::now(), std::chrono::seconds(30));
+  EXPECT_GT(agent_->last_set_policy_deadline() - std::chrono::steady_clock::now(), std::chrono::seconds(29));
 }
 
 TEST_F(ApiServer, HealthAnswersServingAndReflectionListsTheService) {

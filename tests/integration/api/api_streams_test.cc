@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WatchEvents: filters, the bound on concurrent streams, a client that does not read (it must never hold
 // up the publisher, and it is told how many events it missed), and a shutdown that ends streams at once.
 #include <future>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the API integration tests: a temporary directory, a server in front of a FakeAgent,
 // clients made the way nvme-adaptctl makes them, and the test certificates.
 #pragma once

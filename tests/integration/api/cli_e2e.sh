@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end test of nvme-adaptctl against a running server: every command, its -h, table, wide, JSON and
 # YAML output, and the error paths with their exit codes (1 from the agent, 2 for the command line).
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/integration/api/fake_agent.h"
 
 #include <google/protobuf/util/json_util.h>
@@ -130,8 +131,14 @@ v1::GetPolicyResponse FakeAgent::GetPolicy() {
   return response;
 }
 
-Result<v1::SetPolicyResponse> FakeAgent::SetPolicy(const v1::SetPolicyRequest& request) {
+FakeAgent::Deadline FakeAgent::last_set_policy_deadline() const {
   std::lock_guard lock(mutex_);
+  return last_deadline_;
+}
+
+Result<v1::SetPolicyResponse> FakeAgent::SetPolicy(const v1::SetPolicyRequest& request, Deadline deadline) {
+  std::lock_guard lock(mutex_);
+  last_deadline_ = deadline;
   const std::string& controller = request.controller();
   if (!controller.empty() && !HasController(controller)) return NoSuchController(controller);
   if (request.queue() != 0 && !FindQueue(controller, request.queue())) return NoSuchQueue(controller, request.queue());

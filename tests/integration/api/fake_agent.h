@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A test double of the agent behind the API: two controllers with a few queues, the policy levels with
 // the real validation (agent/config), operator overrides, and events on a real EventBus. Thread-safe,
 // like the daemon's AgentControl. Used by the API tests and by the nvme-adapt-fake-agent server.
@@ -21,7 +22,8 @@ class FakeAgent final : public api::AgentControl {
   v1::GetStatusResponse GetStatus() override;
   Result<v1::ListQueuesResponse> ListQueues(const v1::ListQueuesRequest& request) override;
   v1::GetPolicyResponse GetPolicy() override;
-  Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request) override;
+  using api::AgentControl::SetPolicy;
+  Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request, Deadline deadline) override;
   Result<v1::SetQueueModeResponse> SetQueueMode(const v1::SetQueueModeRequest& request) override;
   std::shared_ptr<api::Subscription> WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) override;
   // The policy's layers for the queue, its controller known by name only; every entry from the API.
@@ -31,6 +33,8 @@ class FakeAgent final : public api::AgentControl {
   void PublishDecision(uint64_t n);
   api::EventBus& bus() { return bus_; }
   v1::PolicySet policy() const;
+  // The deadline the last SetPolicy was given (the API's, from its client's).
+  Deadline last_set_policy_deadline() const;
   std::optional<v1::QueueInfo> queue(const std::string& controller, uint32_t queue) const;
 
  private:
@@ -45,6 +49,7 @@ class FakeAgent final : public api::AgentControl {
   mutable std::mutex mutex_;
   std::vector<v1::QueueInfo> queues_;
   v1::PolicySet policy_;
+  Deadline last_deadline_{};
   api::EventBus bus_;
 };
 

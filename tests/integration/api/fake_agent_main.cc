@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adapt-fake-agent: the API server in front of the FakeAgent, for the CLI and load tests until the
 // daemon exists. With --publish-rate it publishes decision events at a steady rate and measures how long
 // each Publish takes (the daemon's loop thread must never wait for a slow WatchEvents client).

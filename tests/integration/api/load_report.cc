@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/integration/api/load_report.h"
 
 #include <algorithm>

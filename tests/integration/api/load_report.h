@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API load test's options, what it measured, and its verdict: figures printed, JSON written, the
 // exit code 1 if any bound was not met.
 #pragma once

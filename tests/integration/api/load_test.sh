@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The API under load: 100 WatchEvents streams (20 never read) and 20 clients calling SetPolicy and
 # ListQueues for 30 s while the agent publishes events at a steady rate. Prints the figures; fails on
 # a failed call, a reading stream starved of events, server RSS over the bound, or (fake agent) a

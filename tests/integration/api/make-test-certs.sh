@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make-test-certs.sh DIR: the certificates the API tests need, made fresh each run (valid 2 days):
 #   ca.pem          test CA;  server.pem/.key  localhost + 127.0.0.1, signed by it
 #   client.pem/.key client certificate signed by the test CA (accepted)

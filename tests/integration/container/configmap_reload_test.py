@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Config reload the Kubernetes way: the agent's config is a ConfigMap volume, updated by the kubelet's
 atomic ..data symlink swap and no signal. A good update is applied (the policy over gRPC shows it, the
 event stream and nvme_adapt_config_reloads_total say so); a bad one is refused, the running config

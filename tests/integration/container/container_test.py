@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The agent's image, built and run as the DaemonSet runs it, against a uvnvme-load on the host.
 
 Builds the image (image.py: cached by its inputs), renders deploy/kubernetes/overlays/default with

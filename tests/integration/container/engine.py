@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """podman as this host needs it, and what the kernel must have for it.
 
 Workarounds of a host like the CI machine, none needed on a normal systemd host (docs/operations.md):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The agent's image, built as production builds it and cached by its inputs.
 
 The base: Debian 12 from the machine's own configured Debian mirror (its apt sources, copied as they

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A ConfigMap volume laid out as the kubelet lays it out, and updated as it updates it.
 
 DIR/..TIMESTAMP/KEY holds the data, DIR/..data -> ..TIMESTAMP, DIR/KEY -> ..data/KEY. An update writes a

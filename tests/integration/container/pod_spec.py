@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """podman run options from the rendered DaemonSet: what Kubernetes would give the container.
 
 Every field of the pod and container spec is either turned into podman options, or named here as

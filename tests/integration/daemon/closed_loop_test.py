@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The closed loop on uvnvme: the agent in adaptive mode over a light, heavy, light load.
 
 Bound tested: once the heavy phase ends, the queue is back in interrupt mode within 1 s and stays there.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Bad config at start: exit 2 and one line naming the problem. The same errors on SIGHUP keep the running
 config; a good file on SIGHUP is applied."""
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """connection_cap: 2,000 idle API connections against a real daemon (issue #37).
 
 The daemon runs with the usual 1,024 open files. Without a cap each idle connection held a file descriptor

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs nvme-adaptd, nvme-adaptctl and uvnvme-load as real processes for the daemon's integration tests.
 
 Everything lives in one temporary directory: the config, the state dir, the runtime dir (uvnvme sockets),

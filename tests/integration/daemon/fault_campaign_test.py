@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The fault campaign of issue 15 against a real uvnvme-load: the journal and the restore path under crashes.
 
 - kill -9 at random moments of a switch storm, and at the switch protocol's failpoints (test builds:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The journal's write path under crashes and failing writes (issue 45), beside the fault campaign.
 
 In the manner of the storage engines' own crash tests: every append of journal.log is failed in turn, at its

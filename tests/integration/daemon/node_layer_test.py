@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The node layer (issue 34) in a real daemon against uvnvme: a CPU hog on the queue's reaping CPU defers every
 polling try, with the reason, and nothing is switched.
 

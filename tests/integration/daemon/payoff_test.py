@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What polling gained and cost, and what shadow mode would have done, in the agent's Prometheus scrape.
 
 1. Adaptive mode over a QD8 load on uvnvme (a rate the emulated device serves faster when polled): the queue's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Crash recovery and the socket lever against a real uvnvme process.
 
 kill -9 after the daemon switched queues leaves them switched; the next start puts every journaled change

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`nvme-adaptctl report --json` against the real daemon in shadow mode over a uvnvme QD8 load: the uvnvme
 controller is reported with its lever (the control socket) and that lever's risk class, its eligible queue,
 the shadow record (windows judged, fast enough to try, the would-poll share) and a verdict line; nothing was

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """docs/operations.md "Shadow mode first", step by step, against nvme-adaptd and a running uvnvme-load.
 
 The shipped config (deploy/config/config.json) first: every queue observed, eligible, off. Then the step's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs a command against a live nvme-adaptd (adaptive mode) that manages a running uvnvme-load (QD16, one
 # queue), then stops both and checks that the daemon exits 0 and that no completion was lost.
 #   with_daemon.sh --daemon PATH --ctl PATH --uvnvme-load PATH [--expect-decisions] -- COMMAND...

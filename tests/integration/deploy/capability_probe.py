@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks, on this kernel, that the capability set of nvme-adaptd.service is the one the agent needs.
 
 Each probe runs in a child started by setpriv as uid 0 with exactly a given capability set (what systemd

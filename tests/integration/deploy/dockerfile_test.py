@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The Dockerfile checked against what it refers to: the package file make package really makes, the paths inside
 it, the daemon's default metrics port, the Kubernetes DaemonSet (port, group id), and the build/runtime
 split (Debian 12, no compiler in the runtime image). The image itself is built and run by

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Renders the Kubernetes manifests with `kubectl kustomize deploy/kubernetes/overlays/NAME` alone, which must
 print no warning, and checks the objects against the rest of the project: the capability set of the systemd
 unit, its resource bounds and paths, the daemon's default metrics port, the default config (authoritative in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Each program is in its package with its man page (the agent and CLI in nvme-adapt, the load generator and
 # the replay in nvme-adapt-tools, none in both); the debug symbols of each are in its -dbgsym package; every
 # ELF file is hardened as dpkg-buildflags' hardening=+all makes it: BIND_NOW and PIE in its dynamic section,

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Debian packages the way `make package` does (scripts/make-packages: dpkg-buildpackage -b -us -uc
 # on deploy/debian), into OUT_DIR so that build/packages is left alone; the other package tests use
-# OUT_DIR/*.deb. Expects exactly the production package, the tools package and their -dbgsym packages.
+# OUT_DIR/*.deb. Expects exactly the production package, the tools package, their -dbgsym packages and the
+# DKMS package of our nvme-pci module (Architecture: all).
 # Usage: package_build.sh SOURCE_DIR OUT_DIR DEB_VERSION JOBS [CMAKE_FLAGS...]
 set -euo pipefail
 src=$1 out=$2 version=$3 jobs=$4
@@ -19,7 +21,8 @@ grep -q 'dpkg-buildpackage: info: binary-only upload' "$log" || fail "no dpkg-bu
 
 arch=$(dpkg --print-architecture)
 expected=("nvme-adapt_${version}_${arch}.deb" "nvme-adapt-dbgsym_${version}_${arch}.deb"
-          "nvme-adapt-tools_${version}_${arch}.deb" "nvme-adapt-tools-dbgsym_${version}_${arch}.deb")
+          "nvme-adapt-tools_${version}_${arch}.deb" "nvme-adapt-tools-dbgsym_${version}_${arch}.deb"
+          "nvme-adapt-nvme-pci-dkms_${version}_all.deb")
 shopt -s nullglob
 built=()
 for deb in "$out"/*.deb "$out"/*.ddeb; do built+=("$(basename "$deb")"); done

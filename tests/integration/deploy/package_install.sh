@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the packages into a scratch root with `dpkg --root` (maintainer scripts, debhelper's and the
 # postrm's purge, run outside a chroot with DPKG_ROOT set, so they must and do keep to it), checks what they
 # put there, runs the installed daemon, reinstalls (the upgrade path), then purges and checks that nothing

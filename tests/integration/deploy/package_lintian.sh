@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# lintian --display-info on every package built (production, tools, -dbgsym) and the .changes: no error, no
+# SPDX-License-Identifier: Apache-2.0
+# lintian --display-info on every package built (production, tools, -dbgsym, DKMS) and the .changes: no error, no
 # warning, and no hardening-* tag of any level; the info tags are printed for the reader.
 # Usage: package_lintian.sh PACKAGE_DIR
 set -uo pipefail
@@ -8,7 +9,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v lintian >/dev/null || fail "lintian not found: install Debian package 'lintian' (scripts/install-deps)"
 shopt -s nullglob
 files=("$dir"/*.deb "$dir"/*.changes)
-((${#files[@]} >= 5)) || fail "expected four packages and a .changes in $dir, found ${files[*]}"
+((${#files[@]} >= 6)) || fail "expected five packages and a .changes in $dir, found ${files[*]}"
 log=$(mktemp /tmp/nvme-adapt-lintian.XXXXXX)
 trap 'rm -f "$log"' EXIT
 # --fail-on error: exit 2 means errors were found; any other non-zero status is lintian itself failing.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """dashboards/prometheus/render-rules: the rule files of the tree are its render with the placeholder base, the
 PrometheusRule of deploy/kubernetes/monitoring is its render (--check); with another base every runbook_url it
 emits, in rule files and in the PrometheusRule, starts with that base (and so with http), and names its alert's

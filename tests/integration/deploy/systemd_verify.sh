@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `systemd-analyze verify` of the unit, in a scratch root: the unit, the built daemon at the unit's
 # ExecStart path, the other Exec binaries and the host's unit files (the targets the unit depends on).
 # No running systemd is needed, nothing is written outside the scratch root. Any message fails the test:

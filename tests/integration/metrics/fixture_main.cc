@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvme-adapt-metrics-fixture: serves AgentMetrics driven by a scripted load, so the Prometheus harness can
 // be checked without the daemon. It stands in for "nvme-adaptd + uvnvme-load":
 //   - serves /metrics at once and writes its port to --port-file;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The fleet's question after a shadow rollout, answered by a real Prometheus (Debian's) scraping two agents:
 which drive models and firmwares would gain from polling, on how many nodes. Two nvme-adaptd, each with its own
 state, runtime dir and metrics port (two nodes: the scrape gives them node labels node-a and node-b, as the

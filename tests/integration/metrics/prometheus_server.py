@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A real Prometheus server for tests: Debian's `prometheus`, on a free loopback port, with a generated
 config, its own temporary storage and a 1 s scrape interval; killed when the test ends, however it ends
 (also if the harness itself is killed: the server gets SIGKILL when its parent dies)."""

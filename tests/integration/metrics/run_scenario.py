@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A real Prometheus scrapes a target (targets.py) while it runs a load with a heavy phase; the checks query
 Prometheus's HTTP API:
   1. the target is up and its queue series arrive;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the Prometheus harness scrapes and the load it runs. A target starts an exporter, runs a load with a
 heavy phase to its end, and says what the load itself measured; run_scenario.py checks the same things
 through Prometheus whatever the target is: the scripted fixture, or nvme-adaptd managing uvnvme-load.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A driver that swaps its binary for a FIFO after the agent checked it does not freeze the agent (issue 45,
 item 1).
 

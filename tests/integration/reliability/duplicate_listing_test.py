@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A driver listing one queue 1,700 times behind 64 sockets costs the agent no memory (issue #37, item 2).
 
 Before the fix every scan took every duplicate anew (408,000 "found:" lines a minute) and leaked the

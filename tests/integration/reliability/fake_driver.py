@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A userspace driver as hostile as the issue's reproducers (#37), speaking docs/uvnvme-control.md.
 
     fake_driver.py RUNTIME_DIR [--sockets N] [--controllers C] [--queues Q] [--repeat R] [--fifo-exe]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A driver whose executable is a FIFO does not freeze the agent (issue #37, item 1).
 
 The fake driver runs from a copy of the interpreter, deletes the copy and puts a FIFO at "PATH (deleted)",

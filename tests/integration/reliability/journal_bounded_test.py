@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The journal is bounded and restores in order (issue #37, item 4).
 
 - 10,000 entries restore in under 10 s, kernel entries first although the oldest entry is a stuck driver's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """With stderr on the journal, a hostile name makes one journal entry with its fields intact (issue 45, item 3).
 
 The test runs in a mount namespace of its own, with a tmpfs over /run/systemd: the socket at
@@ -17,10 +18,12 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
 from daemon_harness import Daemon, Workspace, require_root
+from reliability_harness import FakeDriver
 
 HOSTILE = "x\n<2>error journal: restored all.sock"
 IN_NAMESPACE = "NVA_JOURNAL_TEST_NAMESPACE"
@@ -101,6 +104,57 @@ class JournalLogFields(unittest.TestCase):
         self.assertGreater(len(entries), 3, "the daemon's other lines did not reach the journal either")
         self.assertEqual([line for line in self.daemon_stderr().splitlines() if line.startswith("<")], [],
                          "lines went to stderr beside the journal")
+
+    def read_until(self, done, into):
+        while not done.is_set():
+            into.extend(self.entries(0.2))
+
+    def journal_daemon(self):
+        log = self.ws.path("daemon.log")
+        open(log, "w").close()
+        st = os.stat(log)
+        return Daemon(self.ws, flags=["--sources", "uvnvme"], env={"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"})
+
+    def test_queue_lines_carry_the_queue_its_controller_and_the_reason(self):
+        """Item 3 at the queue's lines: found, an override's switch and its refusal, dropped; each an entry with
+        QUEUE=, CONTROLLER= and REASON=, so that `journalctl QUEUE=...` finds a queue's story."""
+        # Read while the daemon runs, as journald does: a socket holds 10 datagrams (net.unix.max_dgram_qlen),
+        # then the daemon's next entry waits.
+        entries, done = [], threading.Event()
+        reader = threading.Thread(target=self.read_until, args=(done, entries))
+        reader.start()
+        driver = FakeDriver(self.ws, "--queues", "2", "--refuse-poll")
+        try:
+            controller, queue = f"uvnvme:{driver.pid}:0", f"uvnvme:{driver.pid}:0:q1"
+            self.daemon = self.journal_daemon()
+            self.daemon.start()
+            self.daemon.wait_for(lambda: len(self.daemon.queues()) == 2, 10, "the driver's two queues")
+            self.daemon.ctl("override", f"{controller}:q1", "poll", check=False)  # the driver refuses it
+            driver.stop()
+            self.daemon.wait_for(lambda: not self.daemon.queues(), 10, "the driver's queues dropped")
+            self.assertEqual(self.daemon.stop(), 0)
+            self.daemon = None
+        finally:
+            driver.stop()
+            time.sleep(0.5)
+            done.set()
+            reader.join()
+        of_queue = [e for e in entries if e.get("QUEUE") == queue]
+        for e in of_queue:
+            print({k: e[k] for k in ("PRIORITY", "MESSAGE", "QUEUE", "CONTROLLER", "REASON") if k in e}, flush=True)
+
+        def one(part, priority, reason=None):
+            found = [e for e in of_queue if part in e["MESSAGE"]]
+            self.assertEqual(len(found), 1, f"entries of {queue} with '{part}': {of_queue}")
+            self.assertEqual(found[0].get("CONTROLLER"), controller, found[0])
+            self.assertEqual(found[0]["PRIORITY"], priority, found[0])
+            if reason is not None:
+                self.assertIn(reason, found[0].get("REASON", ""), found[0])
+
+        one(" found: ", "6")
+        one("interrupt->poll reason=override", "6", "override")
+        one("could not put", "4", "refused")
+        one("vanished: dropped", "6", "vanished")
 
     def daemon_stderr(self):
         with open(self.ws.path("daemon.log")) as f:

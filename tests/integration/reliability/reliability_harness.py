@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the reliability cases share: the fake driver as a process, the daemon's memory, timed commands."""
 import json
 import os

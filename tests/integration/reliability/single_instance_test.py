@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """One daemon per state dir (issue #37, item 5).
 
 A running agent holds two uvnvme queues in poll mode. A second nvme-adaptd on the same state dir, whether a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Other users' files in the driver socket directory never push a driver out of management (issue 45, item 4).
 
 Two drivers run; the agent switches a queue of the first to poll. Then 256 files named `-NNN.sock` (which sort

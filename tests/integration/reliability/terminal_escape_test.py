@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Names a driver chose reach the operator's terminal escaped (issue 45, item 8).
 
 A driver names its control socket with an OSC that retitles the terminal, a screen clear and CSI as a C1

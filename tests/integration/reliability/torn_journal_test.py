@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """One short write never costs the journal (issue 45, item 2), on a real full file system.
 
 The state dir is a 64 KiB tmpfs. Queues are switched until journal.log's next record would cross into a new

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """uvnvme-load's application work per completion (--io-work-us) and the work done per second it reports.
 Run by CTest one case at a time: uvnvme_app_work_test.py Class.test_name."""
 import json

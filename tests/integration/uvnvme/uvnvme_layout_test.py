@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """uvnvme-load, run as an unprivileged member of the driver group, against the runtime directory laid out
 exactly as the package ships it (deploy/systemd/nvme-adapt.tmpfiles): the driver serves there, its socket
 gets the directory's group and mode 0660, a user outside the group cannot connect, and a group-writable

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """uvnvme-load as a process: its JSON report, its argument errors and its control socket.
 Run by CTest one case at a time: uvnvme_load_test.py Class.test_name."""
 import json

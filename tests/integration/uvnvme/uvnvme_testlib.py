@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared by uvnvme's integration tests: the binaries under test (from the environment CTest sets) and
 small clients for uvnvme-load as a process and for its control socket."""
 import json

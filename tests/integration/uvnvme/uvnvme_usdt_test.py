@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """uvnvme's USDT probes: the notes in the binary and the library (readelf), and the probes firing as
 docs/probes.md says (kernel uprobes with the semaphores, as root). Run by CTest one case at a time."""
 import json

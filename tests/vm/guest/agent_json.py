@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Lines for bash from nvme-adaptctl's --json output, so that the guest script can wait on the agent's state.
 
   agent_json.py queues FILE        one line per queue: NAME MODE eligible|ineligible COMPLETIONS

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers for guest steps that run the project's agent (nvme-adaptd) and CLI (nvme-adaptctl) from the build
 # tree. Source after lib.sh. The host root is read-only in the guest: the agent's config, state dir, runtime

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 // One tiny counting program per hook the BPF collectors may choose from. The VM test loads each program on
 // its own (a hook that fails to load or attach does not hide the others), runs I/O, and reports every
 // program's hit count next to the tracefs hist counts. Each loaded copy of the object has its own map and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Loads and attaches each program of a BPF object on its own (libbpf through ctypes), runs a command while
 they are attached and writes, per program: section, loaded, attached, hits, and libbpf's messages.
 

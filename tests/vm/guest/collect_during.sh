@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # collect_during.sh OUT [NA-COLLECT ARGS...] -- COMMAND...: runs COMMAND while the build tree's na-collect is
 # attached (--until-eof --counters), once na-collect has printed its hooks; na-collect's output goes to OUT,
 # its errors to OUT.err. An io_run wrapper (io_wrapper in lib.sh). Fails if na-collect does not attach.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of the fabrics test bed (tests/vm/fabrics_test.py asserts on what it records). nvme (PCIe, the
 # emulated nvme0) plus nvmet, nvmet_tcp, nvme_fabrics and nvme_tcp loaded by /init (NVA_EXTRA_MODULES).
 # An nvmet subsystem exports nvme0n1 as namespace 1 on a TCP port on 127.0.0.1; the kernel's NVMe/TCP host

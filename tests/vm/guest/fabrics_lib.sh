@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers of the fabrics test bed (tests/vm/guest/fabrics.sh). Source after lib.sh.
 # The target: one nvmet subsystem, namespace 1 on /dev/nvme0n1, one TCP port on 127.0.0.1 (configfs, stock

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Records the digests every NVMe/TCP queue negotiates on the guest's loopback: the kernel shows them nowhere,
 the wire does. Each queue's connection starts with an ICReq (host to target, PDU type 0) answered by an ICResp
 (type 1); byte 11 of both is DGST (bit 0 header digest, bit 1 data digest). A classic BPF filter on the socket

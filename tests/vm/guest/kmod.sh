@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of the kmod VM test (tests/vm/kmod_test.py asserts on what it records): our nvme-pci module
 # (kmod/nvme-pci) in place of the stock one, its in-driver policy, the agent's per-queue lever on it under a
 # verifying fio, restore on SIGTERM and after kill -9; NVA_KMOD_ONLY_COMPARE=1: instead, the seed's four-arm

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers for the kmod guest script: our nvme-pci module's sysfs files (kmod/README.md) read and set, the agent's
 # policy for the run, a background sampler, and the four-arm comparison. Source after lib.sh and agent_lib.sh.

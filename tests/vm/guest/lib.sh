@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers for guest scripts of the VM tests (bash, run by /init in the chroot of the shared host root).
 #   source "$NVA_VM_DIR/guest/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of the VM end-to-end test (tests/vm/nvme_e2e_test.py asserts on what it records).
 # Runs in the VM: nvme loaded with poll_queues=1, the host root as /, results under $NVA_RESULTS_DIR.
 # The kernel-only steps (BPF-free cross-checks) come first; the agent's steps (nvme-adaptd and nvme-adaptctl

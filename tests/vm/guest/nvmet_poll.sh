@@ -1,12 +1,16 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of the nvmet polling-queue task's VM test (tests/vm/nvmet_poll_test.py asserts on what it records):
 # our nvmet and nvmet-tcp (kmod/nvmet) in place of the stock ones, nvme0n1 exported over NVMe/TCP on the loopback
 # (the fabrics bed's target, guest/fabrics_lib.sh), the kernel's host connected with one I/O queue; then
 # - refusals: pqt_enable on a namespace not enabled, on a file, on a block device without poll queues;
 # - routing: 4 KiB random reads with polled submission off and on, the backing controller's completions per qid;
 # - switching: a verifying randrw while pqt_enable goes on and off, the drain checked after every switch-off;
+# - the agent (nvme-adaptd from the build tree, guest/nvmet_agent_lib.sh): its lever for the target's queues, the
+#   backing disk's reaps by the task seen as poll, its switching under a verifying randrw, restore on SIGTERM
+#   and after kill -9;
 # - (NVA_NVMET_COMPARE=1) the seed's comparison, interrupt against polled submission (and the agent's arm when
-#   NVA_NVMET_AGENT_ARM names its hook).
+#   NVA_NVMET_AGENT_ARM names its hook, guest/nvmet_agent_arm.sh: the agent runs through the comparison).
 # NVA_NVMET_DIR: the folder of the built nvmet.ko and nvmet-tcp.ko; NVA_NVMET_PARAMS: nvmet's parameters.
 # shellcheck source=tests/vm/guest/lib.sh
 source "$NVA_VM_DIR/guest/lib.sh"
@@ -14,6 +18,10 @@ source "$NVA_VM_DIR/guest/lib.sh"
 source "$NVA_VM_DIR/guest/fabrics_lib.sh"
 # shellcheck source=tests/vm/guest/nvmet_poll_lib.sh
 source "$NVA_VM_DIR/guest/nvmet_poll_lib.sh"
+# shellcheck source=tests/vm/guest/agent_lib.sh
+source "$NVA_VM_DIR/guest/agent_lib.sh"
+# shellcheck source=tests/vm/guest/nvmet_agent_lib.sh
+source "$NVA_VM_DIR/guest/nvmet_agent_lib.sh"
 
 readonly REFUSE_NQN=nqn.2026-12.io.nvme-adapt:pqt-refuse
 
@@ -78,9 +86,17 @@ pqt_route on 1
 step nvmet-toggle
 pqt_toggle "$(results_subdir toggle)"
 
+step nvmet-agent
+pqt_agent_checks "$NVA_RESULTS_DIR"
+
 if [[ ${NVA_NVMET_COMPARE:-0} == 1 ]]; then
   step nvmet-compare
+  if [[ -n ${NVA_NVMET_AGENT_ARM:-} ]]; then
+    pqt_agent_start compare "$(results_subdir compare/agent)"
+    export NVA_NVMET_TARGET_CTRL=$pqt_agent_target
+  fi
   pqt_compare "$(results_subdir compare)"
+  if [[ -n ${NVA_NVMET_AGENT_ARM:-} ]]; then agent_stop "$NVA_RESULTS_DIR/compare/agent" TERM; fi
 fi
 
 step finish

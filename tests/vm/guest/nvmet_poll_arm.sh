@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # One arm of the nvmet polling-queue task's comparison (guest/nvmet_poll_lib.sh pqt_compare), run by fio in the
 # compare dir as a job's exec_prerun and exec_postrun:
 #   nvmet_poll_arm.sh ARM on|off NAME WORKLOAD REP

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2154  # fabrics_ctrl, fabrics_disk, fabrics_path_disk: set by fabrics_lib.sh
 # Helpers for the nvmet polling-queue task's guest script (tests/vm/guest/nvmet_poll.sh): our nvmet's pqt files
