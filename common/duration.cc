@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "common/log.h"
+
 namespace nvmeadapt {
 namespace {
 
@@ -26,7 +28,8 @@ bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; 
 }  // namespace
 
 Result<int64_t> ParseDuration(std::string_view text) {
-  const std::string original(text);
+  // Escaped: the error is one line (a log line, a gRPC status), whatever bytes the text held.
+  const std::string original = EscapeControlCharacters(text);
   auto bad = [&](std::string_view why) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "duration '" + original + "': " + std::string(why) + " (e.g. 30s, 5m, 10us, 1m30s, 2d)");

@@ -24,8 +24,9 @@ TEST(Durations, ParseUnitsCompoundsAndFractions) {
 }
 
 TEST(Durations, RefuseWhatIsNotOne) {
+  // "m1\x03\n..." is the input fuzz_requests found: the text is quoted in the error, escaped.
   for (const char* text : {"", "5", "s", "-1s", "+1s", "inf", "5x", "1.2.3s", "9223372036854775808ns", "106752d",
-                           "1s 2s", " 1s"}) {
+                           "1s 2s", " 1s", "m1\x03\n\x02=&", "1s\n2s"}) {
     auto parsed = ParseDuration(text);
     EXPECT_FALSE(parsed) << text;
     if (!parsed) {
@@ -34,6 +35,8 @@ TEST(Durations, RefuseWhatIsNotOne) {
   }
   EXPECT_EQ(ParseDuration("5").error().message,
             "duration '5': each number needs a unit: ns, us, ms, s, m, h or d (e.g. 30s, 5m, 10us, 1m30s, 2d)");
+  EXPECT_EQ(ParseDuration("1s\n2s").error().message,
+            "duration '1s\\x0a2s': expected a number followed by a unit (e.g. 30s, 5m, 10us, 1m30s, 2d)");
   EXPECT_EQ(ParseDuration("-1s").error().message,
             "duration '-1s': no sign: a duration here is never negative (e.g. 30s, 5m, 10us, 1m30s, 2d)");
 }
