@@ -41,6 +41,9 @@ class AgentControl {
   }
   // kNotFound for an unknown queue, kFailedPrecondition for a queue that is not eligible.
   virtual Result<v1::SetQueueModeResponse> SetQueueMode(const v1::SetQueueModeRequest& request) = 0;
+  // Pauses the node or resumes it: persisted before the answer, then in force on every queue. kUnavailable when
+  // the state disk or the loop had not done its part in time (then nothing changed).
+  virtual Result<v1::SetPauseResponse> SetPause(const v1::SetPauseRequest& request) = 0;
   // The queue's effective policy field by field, with the entry and source of each. kNotFound for an unknown
   // queue.
   virtual Result<v1::ExplainPolicyResponse> ExplainPolicy(const v1::ExplainPolicyRequest& request) = 0;

@@ -205,6 +205,19 @@ grpc::Status AgentServiceImpl::SetQueueMode(grpc::ServerContext* context, const 
   });
 }
 
+grpc::Status AgentServiceImpl::SetPause(grpc::ServerContext* context, const v1::SetPauseRequest* request,
+                                        v1::SetPauseResponse* response) {
+  return Serve("SetPause", context, Access::kMutate, request, [&](const std::string& identity) {
+    if (Status valid = ValidateSetPauseRequest(*request); !valid) return ToGrpcStatus(valid.error());
+    v1::SetPauseRequest stamped = *request;  // who paused, for GetStatus: never the client's word
+    stamped.set_caller(identity + " (" + context->peer() + ")");
+    auto result = core_.agent().SetPause(stamped);
+    if (!result) return ToGrpcStatus(result.error());
+    *response = std::move(result).value();
+    return grpc::Status::OK;
+  });
+}
+
 grpc::Status AgentServiceImpl::WatchEvents(grpc::ServerContext* context, const v1::WatchEventsRequest* request,
                                            grpc::ServerWriter<v1::Event>* writer) {
   return Serve("WatchEvents", context, Access::kRead, request, [&](const std::string& identity) {

@@ -74,6 +74,8 @@ class AgentServiceImpl final : public v1::AgentService::Service {
                          v1::SetPolicyResponse* response) override;
   grpc::Status SetQueueMode(grpc::ServerContext* context, const v1::SetQueueModeRequest* request,
                             v1::SetQueueModeResponse* response) override;
+  grpc::Status SetPause(grpc::ServerContext* context, const v1::SetPauseRequest* request,
+                        v1::SetPauseResponse* response) override;
   grpc::Status WatchEvents(grpc::ServerContext* context, const v1::WatchEventsRequest* request,
                            grpc::ServerWriter<v1::Event>* writer) override;
   grpc::Status ExplainPolicy(grpc::ServerContext* context, const v1::ExplainPolicyRequest* request,

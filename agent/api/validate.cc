@@ -135,6 +135,25 @@ Status ValidateSetQueueModeRequest(const v1::SetQueueModeRequest& request) {
   return OkStatus();
 }
 
+Status ValidateSetPauseRequest(const v1::SetPauseRequest& request) {
+  if (request.resume()) {
+    if (request.mode() != v1::CONTROLLER_MODE_UNSPECIFIED || request.duration_ns() != 0) {
+      return Invalid("resume", "takes no mode or duration_ns (it ends the pause)");
+    }
+    return OkStatus();
+  }
+  if (request.mode() != v1::CONTROLLER_MODE_UNSPECIFIED && request.mode() != v1::CONTROLLER_MODE_INTERRUPT &&
+      request.mode() != v1::CONTROLLER_MODE_OFF) {
+    return Invalid("mode", "a pause holds queues in CONTROLLER_MODE_INTERRUPT or CONTROLLER_MODE_OFF, not " +
+                               std::to_string(static_cast<int>(request.mode())));
+  }
+  if (request.duration_ns() < 0) return Invalid("duration_ns", "must be >= 0");
+  if (request.duration_ns() > kMaxOverrideDurationNs) {
+    return Invalid("duration_ns", "must be <= " + std::to_string(kMaxOverrideDurationNs) + " (365 days)");
+  }
+  return OkStatus();
+}
+
 Status ValidateExplainPolicyRequest(const v1::ExplainPolicyRequest& request) {
   if (!request.has_queue()) return Invalid("queue", "must be set");
   if (Status status = ValidateControllerName(request.queue().controller(), "queue.controller", true); !status) {

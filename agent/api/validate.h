@@ -28,6 +28,8 @@ Status ValidateControllerName(std::string_view name, std::string_view field_path
 Status ValidateListQueuesRequest(const v1::ListQueuesRequest& request);
 Status ValidateSetPolicyRequest(const v1::SetPolicyRequest& request);
 Status ValidateSetQueueModeRequest(const v1::SetQueueModeRequest& request);
+// A pause's mode is interrupt or off (unspecified: interrupt); a resume carries nothing else.
+Status ValidateSetPauseRequest(const v1::SetPauseRequest& request);
 Status ValidateExplainPolicyRequest(const v1::ExplainPolicyRequest& request);
 Status ValidateWatchEventsRequest(const v1::WatchEventsRequest& request);
 

@@ -137,6 +137,30 @@ Result<v1::SetQueueModeRequest> BuildSetQueueModeRequest(const Args& args) {
   return request;
 }
 
+Result<v1::SetPauseRequest> BuildSetPauseRequest(const Args& args) {
+  v1::SetPauseRequest request;
+  if (args.positional.size() != 1) return Usage(args.positional[0] + ": takes no arguments");
+  if (args.positional[0] == "resume") {
+    request.set_resume(true);
+    return request;
+  }
+  request.set_mode(v1::CONTROLLER_MODE_INTERRUPT);
+  if (const std::string* mode = args.value("mode")) {
+    if (*mode == "off") {
+      request.set_mode(v1::CONTROLLER_MODE_OFF);
+    } else if (*mode != "interrupt") {
+      return Usage("--mode: a pause holds queues in interrupt or off, not " + api::Quoted(*mode));
+    }
+  }
+  if (const std::string* duration = args.value("for")) {
+    auto nanos = ParseDuration(*duration);
+    if (!nanos) return Usage("--for: " + nanos.error().message);
+    if (*nanos == 0) return Usage("--for: must be longer than 0 (leave it out to pause until resume)");
+    request.set_duration_ns(*nanos);
+  }
+  return request;
+}
+
 Result<v1::WatchEventsRequest> BuildWatchEventsRequest(const Args& args) {
   v1::WatchEventsRequest request;
   for (const auto& kind : args.all("kind")) {
@@ -242,6 +266,19 @@ int RunOverride(const Args& args, const AgentClient& client, std::ostream& out) 
   const grpc::Status status = stub->SetQueueMode(client.NewContext().get(), *request, &response);
   if (!status.ok()) return ServerError(status);
   if (!PrintedAsData(args, response, out)) PrintQueue(response.queue(), out);
+  return 0;
+}
+
+int RunPause(const Args& args, const AgentClient& client, std::ostream& out) {
+  auto request = BuildSetPauseRequest(args);
+  if (!request) return UsageError(request.error().message);
+  auto stub = v1::AgentService::NewStub(client.channel());
+  v1::SetPauseResponse response;
+  const grpc::Status status = stub->SetPause(client.NewContext().get(), *request, &response);
+  if (!status.ok()) return ServerError(status);
+  if (PrintedAsData(args, response, out)) return 0;
+  out << (response.has_pause() ? "paused: " + PauseText(response.pause()) : "resumed: the policy is in force again")
+      << " (" << response.queues_moved() << " queue(s) moved)\n";
   return 0;
 }
 

@@ -23,11 +23,14 @@ int ServerError(const grpc::Status& status);
 Result<v1::SetPolicyRequest> BuildSetPolicyRequest(const Args& args);
 Result<v1::SetQueueModeRequest> BuildSetQueueModeRequest(const Args& args);
 Result<v1::WatchEventsRequest> BuildWatchEventsRequest(const Args& args);
+// `pause [--for D] [--mode interrupt|off]` or `resume`.
+Result<v1::SetPauseRequest> BuildSetPauseRequest(const Args& args);
 
 int RunStatus(const Args& args, const AgentClient& client, std::ostream& out);
 int RunQueues(const Args& args, const AgentClient& client, std::ostream& out);
 int RunPolicy(const Args& args, const AgentClient& client, std::ostream& out);
 int RunOverride(const Args& args, const AgentClient& client, std::ostream& out);
 int RunWatch(const Args& args, const AgentClient& client, std::ostream& out);
+int RunPause(const Args& args, const AgentClient& client, std::ostream& out);
 
 }  // namespace nvmeadapt::ctl

@@ -74,6 +74,15 @@ std::string PolicyOriginText(const v1::PolicyOrigin& origin) {
   return text;
 }
 
+std::string PauseText(const v1::Pause& pause) {
+  std::string text = std::string("every queue held in ") +
+                      (pause.mode() == v1::CONTROLLER_MODE_OFF ? "off" : "interrupt") + " mode";
+  text += pause.ends_unix_ns() > 0 ? " until " + UnixTime(pause.ends_unix_ns()) : " until nvme-adaptctl resume";
+  if (!pause.set_by().empty()) text += "; paused by " + pause.set_by();
+  if (pause.set_unix_ns() > 0) text += " at " + UnixTime(pause.set_unix_ns());
+  return text;
+}
+
 void Table::Print(std::ostream& out) const {
   std::vector<size_t> widths;
   for (const auto& row : rows_) {
@@ -124,6 +133,7 @@ void PrintStatus(const v1::GetStatusResponse& s, std::ostream& out) {
                        std::to_string(s.queues_polling()) + ")"});
   t.Add({"ring buffer drops", std::to_string(s.ringbuf_drops())});
   if (s.has_policy_origin()) t.Add({"policy", PolicyOriginText(s.policy_origin())});
+  t.Add({"paused", s.has_pause() ? PauseText(s.pause()) : "no"});
   if (s.has_node_layer()) t.Add({"node layer", NodeLayerText(s.node_layer())});
   std::string hooks;
   for (const auto& hook : s.hooks()) hooks += (hooks.empty() ? "" : ", ") + hook;

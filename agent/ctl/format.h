@@ -27,6 +27,8 @@ std::string ToJsonLine(const google::protobuf::Message& message);
 
 // Where the policy in force comes from, in one line: "set over the API by ... at ..., overriding ...".
 std::string PolicyOriginText(const v1::PolicyOrigin& origin);
+// "every queue held in interrupt mode until ...; paused by ... at ...".
+std::string PauseText(const v1::Pause& pause);
 // `policy explain`: each field's value, the entry that set it and where that entry came from.
 void PrintPolicyExplain(const v1::ExplainPolicyResponse& explained, std::ostream& out);
 void PrintStatus(const v1::GetStatusResponse& status, std::ostream& out);

@@ -93,7 +93,7 @@ Status Agent::Start() {
     journal_.MarkUnrestored();  // the daemon's restore ran first (main.cc): what it left is what is here
   }
   if (deps_.metrics) deps_.metrics->SetJournalUnrestored(journal_.unrestored());
-  NA_RETURN_IF_ERROR(policy_.Install());
+  NA_RETURN_IF_ERROR(policy_.Install(deps_.wall()));
   if (!options_.record_windows_path.empty()) {
     NA_RETURN_IF_ERROR(trace_.Open(options_.record_windows_path));
     listeners_.Add(trace_);  // only then: a line per window is formatted for nobody otherwise
@@ -123,6 +123,7 @@ void Agent::RunOnce() {
   loop_.RunQueued();
   engine::Nanos now = deps_.monotonic();
   switches_.switcher().ExpireHung(now);
+  if (policy_.PauseEnded(deps_.wall())) EndPause(now);
   RunTimers(now);
   switches_.RetryLevers(now);
   if (now >= next_discovery_) Rediscover(now);
@@ -136,6 +137,9 @@ int Agent::NextWaitMs(engine::Nanos now) {
   engine::Nanos due = now + options_.idle_wait;
   due = std::min(due, next_discovery_);
   due = std::min(due, pipeline_.NextNodeFacts());
+  if (const auto& pause = policy_.pause(); pause && pause->ends_unix_ns() != 0) {
+    due = std::min(due, now + std::max<engine::Nanos>(0, pause->ends_unix_ns() - deps_.wall()));
+  }
   for (ManagedQueue* q : queues_.All()) {
     if (q->switches_in_flight > 0) continue;  // neither its timer nor its retry runs before the switch ends
     if (pipeline_.engine().NeedsTimer(q->handle)) due = std::min(due, q->next_timer);
@@ -143,6 +147,17 @@ int Agent::NextWaitMs(engine::Nanos now) {
   }
   if (due <= now) return 0;
   return static_cast<int>((due - now + 999'999) / 1'000'000);
+}
+
+void Agent::EndPause(engine::Nanos now) {
+  const std::string message = "pause: its time ended; the policy is in force again";
+  NA_INFO(message);
+  const uint32_t moved = policy_.SetPause(std::nullopt, now);
+  listeners_.Tell(&AgentListener::PolicySet, message + " (" + std::to_string(moved) + " queue(s) moved)");
+  // Off the loop, not waited for: a pause.json left behind by a failed unlink has ended and is dropped at start.
+  const state::StateStore& store = store_;
+  (void)policy_.writer().Must([&store] { return store.ClearPause(); }, "the removal of an ended pause",
+                              std::chrono::steady_clock::now());
 }
 
 void Agent::PollWindows(int timeout_ms) {

@@ -117,6 +117,8 @@ class Agent {
   void OnWindowEvent(const collect::WindowEvent& event);
   void RunTimers(engine::Nanos now);
   void RunNode(engine::Nanos now);
+  // A timed pause reached its end: the policy in force again, pause.json removed.
+  void EndPause(engine::Nanos now);
   // Starts a scan on the scan worker (unless one still runs); Reconcile hands its snapshot to the roster
   // on the loop.
   void Rediscover(engine::Nanos now);

@@ -64,6 +64,8 @@ v1::GetStatusResponse ApiAdapter::StatusOnLoop() {
   if (gethostname(host, sizeof host - 1) == 0) status.set_node(host);
   *status.mutable_policy_origin() = parts_.policy.source().Origin(parts_.policy.book());
   *status.mutable_node_layer() = DescribeNode(parts_.pipeline.node());
+  if (parts_.policy.pause()) *status.mutable_pause() = *parts_.policy.pause();
+  if (!parts_.policy.pause_error().empty()) status.add_degraded("pause: " + parts_.policy.pause_error());
   if (!parts_.pipeline.node().facts_error().empty())
     status.add_degraded("node facts: " + parts_.pipeline.node().facts_error());
   return status;
@@ -139,6 +141,12 @@ Result<v1::SetQueueModeResponse> ApiAdapter::SetQueueMode(const v1::SetQueueMode
     }
     if (request.duration_ns() < 0) {
       return MakeError(ErrorCode::kInvalidArgument, "duration_ns: must be >= 0");
+    }
+    if (parts_.policy.pause()) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "queue " + name + ": the node is paused (every queue in " +
+                           std::string(PauseModeName(*parts_.policy.pause())) +
+                           " mode): `nvme-adaptctl resume` first; overrides set before the pause come back with it");
     }
     const engine::Nanos now = settings_.monotonic();
     std::optional<engine::Override> override_mode;

@@ -63,6 +63,8 @@ class ApiAdapter final : public api::AgentControl {
   // policy_change.cc: the change as one, all or nothing, within `deadline` (issue 45, item 10).
   Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request, Deadline deadline) override;
   Result<v1::SetQueueModeResponse> SetQueueMode(const v1::SetQueueModeRequest& request) override;
+  // pause_change.cc: persisted, then in force on the loop; all or nothing within rpc_wait.
+  Result<v1::SetPauseResponse> SetPause(const v1::SetPauseRequest& request) override;
   std::shared_ptr<api::Subscription> WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) override;
   Result<v1::ExplainPolicyResponse> ExplainPolicy(const v1::ExplainPolicyRequest& request) override;
 

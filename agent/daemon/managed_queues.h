@@ -14,6 +14,7 @@
 #include "agent/collect/collector.h"
 #include "agent/daemon/ports.h"
 #include "agent/daemon/switch_timeline.h"
+#include "agent/engine/engine.h"
 #include "agent/engine/types.h"
 #include "nvmeadapt/v1/agent.pb.h"
 
@@ -65,6 +66,7 @@ struct ManagedQueue {
   engine::Reason retry_reason = engine::Reason::kModeChanged;
   engine::Nanos retry_at = 0;
   engine::Nanos retry_delay = 0;
+  std::optional<engine::Override> held_override;  // an operator override the node's pause set aside until resume
 
   bool degraded() const { return degraded_by != DegradedBy::kNone; }
 };

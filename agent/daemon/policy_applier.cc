@@ -2,12 +2,16 @@
 #include "agent/daemon/policy_applier.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <utility>
+
+#include "common/log.h"
 
 namespace nvmeadapt::daemon {
 
 PolicyApplier::PolicyApplier(Parts parts, const state::StateStore& store, v1::PolicySet file, bool file_authoritative,
                              engine::NodeIdentity node)
-    : parts_(parts), source_(store, file_authoritative), file_(std::move(file)), node_(std::move(node)) {}
+    : parts_(parts), store_(store), source_(store, file_authoritative), file_(std::move(file)), node_(std::move(node)) {}
 
 engine::DeviceFacts FactsOf(const DiscoveredQueue& queue, const engine::NodeIdentity& node) {
   return {.controller = queue.controller,
@@ -25,15 +29,38 @@ engine::DeviceFacts FactsOf(const DiscoveredQueue& queue, const engine::NodeIden
           .node_labels = node.labels};
 }
 
-Status PolicyApplier::Install() {
+Status PolicyApplier::Install(int64_t wall_now) {
   NA_ASSIGN_OR_RETURN(auto book, source_.Initial(file_));
   book_ = std::move(book);
   NoteOrigin();
+  if (auto loaded = store_.LoadPause(); !loaded) {
+    // Fail safe: a pause the agent cannot read may be one an operator set to stop polling on this node.
+    pause_error_ = loaded.error().message + " (paused in interrupt mode until `nvme-adaptctl resume`)";
+    NA_ERROR("pause: " << pause_error_);
+    pause_.emplace();
+    pause_->set_mode(v1::CONTROLLER_MODE_INTERRUPT);
+    pause_->set_set_by("pause.json unreadable");
+  } else if (*loaded) {
+    pause_ = **loaded;
+    if (pause_->ends_unix_ns() != 0 && pause_->ends_unix_ns() <= wall_now) {
+      NA_INFO("pause: it ended while the agent was not running; the policy is in force");
+      pause_.reset();
+      if (Status cleared = store_.ClearPause(); !cleared) NA_WARN("pause: " << cleared.error().message);
+    } else {
+      NA_INFO("pause: the node stays paused, every queue in " << PauseModeName(*pause_)
+                                                              << " mode (set by " << pause_->set_by() << ")");
+    }
+  }
+  NotePause();
   return OkStatus();
 }
 
 engine::Policy PolicyApplier::For(const DiscoveredQueue& queue) const {
   engine::Policy policy = book_->Effective(FactsOf(queue, node_), queue.qid);
+  if (pause_) {
+    policy.mode = pause_->mode() == v1::CONTROLLER_MODE_OFF ? engine::ControllerMode::kOff
+                                                            : engine::ControllerMode::kInterrupt;
+  }
   policy.mode = parts_.levers.ModeFor(queue, policy.mode);
   return policy;
 }
@@ -72,6 +99,49 @@ Result<ReloadOutcome> PolicyApplier::Reload(const v1::PolicySet& file, engine::N
   }
   Apply(std::move(*book), now);
   return ReloadOutcome{true, ""};
+}
+
+uint32_t PolicyApplier::SetPause(std::optional<v1::Pause> pause, engine::Nanos now) {
+  const bool pausing = pause && !pause_, resuming = !pause && pause_;
+  std::unordered_map<uint64_t, ReapMode> before;
+  for (ManagedQueue* q : parts_.queues.All()) before[q->serial] = parts_.pipeline.View(q->handle).mode;
+  pause_ = std::move(pause);
+  pause_error_.clear();
+  Apply(PolicyBook(*book_), now);  // the policy's mode gives way to the pause's (an override holds it back)
+  for (ManagedQueue* q : parts_.queues.All()) {
+    std::optional<engine::Override> next;
+    std::string what;
+    if (pausing && parts_.pipeline.View(q->handle).override_mode) {
+      q->held_override = parts_.pipeline.View(q->handle).override_mode;
+      what = "override " + q->name + " held by the pause";
+    } else if (resuming && q->held_override) {
+      next = *std::exchange(q->held_override, std::nullopt);
+      if (next->expires_at != 0 && next->expires_at <= now) continue;  // it ended during the pause
+      what = "override " + q->name + " " + std::string(ReapModeName(next->mode)) + " again after the pause";
+    } else {
+      continue;
+    }
+    parts_.listeners.Tell(&AgentListener::OverrideSet, *q, now, next, what);
+    if (auto decision = parts_.pipeline.SetOverride(q->handle, next, now)) parts_.switches.Carry(*q, *decision);
+  }
+  uint32_t moved = 0;
+  for (ManagedQueue* q : parts_.queues.All()) {
+    const auto it = before.find(q->serial);
+    if (it != before.end() && it->second != parts_.pipeline.View(q->handle).mode) ++moved;
+  }
+  NotePause();
+  return moved;
+}
+
+std::string_view PauseModeName(const v1::Pause& pause) {
+  return pause.mode() == v1::CONTROLLER_MODE_OFF ? "off" : "interrupt";
+}
+
+void PolicyApplier::NotePause() {
+  if (parts_.metrics == nullptr) return;
+  if (!pause_) return parts_.metrics->SetPause(std::nullopt);
+  parts_.metrics->SetPause(std::pair<std::string, double>(PauseModeName(*pause_),
+                                                          static_cast<double>(pause_->ends_unix_ns()) / 1e9));
 }
 
 void PolicyApplier::NoteOrigin() {

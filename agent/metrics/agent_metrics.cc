@@ -273,6 +273,11 @@ void AgentMetrics::SetJournalUnrestored(uint64_t entries) {
   state_->agent.journal_unrestored = entries;
 }
 
+void AgentMetrics::SetPause(std::optional<std::pair<std::string, double>> pause) {
+  std::lock_guard lock(state_->mutex);
+  state_->agent.pause = std::move(pause);
+}
+
 void AgentMetrics::SetNode(const NodeSeries& node) {
   std::lock_guard lock(state_->mutex);
   state_->agent.node = node;

@@ -107,6 +107,9 @@ class AgentMetrics {
   void SetPolicyInfo(std::string_view source, std::string_view hash, std::optional<double> drift_since = std::nullopt);
   // Journal entries a restore tried and could not put back, kept for the next try.
   void SetJournalUnrestored(uint64_t entries);
+  // The node's pause: nullopt when not paused, else its mode ("interrupt" or "off") and when it ends (Unix
+  // seconds; 0 until resumed).
+  void SetPause(std::optional<std::pair<std::string, double>> pause);
 
   // The node layer's counts and figures, as of now (absolute).
   void SetNode(const NodeSeries& node);

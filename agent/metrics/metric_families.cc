@@ -261,6 +261,21 @@ void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& ou
                            MetricType::Gauge);
   unrestored.Add({}, static_cast<double>(agent.journal_unrestored));
   unrestored.MoveTo(out);
+  // Always there, 0 or 1, so that an alert on a long pause and a panel of paused nodes need no absent().
+  FamilyBuilder paused("nvme_adapt_paused",
+                       "1 while the node is paused (nvme-adaptctl pause): every queue held in the mode the label "
+                       "names until resumed or the pause ends; else 0.",
+                       MetricType::Gauge);
+  paused.Add({{"mode", agent.pause ? agent.pause->first : std::string("none")}}, agent.pause ? 1.0 : 0.0);
+  paused.MoveTo(out);
+  if (agent.pause && agent.pause->second > 0) {
+    FamilyBuilder ends("nvme_adapt_pause_end_timestamp_seconds",
+                       "When the node's timed pause ends (Unix seconds); absent when not paused or paused until "
+                       "resumed.",
+                       MetricType::Gauge);
+    ends.Add({}, agent.pause->second);
+    ends.MoveTo(out);
+  }
 }
 
 void AddProcessFamilies(const ProcessStats& process, std::vector<MetricFamily>& out) {

@@ -89,6 +89,7 @@ struct AgentWideState {
   std::optional<std::pair<std::string, std::string>> policy;  // (source, hash) of the policy in force
   std::optional<double> policy_drift_since;  // Unix seconds: when the API's policy in force was set
   uint64_t journal_unrestored = 0;
+  std::optional<std::pair<std::string, double>> pause;  // (mode, end in Unix seconds or 0) while paused
   std::optional<NodeSeries> node;  // absent until the daemon reports its node layer
 };
 

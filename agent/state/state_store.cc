@@ -168,6 +168,29 @@ Status StateStore::ClearPolicy() const {
   return OkStatus();
 }
 
+Result<std::optional<v1::Pause>> StateStore::LoadPause() const {
+  v1::Pause pause;
+  NA_ASSIGN_OR_RETURN(auto found, FromJsonFile(PausePath(), &pause));
+  if (!found) return std::optional<v1::Pause>();
+  if (pause.mode() != v1::CONTROLLER_MODE_INTERRUPT && pause.mode() != v1::CONTROLLER_MODE_OFF) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     PausePath() + ": mode: must be CONTROLLER_MODE_INTERRUPT or CONTROLLER_MODE_OFF, got " +
+                         v1::ControllerMode_Name(pause.mode()));
+  }
+  return std::optional<v1::Pause>(std::move(pause));
+}
+
+Status StateStore::SavePause(const v1::Pause& pause) const {
+  NA_RETURN_IF_ERROR(RefuseToReplaceNewer(PausePath(), "`nvme-adaptctl resume` drops it"));
+  NA_ASSIGN_OR_RETURN(auto json, ToStateJson(pause, PausePath()));
+  return WriteFileAtomically(PausePath(), json, 0640);
+}
+
+Status StateStore::ClearPause() const {
+  if (unlink(PausePath().c_str()) != 0 && errno != ENOENT) return SysError("unlink", PausePath(), errno);
+  return OkStatus();
+}
+
 Result<v1::Journal> StateStore::LoadJournal() const {
   v1::Journal journal;
   NA_RETURN_IF_ERROR(FromJsonFile(JournalPath(), &journal));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The agent's persisted state under --state-dir: the policy set over gRPC (policy.json) and the journal
-// of device changes: journal.json, the journal as of its last compaction, and journal.log, the changes
-// since, one record a line, appended. Every write of a whole file is atomic (write, fsync, rename, fsync dir).
+// The agent's persisted state under --state-dir: the policy set over gRPC (policy.json), the node's pause
+// (pause.json) and the journal of device changes: journal.json, the journal as of its last compaction, and
+// journal.log, the changes since, one record a line, appended. Every write of a whole file is atomic (write, fsync, rename, fsync dir).
 // Every file and record is read with its state schema version (state_json.h): one of a newer schema is an error
 // of its own (kFailedPrecondition), never read halfway, replaced or set aside as corrupt.
 #pragma once
@@ -33,6 +33,13 @@ class StateStore {
   Status SavePolicyNote(const v1::PolicyNote& note) const;
   // Forgets the persisted policy and its note (`policy reset`); none there is no error.
   Status ClearPolicy() const;
+
+  // The node's pause (pause.json): nullopt when it is not paused. A pause whose end has passed is the caller's
+  // to drop (it knows the time).
+  Result<std::optional<v1::Pause>> LoadPause() const;
+  Status SavePause(const v1::Pause& pause) const;
+  // `resume`: none there is no error.
+  Status ClearPause() const;
 
   // An empty journal when none exists.
   Result<v1::Journal> LoadJournal() const;
@@ -69,6 +76,7 @@ class StateStore {
 
   std::string PolicyPath() const { return dir_ + "/policy.json"; }
   std::string PolicyNotePath() const { return dir_ + "/policy.note.json"; }
+  std::string PausePath() const { return dir_ + "/pause.json"; }
   std::string JournalPath() const { return dir_ + "/journal.json"; }
   std::string JournalPreviousPath() const { return dir_ + "/journal.prev.json"; }
   std::string JournalLogPath() const { return dir_ + "/journal.log"; }

@@ -218,6 +218,27 @@ TEST(CommandLine, OverrideAndWatchBuildTheirRequests) {
   EXPECT_EQ(watch->queue(), 2u);
 }
 
+TEST(CommandLine, PauseAndResumeBuildTheirRequests) {
+  auto pause = BuildSetPauseRequest(*Parse({"pause", "--for", "1d12h", "--mode", "off"}));
+  ASSERT_TRUE(pause) << pause.error().message;
+  EXPECT_FALSE(pause->resume());
+  EXPECT_EQ(pause->mode(), v1::CONTROLLER_MODE_OFF);
+  EXPECT_EQ(pause->duration_ns(), 36LL * 3600 * 1'000'000'000);
+  auto until_resumed = BuildSetPauseRequest(*Parse({"pause"}));
+  ASSERT_TRUE(until_resumed);
+  EXPECT_EQ(until_resumed->mode(), v1::CONTROLLER_MODE_INTERRUPT);
+  EXPECT_EQ(until_resumed->duration_ns(), 0);
+  auto poll = BuildSetPauseRequest(*Parse({"pause", "--mode", "poll"}));
+  ASSERT_FALSE(poll);
+  EXPECT_NE(poll.error().message.find("interrupt or off"), std::string::npos) << poll.error().message;
+  EXPECT_FALSE(BuildSetPauseRequest(*Parse({"pause", "--for", "0"})));
+  EXPECT_FALSE(BuildSetPauseRequest(*Parse({"pause", "--for", "soon"})));
+  auto resume = BuildSetPauseRequest(*Parse({"resume"}));
+  ASSERT_TRUE(resume);
+  EXPECT_TRUE(resume->resume());
+  EXPECT_FALSE(Parse({"resume", "--for", "5m"})) << "resume takes no options";
+}
+
 TEST(Tables, ColumnsLineUpAndInheritedFieldsShowADash) {
   v1::PolicySet policy;
   policy.mutable_policy()->set_mode(v1::CONTROLLER_MODE_ADAPTIVE);

@@ -4,7 +4,7 @@ add_executable(daemon_core_test policy_book_test.cc
   agent_log_volume_test.cc
   queue_roster_test.cc agent_listener_test.cc switch_recovery_test.cc
   serial_workers_test.cc flags_test.cc check_config_test.cc payoff_listener_test.cc agent_state_metrics_test.cc
-  agent_node_selector_test.cc)
+  agent_node_selector_test.cc agent_pause_test.cc)
 target_link_libraries(daemon_core_test PRIVATE nvme_adapt_daemon_core GTest::gtest_main)
 target_compile_definitions(daemon_core_test PRIVATE NVME_ADAPT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 gtest_discover_tests(daemon_core_test PROPERTIES LABELS unit)

@@ -128,6 +128,7 @@ class MetricsExposition : public ::testing::Test {
     metrics_->SetPayoff(queue, payoff, 0.04);
     metrics_->OnLeverError("driver_socket", ErrorCode::kUnavailable);
     metrics_->SetPolicyInfo("api", "0123456789abcdef", 1.7e9);  // set over the API: the drift gauge too
+    metrics_->SetPause(std::pair<std::string, double>("interrupt", 1.8e9));  // a timed pause: its end's gauge too
     metrics_->OnSwitchLatency("driver_socket", 300'000);
     collect::CollectorStats stats;
     stats.ringbuf_drops = 1;

@@ -213,6 +213,10 @@ class TlsAuth : public ::testing::Test {
     v1::SetQueueModeResponse reply;
     return c->SetQueueMode(c.Context().get(), request, &reply).error_code();
   }
+  grpc::StatusCode SetPause(const Connection& c) {
+    v1::SetPauseResponse reply;
+    return c->SetPause(c.Context().get(), v1::SetPauseRequest(), &reply).error_code();
+  }
   grpc::StatusCode GetStatus(const Connection& c) {
     v1::GetStatusResponse reply;
     return c->GetStatus(c.Context().get(), {}, &reply).error_code();
@@ -231,8 +235,10 @@ TEST_F(TlsAuth, AMutatingCallWithNeitherCertificateNorTokenIsRefused) {
   auto stub = Client("", "");
   EXPECT_EQ(SetPolicy(*stub), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(SetQueueMode(*stub), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(SetPause(*stub), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_FALSE(PolicyChanged());
   EXPECT_FALSE(agent_.queue("nvme0", 1)->has_override());
+  EXPECT_FALSE(agent_.GetStatus().has_pause());
 }
 
 TEST_F(TlsAuth, AWrongTokenIsRefusedEvenForReads) {
@@ -248,6 +254,8 @@ TEST_F(TlsAuth, TheRightTokenIsAccepted) {
   auto stub = Client("", "token");
   EXPECT_EQ(SetPolicy(*stub), grpc::StatusCode::OK);
   EXPECT_EQ(SetQueueMode(*stub), grpc::StatusCode::OK);
+  EXPECT_EQ(SetPause(*stub), grpc::StatusCode::OK);
+  EXPECT_TRUE(agent_.GetStatus().has_pause());
   EXPECT_EQ(GetStatus(*stub), grpc::StatusCode::OK);
   EXPECT_TRUE(PolicyChanged());
 }

@@ -81,6 +81,13 @@ grpc::Status SetQueueModeWith(const std::function<void(v1::SetQueueModeRequest&)
   return stub.SetQueueMode(Deadline().get(), request, &reply);
 }
 
+grpc::Status SetPauseWith(const std::function<void(v1::SetPauseRequest&)>& fill, v1::AgentService::Stub& stub) {
+  v1::SetPauseRequest request;
+  fill(request);
+  v1::SetPauseResponse reply;
+  return stub.SetPause(Deadline().get(), request, &reply);
+}
+
 grpc::Status ListQueuesWith(const std::function<void(v1::ListQueuesRequest&)>& fill, v1::AgentService::Stub& stub) {
   v1::ListQueuesRequest request;
   fill(request);
@@ -103,6 +110,7 @@ using Code = grpc::StatusCode;
 using SP = v1::SetPolicyRequest;
 using SQ = v1::SetQueueModeRequest;
 using LQ = v1::ListQueuesRequest;
+using PA = v1::SetPauseRequest;
 using WE = v1::WatchEventsRequest;
 template <class F>
 auto Bind(grpc::Status (*call)(const std::function<F>&, v1::AgentService::Stub&), std::function<F> fill) {
@@ -178,6 +186,17 @@ const std::vector<BadCall>& BadCalls() {
        Code::NOT_FOUND, "queue uvnvme:1:0:q9: no such queue"},
       {"override ineligible queue", Bind<void(SQ&)>(SetQueueModeWith, [](SQ& r) { r.mutable_queue()->set_queue(3); }),
        Code::FAILED_PRECONDITION, "queue nvme0:q3: not eligible: threaded interrupt handler"},
+      {"pause in poll mode", Bind<void(PA&)>(SetPauseWith, [](PA& r) { r.set_mode(v1::CONTROLLER_MODE_POLL); }),
+       Code::INVALID_ARGUMENT, "mode: a pause holds queues in CONTROLLER_MODE_INTERRUPT or CONTROLLER_MODE_OFF, not 4"},
+      {"pause negative duration", Bind<void(PA&)>(SetPauseWith, [](PA& r) { r.set_duration_ns(-5); }),
+       Code::INVALID_ARGUMENT, "duration_ns: must be >= 0"},
+      {"pause too long", Bind<void(PA&)>(SetPauseWith, [](PA& r) { r.set_duration_ns(INT64_MAX); }),
+       Code::INVALID_ARGUMENT, "duration_ns: must be <= 31536000000000000 (365 days)"},
+      {"resume with a mode", Bind<void(PA&)>(SetPauseWith, [](PA& r) {
+         r.set_resume(true);
+         r.set_mode(v1::CONTROLLER_MODE_OFF);
+       }),
+       Code::INVALID_ARGUMENT, "resume: takes no mode or duration_ns (it ends the pause)"},
       {"watch unknown kind", Bind<void(WE&)>(WatchWith, [](WE& r) { r.add_kinds(static_cast<v1::EventKind>(99)); }),
        Code::INVALID_ARGUMENT, "kinds[0]: unknown event kind 99"},
       {"watch unspecified kind", Bind<void(WE&)>(WatchWith, [](WE& r) {

@@ -169,6 +169,14 @@ else
   run 1 override "$ineligible" poll; [[ "$err" == "nvme-adaptctl: FAILED_PRECONDITION: queue $ineligible: not eligible"* ]] || fail "ineligible: $err"
 fi
 
+echo "== pause and resume"
+run 0 pause --for 10m; expect_out_has "paused: every queue held in interrupt mode until"
+run 0 status; expect_out_has "paused by"
+run 0 status --json; json_check "d['pause']['mode'] == 'CONTROLLER_MODE_INTERRUPT' and int(d['pause']['endsUnixNs']) > 0"
+run 2 pause --mode poll; [[ "$err" == "nvme-adaptctl: --mode: a pause holds queues in interrupt or off, not 'poll'"* ]] || fail "pause --mode poll: $err"
+run 0 resume; expect_out_has "resumed: the policy is in force again"
+run 0 status --json; json_check "'pause' not in d"
+
 echo "== an agent that is not there"
 "$ctl" --addr "$work/nothing.sock" status >/dev/null 2>"$work/err" && fail "status without an agent succeeded"
 [[ $(cat "$work/err") == "nvme-adaptctl: UNAVAILABLE: "* ]] || fail "no agent: $(cat "$work/err")"

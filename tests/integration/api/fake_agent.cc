@@ -105,6 +105,7 @@ v1::GetStatusResponse FakeAgent::GetStatus() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   status.set_node(host);
+  if (pause_) *status.mutable_pause() = *pause_;
   return status;
 }
 
@@ -242,6 +243,25 @@ Result<v1::SetQueueModeResponse> FakeAgent::SetQueueMode(const v1::SetQueueModeR
   Publish(v1::EVENT_KIND_OVERRIDE, q, std::move(message));
   v1::SetQueueModeResponse response;
   *response.mutable_queue() = *q;
+  return response;
+}
+
+Result<v1::SetPauseResponse> FakeAgent::SetPause(const v1::SetPauseRequest& request) {
+  std::lock_guard lock(mutex_);
+  v1::SetPauseResponse response;
+  if (request.resume()) {
+    pause_.reset();
+    Publish(v1::EVENT_KIND_POLICY, nullptr, "resumed");
+    return response;
+  }
+  v1::Pause pause;
+  pause.set_mode(request.mode() == v1::CONTROLLER_MODE_OFF ? v1::CONTROLLER_MODE_OFF : v1::CONTROLLER_MODE_INTERRUPT);
+  pause.set_set_unix_ns(UnixNanos());
+  pause.set_set_by(request.caller());
+  if (request.duration_ns() > 0) pause.set_ends_unix_ns(pause.set_unix_ns() + request.duration_ns());
+  pause_ = pause;
+  Publish(v1::EVENT_KIND_POLICY, nullptr, "paused");
+  *response.mutable_pause() = pause;
   return response;
 }
 

@@ -25,6 +25,8 @@ class FakeAgent final : public api::AgentControl {
   using api::AgentControl::SetPolicy;
   Result<v1::SetPolicyResponse> SetPolicy(const v1::SetPolicyRequest& request, Deadline deadline) override;
   Result<v1::SetQueueModeResponse> SetQueueMode(const v1::SetQueueModeRequest& request) override;
+  // Keeps the pause (GetStatus shows it); no queue moves.
+  Result<v1::SetPauseResponse> SetPause(const v1::SetPauseRequest& request) override;
   std::shared_ptr<api::Subscription> WatchEvents(const v1::WatchEventsRequest& request, size_t capacity) override;
   // The policy's layers for the queue, its controller known by name only; every entry from the API.
   Result<v1::ExplainPolicyResponse> ExplainPolicy(const v1::ExplainPolicyRequest& request) override;
@@ -49,6 +51,7 @@ class FakeAgent final : public api::AgentControl {
   mutable std::mutex mutex_;
   std::vector<v1::QueueInfo> queues_;
   v1::PolicySet policy_;
+  std::optional<v1::Pause> pause_;
   Deadline last_deadline_{};
   api::EventBus bus_;
 };

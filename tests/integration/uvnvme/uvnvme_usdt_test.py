@@ -112,6 +112,9 @@ class UsdtFiring(unittest.TestCase):
         """Runs uvnvme-load with a tracefs uprobe event on every site of `probes` (all four by default), so
         with their semaphores raised and the others' not; returns its result and the trace."""
         tracing = "/sys/kernel/tracing"
+        if os.geteuid() == 0 and not os.path.exists(f"{tracing}/uprobe_events"):
+            # A fresh boot may not have it mounted yet (the agent's feature probe mounts it the same way).
+            subprocess.run(["mount", "-t", "tracefs", "nodev", tracing], check=False)
         if os.geteuid() != 0 or not os.path.exists(f"{tracing}/uprobe_events"):
             self.fail(f"needs root and tracefs at {tracing} (mount -t tracefs nodev {tracing})")
         group = f"uvnvme_test_{os.getpid()}"
