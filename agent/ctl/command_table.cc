@@ -61,6 +61,19 @@ std::vector<OptionSpec> PolicySetOptions() {
   return options;
 }
 
+CommandSpec PauseCommand() {
+  return {{"pause"},
+          "hold every queue in interrupt mode (or off) until resume or for a time, whatever the policy says",
+          {{"for", "DURATION", "the pause ends after this long (default: until resume)"},
+           {"mode", "MODE", "interrupt (default), or off: each queue back to its safe value and left alone"}},
+          {},
+          "Persisted: the pause holds over config reloads, policy changes and restarts. It erases nothing: the policy\n"
+          "stays as set (policy set still works, and applies at resume), and an override set before it comes back\n"
+          "at resume unless it expired (new overrides are refused meanwhile). status and the nvme_adapt_paused\n"
+          "metric show it.",
+          &RunPause};
+}
+
 std::vector<CommandSpec> MakeCommands() {
   return {
       {{"status"}, "the agent's state: collector, levers, queue counts", {}, {},
@@ -110,16 +123,7 @@ std::vector<CommandSpec> MakeCommands() {
        {"QUEUE", "MODE"},
        "QUEUE like nvme0:q1 or uvnvme:1234:0:q2; MODE interrupt, poll or none (none clears).",
        &RunOverride},
-      {{"pause"},
-       "hold every queue in interrupt mode (or off) until resume or for a time, whatever the policy says",
-       {{"for", "DURATION", "the pause ends after this long (default: until resume)"},
-        {"mode", "MODE", "interrupt (default), or off: each queue back to its safe value and left alone"}},
-       {},
-       "Persisted: the pause holds over config reloads, policy changes and restarts. It erases nothing: the policy\n"
-       "stays as set (policy set still works, and applies at resume), and an override set before it comes back\n"
-       "at resume unless it expired (new overrides are refused meanwhile). status and the nvme_adapt_paused\n"
-       "metric show it.",
-       &RunPause},
+      PauseCommand(),
       {{"resume"}, "end the node's pause: the policy (and any override it held) is in force again", {}, {}, "",
        &RunPause},
       {{"watch"},

@@ -184,6 +184,8 @@ void AddCollectorFamilies(const AgentWideState& agent, std::vector<MetricFamily>
 
 }  // namespace
 
+void AddPauseFamilies(const AgentWideState& agent, std::vector<MetricFamily>& out);
+
 void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& out) {
   FamilyBuilder build("nvme_adapt_build_info", "Always 1; labels say which build of the agent runs.",
                       MetricType::Gauge);
@@ -261,6 +263,10 @@ void AddAgentFamilies(const AgentWideState& agent, std::vector<MetricFamily>& ou
                            MetricType::Gauge);
   unrestored.Add({}, static_cast<double>(agent.journal_unrestored));
   unrestored.MoveTo(out);
+  AddPauseFamilies(agent, out);
+}
+
+void AddPauseFamilies(const AgentWideState& agent, std::vector<MetricFamily>& out) {
   // Always there, 0 or 1, so that an alert on a long pause and a panel of paused nodes need no absent().
   FamilyBuilder paused("nvme_adapt_paused",
                        "1 while the node is paused (nvme-adaptctl pause): every queue held in the mode the label "

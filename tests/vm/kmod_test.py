@@ -185,6 +185,8 @@ def main(argv=None):
     parser.add_argument("--only-compare", action="store_true",
                         help="run the four-arm comparison instead of the checks (a benchmark: make bench)")
     parser.add_argument("--json-out", type=Path, help="with --only-compare: a copy of kmod-compare.json here")
+    parser.add_argument("--repeats", type=int, default=3, help="with --only-compare: repetitions (arms rotated)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="with --only-compare: measured seconds per run")
     parser.add_argument("--test-name")
     parser.add_argument("--timeout", type=float, default=1200.0)
     args = parser.parse_args(argv)
@@ -201,7 +203,8 @@ def main(argv=None):
         module = build_module.build(args.kernel, build_dir, log=clock.log)
         env = {"NVA_KMOD": str(module), "NVA_KMOD_PARAMS": DRIVER_PARAMS, "NVA_KMOD_AGENT_POLICY": AGENT_POLICY,
                "NVA_KMOD_ONLY_COMPARE": "1" if args.only_compare else "0",
-               "NVA_KMOD_COMPARE_AGENT_POLICY": COMPARE_AGENT_POLICY}
+               "NVA_KMOD_COMPARE_AGENT_POLICY": COMPARE_AGENT_POLICY,
+               "NVA_KMOD_COMPARE_REPEATS": str(args.repeats), "NVA_KMOD_COMPARE_SECONDS": f"{args.seconds:g}"}
         vm = run_vm(VmOptions(guest_script=VM_DIR / "guest" / "kmod.sh", build_dir=build_dir, results_dir=results,
                               kernel=args.kernel, env=env, timeout=args.timeout), clock)
     except (VmSetupError, VmRunError, build_module.KmodBuildError, subprocess.CalledProcessError,

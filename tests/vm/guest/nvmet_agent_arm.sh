@@ -8,8 +8,13 @@
 # arm starts from the target as loaded).
 set -euo pipefail
 ctl=("$NVA_BUILD_DIR/agent/ctl/nvme-adaptctl" --addr /tmp/nva/agent.sock)
+# The comparison's policy, replacing the controller's level: the agent deciding by the patch's rules with windows
+# and a threshold for TCG's pace (as the kmod comparison's), not the switching step's stress policy (one-window
+# runs), which the state dir would otherwise keep for the controller.
+readonly COMPARE_POLICY=(--replace --mode adaptive --profile patch --window-completions 256 --poll-threshold 5ms
+  --pace-slack 1s --backoff-windows 4)
 case $1 in
-  on) "${ctl[@]}" policy set --controller "$NVA_NVMET_TARGET_CTRL" --mode adaptive > /dev/null ;;
+  on) "${ctl[@]}" policy set --controller "$NVA_NVMET_TARGET_CTRL" "${COMPARE_POLICY[@]}" > /dev/null ;;
   off)
     "${ctl[@]}" policy set --controller "$NVA_NVMET_TARGET_CTRL" --mode off > /dev/null
     for ((tenths = 0; tenths < 100; tenths++)); do
