@@ -18,6 +18,15 @@ bool IsControllerNameChar(char c) {
          c == ':' || c == '-';
 }
 
+// An override's or a pause's duration: 0 (no end) up to 365 days.
+Status ValidateDurationNs(int64_t duration_ns) {
+  if (duration_ns < 0) return Invalid("duration_ns", "must be >= 0");
+  if (duration_ns > kMaxOverrideDurationNs) {
+    return Invalid("duration_ns", "must be <= " + std::to_string(kMaxOverrideDurationNs) + " (365 days)");
+  }
+  return OkStatus();
+}
+
 Status ValidateSource(v1::Source source, std::string_view field_path) {
   if (!v1::Source_IsValid(source)) {
     return Invalid(field_path, "unknown source " + std::to_string(static_cast<int>(source)));
@@ -125,10 +134,7 @@ Status ValidateSetQueueModeRequest(const v1::SetQueueModeRequest& request) {
   if (!v1::ReapMode_IsValid(request.mode())) {
     return Invalid("mode", "unknown reap mode " + std::to_string(static_cast<int>(request.mode())));
   }
-  if (request.duration_ns() < 0) return Invalid("duration_ns", "must be >= 0");
-  if (request.duration_ns() > kMaxOverrideDurationNs) {
-    return Invalid("duration_ns", "must be <= " + std::to_string(kMaxOverrideDurationNs) + " (365 days)");
-  }
+  NA_RETURN_IF_ERROR(ValidateDurationNs(request.duration_ns()));
   if (request.mode() == v1::REAP_MODE_UNSPECIFIED && request.duration_ns() != 0) {
     return Invalid("duration_ns", "must be 0 when clearing an override (mode REAP_MODE_UNSPECIFIED)");
   }
@@ -147,10 +153,7 @@ Status ValidateSetPauseRequest(const v1::SetPauseRequest& request) {
     return Invalid("mode", "a pause holds queues in CONTROLLER_MODE_INTERRUPT or CONTROLLER_MODE_OFF, not " +
                                std::to_string(static_cast<int>(request.mode())));
   }
-  if (request.duration_ns() < 0) return Invalid("duration_ns", "must be >= 0");
-  if (request.duration_ns() > kMaxOverrideDurationNs) {
-    return Invalid("duration_ns", "must be <= " + std::to_string(kMaxOverrideDurationNs) + " (365 days)");
-  }
+  NA_RETURN_IF_ERROR(ValidateDurationNs(request.duration_ns()));
   return OkStatus();
 }
 

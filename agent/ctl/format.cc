@@ -75,8 +75,7 @@ std::string PolicyOriginText(const v1::PolicyOrigin& origin) {
 }
 
 std::string PauseText(const v1::Pause& pause) {
-  std::string text = std::string("every queue held in ") +
-                      (pause.mode() == v1::CONTROLLER_MODE_OFF ? "off" : "interrupt") + " mode";
+  std::string text = "every queue held in " + ShortName(pause.mode()) + " mode";
   text += pause.ends_unix_ns() > 0 ? " until " + UnixTime(pause.ends_unix_ns()) : " until nvme-adaptctl resume";
   if (!pause.set_by().empty()) text += "; paused by " + pause.set_by();
   if (pause.set_unix_ns() > 0) text += " at " + UnixTime(pause.set_unix_ns());

@@ -123,7 +123,7 @@ void Agent::RunOnce() {
   loop_.RunQueued();
   engine::Nanos now = deps_.monotonic();
   switches_.switcher().ExpireHung(now);
-  if (policy_.PauseEnded(deps_.wall())) EndPause(now);
+  if (policy_.pause() && policy_.PauseEnded(deps_.wall())) EndPause(now);  // the wall clock only while paused
   RunTimers(now);
   switches_.RetryLevers(now);
   if (now >= next_discovery_) Rediscover(now);

@@ -42,7 +42,7 @@ Status PolicyApplier::Install(int64_t wall_now) {
     pause_->set_set_by("pause.json unreadable");
   } else if (*loaded) {
     pause_ = **loaded;
-    if (pause_->ends_unix_ns() != 0 && pause_->ends_unix_ns() <= wall_now) {
+    if (PauseEnded(wall_now)) {
       NA_INFO("pause: it ended while the agent was not running; the policy is in force");
       pause_.reset();
       if (Status cleared = store_.ClearPause(); !cleared) NA_WARN("pause: " << cleared.error().message);
@@ -57,10 +57,7 @@ Status PolicyApplier::Install(int64_t wall_now) {
 
 engine::Policy PolicyApplier::For(const DiscoveredQueue& queue) const {
   engine::Policy policy = book_->Effective(FactsOf(queue, node_), queue.qid);
-  if (pause_) {
-    policy.mode = pause_->mode() == v1::CONTROLLER_MODE_OFF ? engine::ControllerMode::kOff
-                                                            : engine::ControllerMode::kInterrupt;
-  }
+  if (pause_) policy.mode = PausedMode(*pause_);
   policy.mode = parts_.levers.ModeFor(queue, policy.mode);
   return policy;
 }
@@ -111,8 +108,8 @@ uint32_t PolicyApplier::SetPause(std::optional<v1::Pause> pause, engine::Nanos n
   for (ManagedQueue* q : parts_.queues.All()) {
     std::optional<engine::Override> next;
     std::string what;
-    if (pausing && parts_.pipeline.View(q->handle).override_mode) {
-      q->held_override = parts_.pipeline.View(q->handle).override_mode;
+    if (std::optional<engine::Override> set = parts_.pipeline.View(q->handle).override_mode; pausing && set) {
+      q->held_override = set;
       what = "override " + q->name + " held by the pause";
     } else if (resuming && q->held_override) {
       next = *std::exchange(q->held_override, std::nullopt);
@@ -133,9 +130,11 @@ uint32_t PolicyApplier::SetPause(std::optional<v1::Pause> pause, engine::Nanos n
   return moved;
 }
 
-std::string_view PauseModeName(const v1::Pause& pause) {
-  return pause.mode() == v1::CONTROLLER_MODE_OFF ? "off" : "interrupt";
+engine::ControllerMode PausedMode(const v1::Pause& pause) {
+  return pause.mode() == v1::CONTROLLER_MODE_OFF ? engine::ControllerMode::kOff : engine::ControllerMode::kInterrupt;
 }
+
+std::string_view PauseModeName(const v1::Pause& pause) { return engine::kControllerModes.Name(PausedMode(pause)); }
 
 void PolicyApplier::NotePause() {
   if (parts_.metrics == nullptr) return;

@@ -28,7 +28,8 @@ namespace nvmeadapt::daemon {
 // What the policy selectors see of a queue's controller, on `node`.
 engine::DeviceFacts FactsOf(const DiscoveredQueue& queue, const engine::NodeIdentity& node);
 
-// "interrupt" or "off": the mode a pause holds every queue in.
+// The mode a pause holds every queue in (interrupt or off), and its word.
+engine::ControllerMode PausedMode(const v1::Pause& pause);
 std::string_view PauseModeName(const v1::Pause& pause);
 
 // How a reload of the config file's policy levels ended.
