@@ -37,9 +37,13 @@ struct SwitchesEnded {
   std::vector<std::string> refused;                  // "queue NAME: why", in the order they ended
 
   static SwitchProtocol::SwitchThen Hear(const std::shared_ptr<SwitchesEnded>& into) {
-    return [into](ManagedQueue& queue, bool applied) {
+    return [into](ManagedQueue& queue, const Status& outcome) {
       into->ended.insert({queue.name, queue.serial});
-      if (!applied) into->refused.push_back("queue " + queue.name + ": " + queue.degraded_reason);
+      // A lever whose target is gone (kNotFound: a driver that exited, a controller removed) refuses nothing: the
+      // queue leaves at the next discovery, and the change holds for the queues that remain.
+      if (!outcome && outcome.error().code != ErrorCode::kNotFound) {
+        into->refused.push_back("queue " + queue.name + ": " + queue.degraded_reason);
+      }
     };
   }
 };

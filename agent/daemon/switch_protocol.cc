@@ -59,11 +59,11 @@ void SwitchProtocol::Carry(ManagedQueue& queue, const engine::Decision& decision
     proto.set_applied(false);
     queue.last_decision = proto;
     Switch(queue, decision.to, decision.reason, decision.at,
-           [this, decision, proto, seq, ended](ManagedQueue& switched, bool applied) mutable {
-             proto.set_applied(applied);
-             if (!applied) proto.set_lever_error(switched.degraded_reason);
+           [this, decision, proto, seq, ended](ManagedQueue& switched, const Status& outcome) mutable {
+             proto.set_applied(outcome.ok());
+             if (!outcome) proto.set_lever_error(switched.degraded_reason);
              Record(switched, decision, std::move(proto), seq);
-             if (ended) ended(switched, applied);
+             if (ended) ended(switched, outcome);
            });
     return;
   }
@@ -137,8 +137,8 @@ void SwitchProtocol::RetryLevers(engine::Nanos now) {
       q->retry_mode.reset();  // no longer wanted, or already there
       continue;
     }
-    Switch(*q, wanted, q->retry_reason, now, [this, wanted](ManagedQueue& retried, bool applied) {
-      if (applied) pipeline_.FollowRealMode(retried, wanted, monotonic_());  // the engine had followed the failure
+    Switch(*q, wanted, q->retry_reason, now, [this, wanted](ManagedQueue& retried, const Status& outcome) {
+      if (outcome) pipeline_.FollowRealMode(retried, wanted, monotonic_());  // the engine had followed the failure
     });
   }
 }
@@ -174,8 +174,9 @@ void SwitchProtocol::SendControl(ManagedQueue& queue, const collect::QueueContro
 void SwitchProtocol::Switch(ManagedQueue& queue, ReapMode mode, engine::Reason why, engine::Nanos evidence,
                             SwitchThen then) {
   if (queue.lever.empty()) {
-    Fail(queue, mode, why, MakeError(ErrorCode::kUnsupported, "no lever"));
-    then(queue, false);
+    const Error none = MakeError(ErrorCode::kUnsupported, "no lever");
+    Fail(queue, mode, why, none);
+    then(queue, none);
     return;
   }
   auto sw = std::make_shared<SwitchInFlight>();
@@ -238,7 +239,7 @@ void SwitchProtocol::End(SwitchInFlight& sw, const SwitchOutcome& outcome) {
     }
     Fail(queue, sw.mode, sw.why, outcome.status.error());
     Settled(queue);
-    sw.then(queue, false);
+    sw.then(queue, outcome.status);
     return;
   }
   SwitchTimeline& timeline = sw.timeline;
@@ -253,7 +254,7 @@ void SwitchProtocol::End(SwitchInFlight& sw, const SwitchOutcome& outcome) {
   listeners_.Tell(&AgentListener::SwitchApplied, queue, sw.why, timeline);
   queue.open_switch = std::move(timeline);
   Settled(queue);
-  sw.then(queue, true);
+  sw.then(queue, OkStatus());
 }
 
 // The lever returned after its switch was given up. Its result is the device's real state: a failure

@@ -43,8 +43,8 @@ class SwitchProtocol {
   // control it leaves the BPF side; then the queue's last decision, the log and the listeners. A try the node
   // layer deferred changes nothing but the record.
   // Runs on the loop when a switch ended (inline before Switch returns when no loop runs), with its queue
-  // unless the queue left meanwhile: whether the mode was applied.
-  using SwitchThen = std::function<void(ManagedQueue& queue, bool applied)>;
+  // unless the queue left meanwhile: OK when the mode was applied, else the lever's error.
+  using SwitchThen = std::function<void(ManagedQueue& queue, const Status& outcome)>;
   // `ended`, when given, hears how the decision's switch ended (SetPolicy's verdict: policy_change.cc).
   void Carry(ManagedQueue& queue, const engine::Decision& decision,
              std::optional<engine::NodeReason> node_ended = std::nullopt, SwitchThen ended = {});

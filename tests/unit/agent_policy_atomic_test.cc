@@ -121,6 +121,24 @@ TEST_F(SetPolicyAtomic, ALeverThatRefusesOneQueueTakesTheWholeChangeBack) {
   EXPECT_EQ((*persisted)->policy().mode(), v1::CONTROLLER_MODE_POLL);
 }
 
+// A queue whose device went away between two discoveries (a uvnvme process that exited, a controller removed) cannot
+// switch: its lever says kNotFound. That is no refusal of the policy: the change holds for the queues that remain
+// (the evaluation's global mode change after each of its runs failed this way while the last run's queue was listed).
+TEST_F(SetPolicyAtomic, AQueueWhoseDeviceIsGoneDoesNotTakeTheChangeBack) {
+  Start();
+  RunLoop();
+  levers_.refuse_targets = {"uvnvme:7:0:q2"};
+  levers_.refuse_code = ErrorCode::kNotFound;
+  auto set = agent_->api().SetPolicy(Global(v1::CONTROLLER_MODE_POLL));
+  ASSERT_TRUE(set) << set.error().message;
+  EXPECT_EQ(Policy().effective_global().mode(), v1::CONTROLLER_MODE_POLL);
+  EXPECT_EQ(Queue(1).mode(), v1::REAP_MODE_POLL);
+  EXPECT_EQ(levers_.Value("uvnvme:7:0:q1"), "poll");
+  auto persisted = state::StateStore(state_dir_).LoadPolicy();
+  ASSERT_TRUE(persisted && persisted->has_value());
+  EXPECT_EQ((*persisted)->policy().mode(), v1::CONTROLLER_MODE_POLL);
+}
+
 // A switch still in its lever at the deadline (a controller reset, a fabrics reconnect) is no refusal: the change
 // stands, answered in time, and the switch goes on; taking it back would disrupt the device twice.
 TEST_F(SetPolicyAtomic, ASwitchStillInItsLeverAtTheDeadlineIsAnsweredInTimeAndGoesOn) {
