@@ -35,8 +35,9 @@ class AgentSession:
         self.policy = policy  # None: the engine's defaults; else a Policy message in JSON (proto field names)
         self.default_mode = "adaptive"
 
-    # Each agent arm as the global policy's mode and node_layer.
-    ARM_POLICY = {"adaptive": ("adaptive", "off"), "node": ("adaptive", "on"), "shadow": ("shadow", "off")}
+    # Each agent arm as the global policy's mode, node_layer and profile (patch: the kernel patch's rules).
+    ARM_POLICY = {"adaptive": ("adaptive", "off", "default"), "node": ("adaptive", "on", "default"),
+                  "shadow": ("shadow", "off", "default"), "patch": ("adaptive", "off", "patch")}
 
     def start(self, timeout_s=30.0):
         self.runtime_dir.mkdir(mode=0o700)
@@ -65,13 +66,13 @@ class AgentSession:
         raise AgentError(f"nvme-adaptd not running after {timeout_s:.0f} s: {self.log_tail()}")
 
     def set_default_mode(self, arm):
-        """The global default mode and node layer (an agent arm: adaptive, node or shadow) for the controllers
-        of the next uvnvme process."""
+        """The global default mode, node layer and profile (an agent arm: adaptive, node, shadow or patch) for
+        the controllers of the next uvnvme process."""
         if arm == self.default_mode:
             return
-        mode, node_layer = self.ARM_POLICY[arm]
+        mode, node_layer, profile = self.ARM_POLICY[arm]
         command = [str(self.ctl), "--addr", str(self.runtime_dir / "agent.sock"), "policy", "set", "--mode", mode,
-                   "--node-layer", node_layer]
+                   "--node-layer", node_layer, "--profile", profile]
         run = subprocess.run(command, capture_output=True, text=True, timeout=30)
         if run.returncode != 0:
             raise AgentError(f"nvme-adaptctl policy set --mode {mode} --node-layer {node_layer} failed: "

@@ -39,6 +39,11 @@ CONTENDED = [dict(controllers=4, queues=2, jobs=8, qd=qd) for qd in (32, 64, 128
 # take CPU from the application (its work done is measured), and one device beside a CPU hog on its reaper's CPU.
 APP_WORK = [dict(controllers=4, queues=2, jobs=8, qd=32, io_work_us=2)]
 HOG = [dict(controllers=1, queues=1, jobs=1, qd=32, hog=True)]
+# Issue 48's device, whose completion times vary: 30 % writes at 50 us against 20 us reads, and up to 40 us of
+# uniform jitter on each, at QD8, 32 and 64 on one queue and at QD32 on 3 controllers x 2 queues.
+JITTER_DEVICE = dict(rwmixread=70, write_latency_us=50, jitter_us=40)
+JITTERED = [dict(controllers=1, queues=1, jobs=1, qd=qd, **JITTER_DEVICE) for qd in (8, 32, 64)] + \
+    [dict(controllers=3, queues=2, jobs=6, qd=32, **JITTER_DEVICE)]
 RUN_OVERHEAD_S = 0.6  # per uvnvme-load run: start, drain, report, the harness's parsing (measured in --quick)
 
 
@@ -49,7 +54,7 @@ def estimate_minutes(args, configs):
     agent_arms = len(summary.MODES) - 2
     per_point = 2 * static + agent_arms * agent + 1.0  # + the 1 s quiet probe before each configuration
     plan = phased.QUICK_PHASES if args.quick else phased.TIMELINE_PHASES
-    phased_runs = len(phased.TIMELINE_MODES) * (1 if args.quick else phased.PHASED_REPEATS)
+    phased_runs = 0 if args.skip_phased else len(phased.TIMELINE_MODES) * (1 if args.quick else phased.PHASED_REPEATS)
     phased_run = args.agent_warmup_seconds + sum(seconds for _, seconds, _ in plan)  # every arm warms up
     timeline = phased_runs * (phased_run + RUN_OVERHEAD_S + 1.0)
     points = sum(repeats_of(config, args) for config in configs)
@@ -68,14 +73,14 @@ def flat_summary(summaries, timeline):
                      "paired_adaptive_over_best_static_median", "paired_shadow_over_interrupt_median"):
             if s.get(name) is not None:
                 flat[f"{key}_{name}"] = s[name]
-        for name in ("paired_node_over_best_static", "paired_node_over_adaptive"):
+        for name in ("paired_node_over_best_static", "paired_node_over_adaptive", "paired_patch_over_best_static"):
             if s.get(name):
                 flat[f"{key}_{name}_median"] = statistics.median(s[name])
         if (share := summary.median(s, "adaptive", "poll_completion_share")) is not None:
             flat[f"{key}_adaptive_poll_completion_share"] = share
         if "goal_qd1_cpu" in s and s["goal_qd1_cpu"]["host_ratio"] is not None:
             flat[f"{key}_adaptive_over_interrupt_host_cpu"] = s["goal_qd1_cpu"]["host_ratio"]
-    for mode, run in timeline["modes"].items():
+    for mode, run in timeline.get("modes", {}).items():
         for index, phase in enumerate(run["phases"], 1):
             flat[f"phased_{index}_{phase['name']}_{mode}_iops"] = phase["iops"]
     goals = summary.goal_entries({"configs": summaries, "timeline": timeline})
@@ -102,19 +107,23 @@ def parse_args():
     parser.add_argument("--policy", type=json.loads, default=None,
                         help='engine policy in JSON, e.g. \'{"paceSlackNs": 100000}\' (diagnosis; default: the defaults)')
     parser.add_argument("--only", default=None, help="comma-separated QD list of single-device configurations "
-                        "and 'contended', 'work', 'hog' (diagnosis; default: the whole grid)")
+                        "and 'contended', 'work', 'hog', 'jitter' (or 'jitter:QD': its one-queue configuration "
+                        "at that depth) (diagnosis; default: the whole grid)")
     parser.add_argument("--quiet-cpus", type=float, default=0.25,
                         help="before each configuration wait until other work uses at most this many CPUs")
     parser.add_argument("--max-quiet-wait-seconds", type=float, default=60.0, help="per configuration")
     parser.add_argument("--max-total-quiet-wait-seconds", type=float, default=300.0, help="for the whole evaluation")
+    parser.add_argument("--skip-phased", action="store_true", help="the grid only, no phased run (diagnosis)")
     parser.add_argument("--quick", action="store_true", help="one repetition of 3 s runs, a few configurations "
                         "(those of --only if given), a shorter phased run")
     args = parser.parse_args()
-    configs = SINGLE + CONTENDED + APP_WORK + HOG
+    configs = SINGLE + CONTENDED + APP_WORK + HOG + JITTERED
     if args.only:
         wanted = args.only.split(",")
         configs = [c for c in SINGLE if str(c["qd"]) in wanted] + (CONTENDED if "contended" in wanted else []) + \
-            (APP_WORK if "work" in wanted else []) + (HOG if "hog" in wanted else [])
+            (APP_WORK if "work" in wanted else []) + (HOG if "hog" in wanted else []) + \
+            (JITTERED if "jitter" in wanted else []) + \
+            [c for c in JITTERED if f"jitter:{c['qd']}" in wanted and c["controllers"] == 1]
     if args.agent_cpus is None and len(cpus := sorted(os.sched_getaffinity(0))) >= 2:
         args.agent_cpus = set(cpus[:-1])
     if args.quick:
@@ -139,7 +148,7 @@ def run_all(evaluation, configs, args):
             machine = [machine_stall(args, device)]
             evaluation.agent.start()
             runs = evaluation.grid(configs)
-            timeline = phased.timeline(evaluation, quick=args.quick)
+            timeline = {} if args.skip_phased else phased.timeline(evaluation, quick=args.quick)
             evaluation.agent.stop()
             machine.append(machine_stall(args, device))
     except (AgentError, OSError, ValueError) as error:
@@ -192,7 +201,7 @@ def device_timing(runs):
 
 def device_clocks(runs, timeline):
     """The device clocks uvnvme-load reported ('not reported' for a build without --device-clock)."""
-    seen = [r.get("device_clock") for r in runs] + [m.get("device_clock") for m in timeline["modes"].values()]
+    seen = [r.get("device_clock") for r in runs] + [m.get("device_clock") for m in timeline.get("modes", {}).values()]
     return sorted({"not reported" if c is None else str(c) for c in seen})
 
 
@@ -211,9 +220,10 @@ def main():
         sys.exit("eval_bench: needs root: nvme-adaptd loads BPF programs and uvnvme-load runs its device SCHED_FIFO")
     os.makedirs(args.results, exist_ok=True)
     minutes, quiet = estimate_minutes(args, configs)
+    then = "" if args.skip_phased else (f", then {len(phased.TIMELINE_MODES)} phased arms x "
+                                        f"{1 if args.quick else phased.PHASED_REPEATS}")
     print(f"eval: {len(configs)} configurations x {len(summary.MODES)} arms x {args.repeats} repetitions of "
-          f"{args.measure_seconds:g} s, then {len(phased.TIMELINE_MODES)} phased arms x "
-          f"{1 if args.quick else phased.PHASED_REPEATS}: about {minutes:.0f} min "
+          f"{args.measure_seconds:g} s{then}: about {minutes:.0f} min "
           f"on a quiet machine (+ up to {quiet:.0f} min waiting for quiet)", flush=True)
     began, load_before = time.time(), os.getloadavg()
     evaluation = Evaluation(args)
@@ -225,7 +235,8 @@ def main():
         summaries.append(summary.summarize_config(config, [r for r in runs if r["config"] == config["label"]]))
     result = {
         "tool": "bench/eval/eval_bench.py", "command": sys.argv,
-        "model": "uvnvme defaults: media, 20 us reads, 500k IOPS and 3200 MB/s per controller, no jitter",
+        "model": "uvnvme defaults: media, 20 us reads, 500k IOPS and 3200 MB/s per controller, no jitter; the "
+                 f"jittered configurations: {JITTER_DEVICE}",
         "placement": " ".join(evaluation.placement) or "none (one CPU)",
         "device_clock": device_clocks(runs, timeline), "rt_budget": rt, "device_cpu": device,
         "device_timing": device_timing(runs),

@@ -14,8 +14,11 @@ import summary
 import traces
 from agent_session import AgentError, AgentSession
 
-AGENT_ARMS = ("adaptive", "node", "shadow")
-POLLING_ARMS = ("adaptive", "node")  # the agent switches: its poll time share is measured
+AGENT_ARMS = ("adaptive", "node", "shadow", "patch")
+POLLING_ARMS = ("adaptive", "node", "patch")  # the agent switches: its poll time share is measured
+# A configuration's device beyond uvnvme's defaults (media model, 20 us reads and writes, no jitter): the
+# config key and uvnvme-load's option.
+DEVICE_OPTIONS = (("rwmixread", "--rwmixread"), ("write_latency_us", "--write-latency-us"), ("jitter_us", "--jitter-us"))
 TRACE_SHARE = "trace: completions of the agent's recorded windows (uvnvme-load reported no poll_completed)"
 
 
@@ -26,6 +29,9 @@ def label(config):
         text = f"{config['controllers']} dev x {config['jobs'] // config['controllers']} jobs QD{config['qd']}"
     if config.get("io_work_us"):
         text += f" work {config['io_work_us']}us"
+    if config.get("jitter_us") is not None:
+        text += (f" mixed {config.get('rwmixread', 100)}% reads, writes {config.get('write_latency_us', 20)}us, "
+                 f"jitter {config['jitter_us']}us")
     if config.get("hog"):
         text += " + hog"
     return text
@@ -106,6 +112,7 @@ class Evaluation:
                    str(config["queues"]), "--jobs", str(config["jobs"]), "--phases", phases] + self.placement
         if config.get("io_work_us"):
             command += ["--io-work-us", str(config["io_work_us"])]
+        command += [option for key, option in DEVICE_OPTIONS if key in config for option in (option, str(config[key]))]
         if arm in AGENT_ARMS:
             return command + ["--mode", "external", "--runtime-dir", str(self.agent.runtime_dir)]
         return command + ["--mode", arm, "--no-socket"]

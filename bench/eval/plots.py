@@ -120,5 +120,6 @@ def draw(result, results_dir):
     directory = pathlib.Path(results_dir)
     write_grid_data(result, directory / "eval-grid.dat")
     gnuplot("grid.gp", data=directory / "eval-grid.dat", out=directory / "eval-grid.png")
-    write_timeline_data(result["timeline"], directory)
-    gnuplot("timeline.gp", dir=str(directory) + os.sep, out=directory / "eval-timeline.png")
+    if result["timeline"]:  # empty: the phased run was skipped (--skip-phased)
+        write_timeline_data(result["timeline"], directory)
+        gnuplot("timeline.gp", dir=str(directory) + os.sep, out=directory / "eval-timeline.png")

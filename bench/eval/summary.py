@@ -10,18 +10,23 @@ import sys
 
 import node_goals
 
-MODES = ("interrupt", "poll", "adaptive", "shadow", "node")  # the arms of every repetition
+# The arms of every repetition; patch: the agent deciding by the kernel patch's rules (profile patch).
+MODES = ("interrupt", "poll", "adaptive", "shadow", "node", "patch")
 TABLE_MODES = MODES[:4]  # the columns of the main tables; the node arm has a table of its own (node_goals.py)
 STATIC = ("interrupt", "poll")
 METRICS = ("iops", "lat_p50_us", "lat_p99_us", "process_cpu_us", "host_cpu_us", "controller_cpu_us",
            "agent_cpu_us", "host_plus_agent_cpu_us", "process_plus_agent_cpu_us", "wakeups_per_completion",
            "poll_time_share", "poll_completion_share", "controller_cpu_util", "mode_switches", "app_work_per_second")
-IOPS_GOAL = 0.97         # from QD8 up: adaptive IOPS at least this times the better static mode (paired, median)
+IOPS_GOAL = 0.99         # from QD8 up: adaptive IOPS at least this times the better static mode (paired, median)
+GAIN_GOAL = 0.90         # from QD8 up where poll beats interrupt by over GAIN_MIN: share of the gain adaptive keeps
+GAIN_MIN = 0.05
 QD1_IOPS_GOAL = 0.95     # at QD1: adaptive IOPS at least this times interrupt mode's (paired, median)
 QD1_CPU_GOAL = 1.10      # at QD1: adaptive host + agent CPU per completion at most this times interrupt's (paired, median)
 SHADOW_TOLERANCE = 0.03  # everywhere: shadow IOPS within this of interrupt mode's (paired, median)
 GOALS = {
     "iops": f"from QD8 up: adaptive >= {IOPS_GOAL} x the better static mode (median of the paired ratios)",
+    "gain_kept": f"from QD8 up where poll > {1 + GAIN_MIN:g} x interrupt: (adaptive - interrupt) / (poll - "
+                 f"interrupt) >= {GAIN_GOAL} (median of the per-repetition shares)",
     "qd1_iops": f"at QD1: adaptive >= {QD1_IOPS_GOAL} x interrupt (median of the paired ratios)",
     "qd1_cpu": f"at QD1: adaptive host + agent CPU per completion <= {QD1_CPU_GOAL} x interrupt's "
                "(median of the paired ratios)",
@@ -112,8 +117,13 @@ def summarize_config(config, runs):
     over_best = add_paired(out, runs, "paired_adaptive_over_best_static", "adaptive", STATIC)
     over_irq = add_paired(out, runs, "paired_adaptive_over_interrupt", "adaptive", ("interrupt",))
     shadow_ratio = add_paired(out, runs, "paired_shadow_over_interrupt", "shadow", ("interrupt",))
+    add_paired(out, runs, "paired_patch_over_best_static", "patch", STATIC)
+    add_paired(out, runs, "paired_adaptive_over_patch", "adaptive", ("patch",))
     if config["qd"] >= 8:
         out["goal_iops"] = ratio_goal(IOPS_GOAL, over_best)
+        if (poll_gain := add_paired(out, runs, "paired_poll_over_interrupt", "poll", ("interrupt",))) and \
+                poll_gain > 1 + GAIN_MIN:
+            out["goal_gain_kept"] = gain_kept_goal(out, runs)
     else:
         out["goal_qd1_iops"] = ratio_goal(QD1_IOPS_GOAL, over_irq)
     if config["qd"] == 1:
@@ -122,6 +132,21 @@ def summarize_config(config, runs):
         out["goal_shadow"] = {"limit": SHADOW_TOLERANCE, "ratio": shadow_ratio,
                               "met": abs(shadow_ratio - 1) <= SHADOW_TOLERANCE}
     return out
+
+
+def gain_kept_goal(out, runs):
+    """Per repetition, the share of polling's gain over interrupt that adaptive kept (1: all of it, 0: none,
+    negative: below interrupt); the goal takes the median. The patch profile's share sits beside it."""
+    for arm in ("adaptive", "patch"):
+        shares = []
+        for rep in sorted({r["rep"] for r in runs}):
+            by_mode = {r["mode"]: r["iops"] for r in runs if r["rep"] == rep}
+            irq, poll = by_mode.get("interrupt"), by_mode.get("poll")
+            if arm in by_mode and irq and poll and poll > irq:
+                shares.append((by_mode[arm] - irq) / (poll - irq))
+        out[f"{arm}_gain_kept"] = shares
+    shares = out["adaptive_gain_kept"]
+    return ratio_goal(GAIN_GOAL, statistics.median(shares) if shares else None)
 
 
 def qd1_cpu_goal(out, runs):
@@ -193,7 +218,8 @@ def ratios(values):
 def iops_table(configs):
     lines = ["| configuration | interrupt IOPS | poll IOPS | adaptive IOPS | shadow IOPS | adaptive vs best static "
              "(medians) | paired adaptive / best static | IOPS goal | paired shadow / interrupt | shadow goal "
-             "(within 3 %) | other work (max CPUs) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "(within 3 %) | patch profile IOPS | paired patch / best static | share of poll's gain kept: adaptive; "
+             "patch | other work (max CPUs) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in configs:
         if "goal_iops" in s:
             goal = f"{verdict(s['goal_iops'])} >= {IOPS_GOAL} x best"
@@ -205,8 +231,18 @@ def iops_table(configs):
                      f"{pct(s.get('adaptive_vs_best_static_pct'))} ({s.get('best_static', '-')}) | "
                      f"{ratios(s.get('paired_adaptive_over_best_static'))} | {goal} | "
                      f"{ratios(s.get('paired_shadow_over_interrupt'))} | {verdict(s.get('goal_shadow'))} | "
-                     f"{fmt(s.get('other_cpus_max'), 2)} |")
+                     f"{cell(s, 'patch', 'iops')} | {ratios(s.get('paired_patch_over_best_static'))} | "
+                     f"{gain_cell(s)} | {fmt(s.get('other_cpus_max'), 2)} |")
     return lines
+
+
+def gain_cell(summary):
+    """The gain-kept goal's verdict with adaptive's and the patch profile's shares, or '-' where poll does not pay."""
+    goal = summary.get("goal_gain_kept")
+    if not goal:
+        return "-"
+    return f"{verdict(goal)} >= {GAIN_GOAL}: {ratios(summary.get('adaptive_gain_kept'))}; " \
+           f"{ratios(summary.get('patch_gain_kept'))}"
 
 
 def cpu_table(configs):

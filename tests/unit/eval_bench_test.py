@@ -136,6 +136,29 @@ class NodeGoalsTest(unittest.TestCase):
         self.assertIs(node_goals.contended({"controllers": 4, "jobs": 8, "hog": True}), False)
 
 
+class DeviceConfigTest(unittest.TestCase):
+    JITTERED = dict(controllers=1, queues=1, jobs=1, qd=32, rwmixread=70, write_latency_us=50, jitter_us=40)
+
+    def command(self, config, arm):
+        ev = evaluation.Evaluation.__new__(evaluation.Evaluation)  # no binaries: command() only reads these
+        ev.load, ev.placement = "uvnvme-load", []
+        ev.agent = type("Agent", (), {"runtime_dir": "/run/x"})()
+        return ev.command(config, arm, "1s:qd32")
+
+    def test_a_jittered_device_reaches_uvnvme_load_and_the_label(self):
+        command = self.command(self.JITTERED, "patch")
+        for option, value in (("--rwmixread", "70"), ("--write-latency-us", "50"), ("--jitter-us", "40")):
+            self.assertEqual(command[command.index(option) + 1], value)
+        self.assertEqual(command[-4:], ["--mode", "external", "--runtime-dir", "/run/x"])  # patch is an agent arm
+        self.assertEqual(evaluation.label(self.JITTERED),
+                         "1 dev QD32 mixed 70% reads, writes 50us, jitter 40us")
+
+    def test_the_default_device_adds_no_option(self):
+        command = self.command(dict(controllers=1, queues=1, jobs=1, qd=8), "poll")
+        self.assertFalse({"--rwmixread", "--write-latency-us", "--jitter-us"} & set(command))
+        self.assertEqual(command[-3:], ["--mode", "poll", "--no-socket"])
+
+
 def run(mode, rep, iops, host=1.0, agent=None):
     r = {"mode": mode, "rep": rep, "iops": iops, "host_cpu_us": host, "process_cpu_us": 2 * host,
          "host_plus_agent_cpu_us": host + (agent or 0), "process_plus_agent_cpu_us": 2 * host + (agent or 0)}
@@ -148,21 +171,44 @@ class SummaryTest(unittest.TestCase):
     def test_medians_spread_and_iops_goal(self):
         runs = [run("interrupt", i, v) for i, v in enumerate((100, 90, 110))]
         runs += [run("poll", i, v) for i, v in enumerate((200, 210, 190))]
-        runs += [run("adaptive", i, v, agent=0.1) for i, v in enumerate((195, 205, 195))]
+        runs += [run("adaptive", i, v, agent=0.1) for i, v in enumerate((199, 209, 195))]
         s = summary.summarize_config({"qd": 8, "label": "x"}, runs)
         self.assertEqual(s["modes"]["poll"]["iops"]["median"], 200)
         self.assertEqual((s["modes"]["interrupt"]["iops"]["min"], s["modes"]["interrupt"]["iops"]["max"]), (90, 110))
         self.assertEqual(s["best_static"], "poll")
-        self.assertAlmostEqual(s["adaptive_vs_best_static_pct"], (195 / 200 - 1) * 100)
-        self.assertAlmostEqual(s["adaptive_vs_interrupt_pct"], (195 / 100 - 1) * 100)
-        self.assertEqual(s["paired_adaptive_over_best_static"], [195 / 200, 205 / 210, 195 / 190])
-        self.assertAlmostEqual(s["paired_adaptive_over_best_static_median"], 205 / 210)
-        self.assertTrue(s["goal_iops"]["met"])  # the median of the paired ratios, 0.976 >= 0.97
+        self.assertAlmostEqual(s["adaptive_vs_best_static_pct"], (199 / 200 - 1) * 100)
+        self.assertAlmostEqual(s["adaptive_vs_interrupt_pct"], (199 / 100 - 1) * 100)
+        self.assertEqual(s["paired_adaptive_over_best_static"], [199 / 200, 209 / 210, 195 / 190])
+        self.assertAlmostEqual(s["paired_adaptive_over_best_static_median"], 209 / 210)
+        self.assertTrue(s["goal_iops"]["met"])  # the median of the paired ratios, 0.995 >= 0.99
         self.assertNotIn("goal_qd1_cpu", s)
 
     def test_iops_goal_missed(self):
         runs = [run("interrupt", 0, 100), run("poll", 0, 200), run("adaptive", 0, 193)]
         self.assertFalse(summary.summarize_config({"qd": 8, "label": "x"}, runs)["goal_iops"]["met"])
+
+    def test_iops_goal_is_0_99_of_the_better_static_mode(self):
+        runs = [run("interrupt", 0, 100), run("poll", 0, 200), run("adaptive", 0, 197)]
+        self.assertFalse(summary.summarize_config({"qd": 8, "label": "x"}, runs)["goal_iops"]["met"])  # 0.985
+
+    def test_gain_kept_where_polling_pays(self):
+        runs = [run("interrupt", i, 100) for i in range(3)] + [run("poll", i, 200) for i in range(3)]
+        runs += [run("adaptive", i, v) for i, v in enumerate((195, 180, 196))]
+        runs += [run("patch", i, v) for i, v in enumerate((150, 160, 170))]
+        s = summary.summarize_config({"qd": 32, "label": "x"}, runs)
+        self.assertEqual(s["adaptive_gain_kept"], [0.95, 0.8, 0.96])
+        self.assertTrue(s["goal_gain_kept"]["met"])  # median 0.95 >= 0.9
+        self.assertEqual(s["patch_gain_kept"], [0.5, 0.6, 0.7])
+        self.assertAlmostEqual(s["paired_patch_over_best_static_median"], 0.8)
+        self.assertIn("met (0.95) >= 0.9: 0.95, 0.80, 0.96; 0.50, 0.60, 0.70", summary.markdown({"configs": [s]}))
+        runs = [r for r in runs if r["mode"] != "adaptive"] + [run("adaptive", i, 185) for i in range(3)]
+        self.assertFalse(summary.summarize_config({"qd": 32, "label": "x"}, runs)["goal_gain_kept"]["met"])
+
+    def test_no_gain_goal_where_polling_pays_5_percent_or_less_or_below_qd8(self):
+        runs = [run("interrupt", 0, 100), run("poll", 0, 105), run("adaptive", 0, 100)]
+        self.assertNotIn("goal_gain_kept", summary.summarize_config({"qd": 32, "label": "x"}, runs))
+        runs = [run("interrupt", 0, 100), run("poll", 0, 200), run("adaptive", 0, 100)]
+        self.assertNotIn("goal_gain_kept", summary.summarize_config({"qd": 1, "label": "x"}, runs))
 
     def test_qd1_iops_goal_against_interrupt(self):
         runs = [run("interrupt", 0, 100), run("poll", 0, 130), run("adaptive", 0, 96)]
