@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent/engine/policy.h"
+#include "agent/engine/rules.h"
 #include "agent/engine/types.h"
 
 namespace nvmeadapt::engine {
@@ -44,6 +45,8 @@ struct QueueView {
   uint32_t backoff_left = 0;        // backoff windows still to sit out
   uint32_t settle_left = 0;         // interrupt-mode windows after polling still to pass before measuring
   Nanos pace_credit = 0;            // added to pace_slack for the polling window in flight
+  Nanos last_poll_span = 0;         // the run's last kept polling window (policy.run_pair_verdict); 0: none
+  uint32_t last_poll_completions = 0;
   uint32_t backoff_level = 0;       // backoffs in a row without a kept polling window
   uint32_t poll_run_level = 0;      // re-measures in a row that kept polling: the run is PollRunLength long
   bool remeasuring = false;         // in interrupt mode to re-measure after a run that kept polling
@@ -137,6 +140,11 @@ class Engine {
   static void Remeasure(Queue& q);
   // The queue leaves polling for interrupt mode: the next settle_windows windows are not a baseline.
   static void LeavePolling(Queue& q);
+  // The next polling window is a run's first: judged alone.
+  static void ForgetLastPollWindow(Queue& q) {
+    q.last_poll_span = 0;
+    q.last_poll_completions = 0;
+  }
   Decision OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record, TryAdmission* admission);
   Decision OnPolled(Queue& q, QueueHandle handle, const WindowRecord& record);
   Decision OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecord& record);
@@ -147,7 +155,7 @@ class Engine {
   // Idle time ends a backoff (returned) and starts the backoff and run levels again.
   std::optional<Decision> AfterIdle(Queue& q, QueueHandle handle, const WindowRecord& record);
   // The slack the polling window in flight is held to: the policy's plus the run's credit.
-  static Nanos Slack(const Queue& q) { return q.policy.pace_slack + q.pace_credit; }
+  static Nanos Slack(const Queue& q) { return PaceSlack(q.policy, q.baseline_span, q.pace_credit); }
 
   std::vector<Queue> queues_;
   std::vector<QueueHandle> free_;

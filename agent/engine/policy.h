@@ -41,6 +41,22 @@ struct Policy {
   // to 3.1 ms), which stop an interrupt-mode queue just the same. The credit never exceeds what the previous
   // window was ahead. 0: the patch's rule.
   Nanos pace_credit = 5'000'000;
+  // A polling window's pace slack is at least this share of its baseline window's span (the time the
+  // baseline took for a whole window), in percent. A fixed slack set for one device's pace is too tight
+  // where completion times vary: on the evaluation's jittered device at QD32 (issue 48; 30 % writes at 50 us,
+  // 40 us of jitter, poll 1.065 x interrupt) every try failed behind pace within its first 0.6-4.5 ms, 10 us
+  // to 0.4 ms over a 20 or 50 us slack, and adaptive kept none of polling's gain; with the pace rule out of
+  // the way the same tries kept their windows and adaptive reached 0.97-1.0 x poll. A try that truly loses
+  // still fails early: at half its baseline's pace, after about twice this share of a window's time. 0: the
+  // fixed slack alone (the patch's rule).
+  uint32_t pace_slack_percent = 5;
+  // A window of a kept run (one after the run's first kept window) that is not faster than its baseline is
+  // kept when it and the window before it, together, are: one slow window in a run that keeps beating its
+  // baseline is the device's spread, two in a row are the load. On the jittered device at QD32, with the
+  // pace slack above, 8-12 runs per 6 s still ended on a single window 1-7 % over its limit (polling's gain
+  // there: 6.5 %), each paying a settle and a measure window in interrupt mode. A load that stops wanting
+  // polling is caught one window later. false: every window alone (the patch's rule).
+  bool run_pair_verdict = true;
   // Backoffs that follow each other without a kept polling window double, up to this many windows: a queue
   // where polling keeps losing stops paying for tries (each try spins a reaper on a CPU other queues need).
   // 0: every backoff is backoff_windows long, idle time or not (the patch's rule). Idle time decays the doubling: a full window

@@ -26,6 +26,10 @@ Nanos Scaled(Nanos span, uint32_t n, uint32_t of) {
   return static_cast<Nanos>(static_cast<Wide>(span) * n / of);
 }
 
+Nanos PaceSlack(const Policy& p, Nanos baseline_span, Nanos credit) {
+  return std::max(p.pace_slack, Scaled(baseline_span, p.pace_slack_percent, 100)) + credit;
+}
+
 uint32_t LongestBackoff(const Policy& p) {
   return p.max_backoff_windows == 0 || p.backoff_windows == 0 ? p.backoff_windows : p.max_backoff_windows;
 }

@@ -16,6 +16,9 @@ bool AverageAtMost(Nanos span, uint32_t completions, Nanos threshold);
 bool StrictlyFaster(Nanos span_a, uint32_t n_a, Nanos span_b, uint32_t n_b);
 // span * n / of, rounded down: the baseline's time for n completions.
 Nanos Scaled(Nanos span, uint32_t n, uint32_t of);
+// The pace slack of a polling window held to a baseline of `baseline_span`: pace_slack, or pace_slack_percent
+// of the baseline's span where that is larger, plus the run's credit. The BPF side is told the same figure.
+Nanos PaceSlack(const Policy& p, Nanos baseline_span, Nanos credit);
 // The length of a backoff that follows `level` backoffs without a kept polling window: backoff_windows,
 // doubled per level up to max_backoff_windows (0: never doubled).
 uint32_t BackoffLength(const Policy& p, uint32_t level);

@@ -4,10 +4,24 @@
 #include <gtest/gtest.h>
 
 #include "agent/collect/feature_probe.h"
+#include "agent/collect/queue_control.h"
 #include "agent/collect/records.h"
 
 namespace nvmeadapt::collect {
 namespace {
+
+// The BPF side is told the slack the engine holds a polling window to (engine::PaceSlack), so that it reports only
+// misses the engine confirms: with pace_slack_percent, 5 % of the baseline window's span where that is larger.
+TEST(QueueControl, ThePaceSlackIsTheEnginesScaledOne) {
+  engine::QueueView view;
+  view.state = engine::QueueState::kPolling;
+  view.baseline_span = 40'960'000;  // 8,192 completions at 5 us
+  view.baseline_completions = 8192;
+  view.pace_credit = 7;
+  EXPECT_EQ(ControlFor(view, ReapMode::kPoll, 1, 0).pace_slack, 2'048'000 + 7);
+  view.policy.pace_slack_percent = 0;
+  EXPECT_EQ(ControlFor(view, ReapMode::kPoll, 1, 0).pace_slack, view.policy.pace_slack + 7);
+}
 
 TEST(BpfRecords, KeysRoundTrip) {
   const QueueKey key{Source::kSpdk, 0xdead, 0xbeef, 42};

@@ -258,11 +258,11 @@ TEST(Tables, ColumnsLineUpAndInheritedFieldsShowADash) {
   PrintPolicySet(policy, nullptr, out);
   EXPECT_EQ(out.str(),
             "LEVEL           MODE      WINDOW  THRESHOLD  SLACK  MAX-FAILURES  BACKOFF  MAX-POLL  TIMER  BATCH  SETTLE  "
-            "CREDIT  MAX-BACKOFF  LOAD-CHANGE  MAX-POLL-RUN  STALL-BACKOFF  TRY-CLOCK-FIRST  NODE  PROFILE\n"
+            "CREDIT  SLACK%  PAIR  MAX-BACKOFF  LOAD-CHANGE  MAX-POLL-RUN  STALL-BACKOFF  TRY-CLOCK-FIRST  NODE  PROFILE\n"
             "global          adaptive  -       -          -      -             -        -         -      -      -       "
-            "-       -            -            -             -              -                -     -\n"
+            "-       -       -     -            -            -             -              -                -     -\n"
             "queue nvme0:q2  -         -       -          5us    -             -        -         -      off    2       "
-            "500us   -            40%          512           off            -                on    patch\n");
+            "500us   -       -     -            40%          512           off            -                on    patch\n");
   v1::Event event;
   event.set_sequence(7);
   event.set_time_unix_ns(1'700'000'000'123'000'000);
