@@ -51,7 +51,7 @@ def _paired(runs, a, b, field="iops"):
     return _median(ratios)
 
 
-def analyse(compare_dir, out_path):
+def analyse(compare_dir, out_path, agent_policy=None):
     compare_dir = Path(compare_dir)
     rows = [json.loads(line) for line in (compare_dir / "runs.jsonl").read_text().splitlines() if line.strip()]
     points = {}
@@ -82,6 +82,7 @@ def analyse(compare_dir, out_path):
                 goals.append({"point": name, "goal": f"polling pays: {arm} >= {ADAPTIVE_VS_POLL} x poll",
                               "value": value, "met": value is not None and value >= ADAPTIVE_VS_POLL})
     result = {"caveat": "QEMU TCG: a guest's timing is not hardware's; compare arms as ratios only",
+              "agent_policy": agent_policy,
               "repetitions": len({row["rep"] for row in rows}), "points": points, "goals": goals,
               "goals_met": sum(g["met"] for g in goals), "goals_total": len(goals)}
     Path(out_path).write_text(json.dumps(result, indent=1) + "\n")

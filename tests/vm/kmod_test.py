@@ -50,9 +50,11 @@ DRIVER_PARAMS = ("adaptive_poll_window=2048 adaptive_poll_threshold_ns=5000000 "
 # switches every few dozen completions.
 AGENT_POLICY = ('"mode": "CONTROLLER_MODE_ADAPTIVE", "profile": "patch", "windowCompletions": 16, '
                 '"pollThresholdNs": "5000000", "paceSlackNs": "50000000", "maxPollWindows": 1, "backoffWindows": 1')
-# The comparison's agent: the same numbers as the driver's, the patch's rules, switched on per arm.
-COMPARE_AGENT_POLICY = ('"mode": "CONTROLLER_MODE_OFF", "profile": "patch", "windowCompletions": 2048, '
-                        f'"pollThresholdNs": "5000000", "paceSlackNs": "{PACE_SLACK_NS}", "backoffWindows": 4')
+# The comparison's agent: the same numbers as the driver's, switched on per arm, under the profile of
+# --agent-profile: default (the agent's own rules, as deployed) or patch (the driver's rules exactly).
+def compare_agent_policy(profile):
+    return (f'"mode": "CONTROLLER_MODE_OFF", "profile": "{profile}", "windowCompletions": 2048, '
+            f'"pollThresholdNs": "5000000", "paceSlackNs": "{PACE_SLACK_NS}", "backoffWindows": 4')
 MIN_AGENT_SWITCHES = 1000
 STRETCH_IRQ_SHARE = 0.10  # a polling stretch: the vector fires for under this share of the completions
 MIN_STRETCH_COMPLETIONS = 200
@@ -149,9 +151,9 @@ def _restore(checks, results, summary):
                  f"after kill -9 {seen['after_kill']}, after the restart {seen['after_restart']}")
 
 
-def _compare(checks, results, summary, json_out):
+def _compare(checks, results, summary, json_out, agent_policy):
     """The comparison's runs all complete without an error; its goals are figures, printed and recorded."""
-    result = kmod_compare.analyse(results / "compare", results / "kmod-compare.json")
+    result = kmod_compare.analyse(results / "compare", results / "kmod-compare.json", agent_policy)
     if json_out:
         Path(json_out).write_text((results / "kmod-compare.json").read_text())
     print(kmod_compare.table(result), flush=True)
@@ -165,12 +167,12 @@ def _compare(checks, results, summary, json_out):
     summary["compare"] = {"goals_met": result["goals_met"], "goals_total": result["goals_total"]}
 
 
-def assert_results(results, only_compare, json_out=None):
+def assert_results(results, only_compare, json_out=None, agent_policy=None):
     checks = Checks()
     summary = {}
     _load(checks, results, summary)
     if only_compare:
-        _compare(checks, results, summary, json_out)
+        _compare(checks, results, summary, json_out, agent_policy)
         return checks, summary
     _driver(checks, results, summary)
     _agent(checks, results, summary)
@@ -187,6 +189,8 @@ def main(argv=None):
     parser.add_argument("--json-out", type=Path, help="with --only-compare: a copy of kmod-compare.json here")
     parser.add_argument("--repeats", type=int, default=3, help="with --only-compare: repetitions (arms rotated)")
     parser.add_argument("--seconds", type=float, default=2.0, help="with --only-compare: measured seconds per run")
+    parser.add_argument("--agent-profile", choices=("default", "patch"), default="default",
+                        help="with --only-compare: the agent arm's profile (default: the agent's own rules)")
     parser.add_argument("--test-name")
     parser.add_argument("--timeout", type=float, default=1200.0)
     args = parser.parse_args(argv)
@@ -203,7 +207,7 @@ def main(argv=None):
         module = build_module.build(args.kernel, build_dir, log=clock.log)
         env = {"NVA_KMOD": str(module), "NVA_KMOD_PARAMS": DRIVER_PARAMS, "NVA_KMOD_AGENT_POLICY": AGENT_POLICY,
                "NVA_KMOD_ONLY_COMPARE": "1" if args.only_compare else "0",
-               "NVA_KMOD_COMPARE_AGENT_POLICY": COMPARE_AGENT_POLICY,
+               "NVA_KMOD_COMPARE_AGENT_POLICY": compare_agent_policy(args.agent_profile),
                "NVA_KMOD_COMPARE_REPEATS": str(args.repeats), "NVA_KMOD_COMPARE_SECONDS": f"{args.seconds:g}"}
         vm = run_vm(VmOptions(guest_script=VM_DIR / "guest" / "kmod.sh", build_dir=build_dir, results_dir=results,
                               kernel=args.kernel, env=env, timeout=args.timeout), clock)
@@ -218,7 +222,8 @@ def main(argv=None):
               file=sys.stderr)
         return 1
     try:
-        checks, found = assert_results(results, args.only_compare, args.json_out)
+        checks, found = assert_results(results, args.only_compare, args.json_out,
+                                       compare_agent_policy(args.agent_profile))
     except (OSError, KeyError, ValueError, IndexError) as e:
         print(f"{name}: FAILED: results incomplete or malformed: {e!r}", file=sys.stderr)
         return 1
