@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,17 @@ class AgentLoop : public ::testing::Test {
     policies_.mutable_policy()->set_mode(v1::CONTROLLER_MODE_ADAPTIVE);
     policies_.mutable_policy()->set_window_completions(kWindow);
     discovery_.queues = {UvnvmeQueue(1), UvnvmeQueue(2)};
+  }
+
+  // The state directory and the recorded trace go with the test (fixtures stop their loop threads in TearDown,
+  // which runs before this): thousands of them were left in the temporary directory.
+  ~AgentLoop() override {
+    agent_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(state_dir_, ignored);
+    for (const char* suffix : {".trace", ".trace.decisions", ".labels"}) {
+      std::filesystem::remove(state_dir_ + suffix, ignored);
+    }
   }
 
   std::unique_ptr<Agent> MakeAgent() {
