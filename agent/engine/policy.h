@@ -44,8 +44,8 @@ struct Policy {
   // A polling window's pace slack is at least this share of its baseline window's span (the time the
   // baseline took for a whole window), in percent. A fixed slack set for one device's pace is too tight
   // where completion times vary: on the evaluation's jittered device at QD32 (issue 48; 30 % writes at 50 us,
-  // 40 us of jitter, poll 1.065 x interrupt) every try failed behind pace within its first 0.6-4.5 ms, 10 us
-  // to 0.4 ms over a 20 or 50 us slack, and adaptive kept none of polling's gain; with the pace rule out of
+  // 40 us of jitter, poll 1.065 x interrupt) every try failed behind pace within its first 0.6-6 ms, up to
+  // 0.4 ms over a 20 or 50 us slack, and adaptive kept none of polling's gain; with the pace rule out of
   // the way the same tries kept their windows and adaptive reached 0.97-1.0 x poll. A try that truly loses
   // still fails early: at half its baseline's pace, after about twice this share of a window's time. 0: the
   // fixed slack alone (the patch's rule).
