@@ -100,7 +100,6 @@ Decision Engine::Reset(Queue& q, QueueHandle handle, Nanos at, Reason reason) {
   }
   q.settle_left = 0;
   q.pace_credit = 0;
-  ForgetLastPollWindow(q);
   q.backoff_level = 0;
   q.poll_run_level = 0;
   q.remeasuring = false;
@@ -120,7 +119,6 @@ void Engine::LeavePolling(Queue& q) {
   q.settle_left = q.policy.settle_windows;
   q.resume_credit = q.pace_credit;  // what the run had, should a re-measure resume it
   q.pace_credit = 0;
-  ForgetLastPollWindow(q);
 }
 
 Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason, bool back_off_now) {
@@ -128,7 +126,6 @@ Decision Engine::Fail(Queue& q, QueueHandle handle, Nanos at, Reason reason, boo
   q.mode = ReapMode::kInterrupt;
   q.poll_windows = 0;
   q.pace_credit = 0;
-  ForgetLastPollWindow(q);
   q.poll_run_level = 0;
   q.remeasuring = false;
   if (from == ReapMode::kPoll) LeavePolling(q);
@@ -178,7 +175,6 @@ Decision Engine::OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& re
   std::optional<NodeReason> deferred;
   if (fast) {
     q.poll_windows = 0;
-    ForgetLastPollWindow(q);
     // A try's first window is held to the slack alone; a run that a re-measure resumes keeps its credit.
     q.pace_credit = resumed ? std::min(q.policy.pace_credit, q.resume_credit) : 0;
     if (admission != nullptr) deferred = admission->Admit(handle, record.end);
@@ -201,7 +197,7 @@ Decision Engine::OnPolled(Queue& q, QueueHandle handle, const WindowRecord& reco
   const Nanos span = record.end - record.start;
   const Nanos limit = Scaled(q.baseline_span, record.completions, q.baseline_completions);
   const bool pair_faster =
-      q.policy.run_pair_verdict && q.last_poll_completions > 0 &&
+      q.policy.run_pair_verdict && q.poll_windows > 0 &&
       StrictlyFaster(span + q.last_poll_span, record.completions + q.last_poll_completions, q.baseline_span,
                      q.baseline_completions);
   if (!pair_faster && !StrictlyFaster(span, record.completions, q.baseline_span, q.baseline_completions)) {
@@ -348,7 +344,6 @@ std::optional<Decision> Engine::OnLeverResult(QueueHandle queue, ReapMode actual
         q->state = QueueState::kPolling;  // stuck polling: hold it to the baseline until it fails
         q->poll_windows = 0;
         q->pace_credit = 0;
-        ForgetLastPollWindow(*q);
       }
       break;
     case QueueState::kObserving:

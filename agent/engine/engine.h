@@ -45,8 +45,8 @@ struct QueueView {
   uint32_t backoff_left = 0;        // backoff windows still to sit out
   uint32_t settle_left = 0;         // interrupt-mode windows after polling still to pass before measuring
   Nanos pace_credit = 0;            // added to pace_slack for the polling window in flight
-  Nanos last_poll_span = 0;         // the run's last kept polling window (policy.run_pair_verdict); 0: none
-  uint32_t last_poll_completions = 0;
+  Nanos last_poll_span = 0;         // the run's last kept polling window (policy.run_pair_verdict), when
+  uint32_t last_poll_completions = 0;  // poll_windows > 0: every place that starts or ends a run zeroes that
   uint32_t backoff_level = 0;       // backoffs in a row without a kept polling window
   uint32_t poll_run_level = 0;      // re-measures in a row that kept polling: the run is PollRunLength long
   bool remeasuring = false;         // in interrupt mode to re-measure after a run that kept polling
@@ -140,11 +140,6 @@ class Engine {
   static void Remeasure(Queue& q);
   // The queue leaves polling for interrupt mode: the next settle_windows windows are not a baseline.
   static void LeavePolling(Queue& q);
-  // The next polling window is a run's first: judged alone.
-  static void ForgetLastPollWindow(Queue& q) {
-    q.last_poll_span = 0;
-    q.last_poll_completions = 0;
-  }
   Decision OnMeasured(Queue& q, QueueHandle handle, const WindowRecord& record, TryAdmission* admission);
   Decision OnPolled(Queue& q, QueueHandle handle, const WindowRecord& record);
   Decision OnBackoffWindow(Queue& q, QueueHandle handle, const WindowRecord& record);

@@ -16,6 +16,15 @@ class EngineSpread : public EngineFixture {
     p.run_pair_verdict = pair;
     return p;
   }
+  // A try on a 5 us baseline whose first window is kept, 20 % ahead, then a window of `span`: its verdict.
+  Reason AfterAKeptWindow(QueueHandle q, Nanos span) {
+    StartTry(q);
+    auto kept = Poll(q, 4 * kUs * kWindow);
+    EXPECT_TRUE(kept && kept->reason == Reason::kPollWindowFaster);
+    auto second = Poll(q, span);
+    EXPECT_TRUE(second);
+    return second ? second->reason : Reason::kModeChanged;
+  }
 };
 
 TEST_F(EngineSpread, TheDefaultsScaleTheSlackAndJudgeKeptWindowsInPairs) {
@@ -52,11 +61,7 @@ TEST_F(EngineSpread, ATrysSlackIsTheLargerOfTheFixedSlackAndItsShareOfTheBaselin
 
 TEST_F(EngineSpread, AKeptRunSurvivesOneSlowWindowAndEndsOnTheSecond) {
   const QueueHandle q = Add(With(0, true));
-  StartTry(q);
-  ASSERT_EQ(Poll(q, 4 * kUs * kWindow)->reason, Reason::kPollWindowFaster);  // 20 % ahead
-  auto slow = Poll(q, 5'500 * kWindow);                                      // 10 % behind: the pair is ahead
-  ASSERT_TRUE(slow);
-  EXPECT_EQ(slow->reason, Reason::kPollWindowFaster);
+  EXPECT_EQ(AfterAKeptWindow(q, 5'500 * kWindow), Reason::kPollWindowFaster);  // 10 % behind: the pair is ahead
   EXPECT_EQ(engine_.View(q).mode, ReapMode::kPoll);
   auto again = Poll(q, 5'500 * kWindow);  // two slow windows in a row: the load
   ASSERT_TRUE(again);
@@ -79,20 +84,12 @@ TEST_F(EngineSpread, ATrysFirstWindowIsJudgedAlone) {
 
 TEST_F(EngineSpread, AWindowFarBehindEndsTheRunEvenAfterAFastOne) {
   const QueueHandle q = Add(With(0, true));
-  StartTry(q);
-  ASSERT_EQ(Poll(q, 4 * kUs * kWindow)->reason, Reason::kPollWindowFaster);
-  auto far = Poll(q, 7 * kUs * kWindow);  // 40 % behind: 4 + 7 > 2 x 5
-  ASSERT_TRUE(far);
-  EXPECT_EQ(far->reason, Reason::kNotFaster);
+  EXPECT_EQ(AfterAKeptWindow(q, 7 * kUs * kWindow), Reason::kNotFaster);  // 40 % behind: 4 + 7 > 2 x 5
 }
 
 TEST_F(EngineSpread, WithoutThePairVerdictOneSlowWindowEndsTheRun) {
   const QueueHandle q = Add(With(0, false));
-  StartTry(q);
-  ASSERT_EQ(Poll(q, 4 * kUs * kWindow)->reason, Reason::kPollWindowFaster);
-  auto slow = Poll(q, 5'500 * kWindow);
-  ASSERT_TRUE(slow);
-  EXPECT_EQ(slow->reason, Reason::kNotFaster);
+  EXPECT_EQ(AfterAKeptWindow(q, 5'500 * kWindow), Reason::kNotFaster);
 }
 
 }  // namespace
