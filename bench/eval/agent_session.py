@@ -75,8 +75,8 @@ class AgentSession:
                    "--node-layer", node_layer, "--profile", profile]
         run = subprocess.run(command, capture_output=True, text=True, timeout=30)
         if run.returncode != 0:
-            raise AgentError(f"nvme-adaptctl policy set --mode {mode} --node-layer {node_layer} failed: "
-                             f"{run.stderr.strip()}")
+            raise AgentError(f"nvme-adaptctl policy set --mode {mode} --node-layer {node_layer} --profile {profile} "
+                             f"failed: {run.stderr.strip()}")
         self.default_mode = arm
 
     def log_tail(self, lines=5):

@@ -122,8 +122,7 @@ def parse_args():
         wanted = args.only.split(",")
         configs = [c for c in SINGLE if str(c["qd"]) in wanted] + (CONTENDED if "contended" in wanted else []) + \
             (APP_WORK if "work" in wanted else []) + (HOG if "hog" in wanted else []) + \
-            (JITTERED if "jitter" in wanted else []) + \
-            [c for c in JITTERED if f"jitter:{c['qd']}" in wanted and c["controllers"] == 1]
+            [c for c in JITTERED if "jitter" in wanted or (c["controllers"] == 1 and f"jitter:{c['qd']}" in wanted)]
     if args.agent_cpus is None and len(cpus := sorted(os.sched_getaffinity(0))) >= 2:
         args.agent_cpus = set(cpus[:-1])
     if args.quick:

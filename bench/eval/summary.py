@@ -47,12 +47,17 @@ def median(summary, mode, metric):
     return entry["median"] if entry else None
 
 
-def paired(runs, numerator, denominators):
-    """Per repetition (its runs ran back to back: the least noisy comparison), the numerator arm's IOPS over
-    the best of the denominator arms' IOPS."""
-    ratios = []
+def repetitions(runs):
+    """Each repetition's runs by arm ({mode: run}), in order: its runs ran back to back, the least noisy
+    comparison."""
     for rep in sorted({r["rep"] for r in runs}):
-        by_mode = {r["mode"]: r for r in runs if r["rep"] == rep}
+        yield {r["mode"]: r for r in runs if r["rep"] == rep}
+
+
+def paired(runs, numerator, denominators):
+    """Per repetition, the numerator arm's IOPS over the best of the denominator arms' IOPS."""
+    ratios = []
+    for by_mode in repetitions(runs):
         if numerator in by_mode and all(m in by_mode for m in denominators):
             base = max(by_mode[m]["iops"] for m in denominators)
             if base:
@@ -118,7 +123,6 @@ def summarize_config(config, runs):
     over_irq = add_paired(out, runs, "paired_adaptive_over_interrupt", "adaptive", ("interrupt",))
     shadow_ratio = add_paired(out, runs, "paired_shadow_over_interrupt", "shadow", ("interrupt",))
     add_paired(out, runs, "paired_patch_over_best_static", "patch", STATIC)
-    add_paired(out, runs, "paired_adaptive_over_patch", "adaptive", ("patch",))
     if config["qd"] >= 8:
         out["goal_iops"] = ratio_goal(IOPS_GOAL, over_best)
         if (poll_gain := add_paired(out, runs, "paired_poll_over_interrupt", "poll", ("interrupt",))) and \
@@ -139,11 +143,11 @@ def gain_kept_goal(out, runs):
     negative: below interrupt); the goal takes the median. The patch profile's share sits beside it."""
     for arm in ("adaptive", "patch"):
         shares = []
-        for rep in sorted({r["rep"] for r in runs}):
-            by_mode = {r["mode"]: r["iops"] for r in runs if r["rep"] == rep}
-            irq, poll = by_mode.get("interrupt"), by_mode.get("poll")
-            if arm in by_mode and irq and poll and poll > irq:
-                shares.append((by_mode[arm] - irq) / (poll - irq))
+        for by_mode in repetitions(runs):
+            iops = {mode: run["iops"] for mode, run in by_mode.items()}
+            irq, poll = iops.get("interrupt"), iops.get("poll")
+            if arm in iops and irq and poll and poll > irq:
+                shares.append((iops[arm] - irq) / (poll - irq))
         out[f"{arm}_gain_kept"] = shares
     shares = out["adaptive_gain_kept"]
     return ratio_goal(GAIN_GOAL, statistics.median(shares) if shares else None)
@@ -157,8 +161,7 @@ def qd1_cpu_goal(out, runs):
     for name, adaptive_metric, static_metric in (("host", "host_plus_agent_cpu_us", "host_cpu_us"),
                                                  ("process", "process_plus_agent_cpu_us", "process_cpu_us")):
         pairs = []
-        for rep in sorted({r["rep"] for r in runs}):
-            by_mode = {r["mode"]: r for r in runs if r["rep"] == rep}
+        for by_mode in repetitions(runs):
             a, i = (by_mode.get(m, {}).get(k) for m, k in (("adaptive", adaptive_metric), ("interrupt", static_metric)))
             if a and i:
                 pairs.append(a / i)

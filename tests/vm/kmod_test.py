@@ -194,6 +194,7 @@ def main(argv=None):
     parser.add_argument("--test-name")
     parser.add_argument("--timeout", type=float, default=1200.0)
     args = parser.parse_args(argv)
+    agent_policy = compare_agent_policy(args.agent_profile)
     build_dir = args.build_dir.resolve()
     name = args.test_name or "vm_kmod_" + args.kernel.replace(".", "_")
     clock = Clock()
@@ -207,7 +208,7 @@ def main(argv=None):
         module = build_module.build(args.kernel, build_dir, log=clock.log)
         env = {"NVA_KMOD": str(module), "NVA_KMOD_PARAMS": DRIVER_PARAMS, "NVA_KMOD_AGENT_POLICY": AGENT_POLICY,
                "NVA_KMOD_ONLY_COMPARE": "1" if args.only_compare else "0",
-               "NVA_KMOD_COMPARE_AGENT_POLICY": compare_agent_policy(args.agent_profile),
+               "NVA_KMOD_COMPARE_AGENT_POLICY": agent_policy,
                "NVA_KMOD_COMPARE_REPEATS": str(args.repeats), "NVA_KMOD_COMPARE_SECONDS": f"{args.seconds:g}"}
         vm = run_vm(VmOptions(guest_script=VM_DIR / "guest" / "kmod.sh", build_dir=build_dir, results_dir=results,
                               kernel=args.kernel, env=env, timeout=args.timeout), clock)
@@ -222,8 +223,7 @@ def main(argv=None):
               file=sys.stderr)
         return 1
     try:
-        checks, found = assert_results(results, args.only_compare, args.json_out,
-                                       compare_agent_policy(args.agent_profile))
+        checks, found = assert_results(results, args.only_compare, args.json_out, agent_policy)
     except (OSError, KeyError, ValueError, IndexError) as e:
         print(f"{name}: FAILED: results incomplete or malformed: {e!r}", file=sys.stderr)
         return 1
