@@ -42,6 +42,24 @@ FILTER = [
 ]
 
 
+def _initialization_pdu(payload, sport, dport, port):
+    """"icreq", "icresp" or None. The filter looks at two bytes only: a segment that starts inside a data PDU
+    can pass it (vm_fabrics_6_1 once recorded an "icreq" from the target's port). A real ICReq goes to the
+    target's port and an ICResp comes from it, both are exactly 128 bytes (PLEN) with no data offset, PDU
+    format version 0 and only the two digest bits in DGST."""
+    if len(payload) < 128:
+        return None
+    kind = {0: "icreq", 1: "icresp"}[payload[0]]
+    towards_target = dport == port
+    if towards_target != (kind == "icreq") or (sport == port) == towards_target:
+        return None
+    plen = struct.unpack("<I", payload[4:8])[0]
+    pfv = struct.unpack("<H", payload[8:10])[0]
+    if plen != 128 or payload[3] != 0 or pfv != 0 or payload[11] & ~0x3:
+        return None
+    return kind
+
+
 def main():
     port, out = int(sys.argv[1]), sys.argv[2]
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
@@ -62,9 +80,9 @@ def main():
             tcp = ip[ihl:]
             sport, dport = struct.unpack("!HH", tcp[:4])
             payload = tcp[(tcp[12] >> 4) * 4:]
-            if port not in (sport, dport) or len(payload) < 12:
+            kind = _initialization_pdu(payload, sport, dport, port)
+            if kind is None:
                 continue
-            kind = {0: "icreq", 1: "icresp"}[payload[0]]
             with open("/proc/uptime") as uptime:
                 now = uptime.read().split()[0]
             lines.write(f"{now} {kind} {sport} {dport} {payload[11] & 1} {(payload[11] >> 1) & 1}\n")
