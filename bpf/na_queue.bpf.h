@@ -255,8 +255,9 @@ static __noinline bool na_window_restart(struct na_queue_slot *slot, __u32 seen,
 	 * checks off meanwhile; the agent's timer judges a try without completions from the switch). */
 	if (mode == NA_MODE_POLL && (NA_READ(slot->control.flags) & NA_CONTROL_TRY_CLOCK_FIRST))
 		start = 0;
-	/* Moving window_seq makes every close claimed on the abandoned window fail. */
-	__sync_fetch_and_add(&slot->counters.window_seq, 1);
+	/* Moving window_seq makes every close claimed on the abandoned window fail; by two, to keep its parity
+	 * (odd: a close in progress, na_account_reaps). */
+	__sync_fetch_and_add(&slot->counters.window_seq, 2);
 	word = na_window_reset(slot, start);
 	__sync_fetch_and_add(&slot->counters.abandoned_completions, NA_WINDOW_COUNT(word));
 	NA_WRITE(slot->counters.pace_miss_seq, 0);
@@ -281,7 +282,7 @@ static __always_inline void na_driver_switched(struct na_queue_slot *slot, __u64
 	if (generation != seen && NA_READ(slot->control.mode) == mode &&
 	    na_window_restart(slot, seen, generation, now, mode))
 		return;
-	__sync_fetch_and_add(&slot->counters.window_seq, 1);
+	__sync_fetch_and_add(&slot->counters.window_seq, 2);
 	__sync_fetch_and_add(&slot->counters.abandoned_completions, NA_WINDOW_COUNT(na_window_reset(slot, now)));
 	NA_WRITE(slot->counters.window_mode, mode);
 }
@@ -423,11 +424,13 @@ static __always_inline void na_account_reaps(struct na_queue_slot *slot, __u64 n
 		/* The add that crossed the boundary closes the window; so may any add that finds it already
 		 * full (a racing completion before the reset, or a window the agent shrank below the count).
 		 * All of them claim window_seq as it was before their add: one wins, and a claim based on a
-		 * window that has since closed or restarted fails. The record carries the generation this
-		 * completion found the window in, not the control's. */
+		 * window that has since closed or restarted fails. The winner holds window_seq odd until the
+		 * window is empty: an add that read it between the claim and the reset landed in the window
+		 * being closed, and must not close the next one (it would send that window empty). The
+		 * record carries the generation this completion found the window in, not the control's. */
 		struct na_emit_args rec = {.kind = NA_RECORD_WINDOW, .generation = seen, .batch = last_reap};
 
-		if (__sync_val_compare_and_swap(&slot->counters.window_seq, seq, seq + 1) != seq)
+		if ((seq & 1) || __sync_val_compare_and_swap(&slot->counters.window_seq, seq, seq + 1) != seq)
 			return;
 		if (!now)
 			now = bpf_ktime_get_ns();
@@ -435,6 +438,7 @@ static __always_inline void na_account_reaps(struct na_queue_slot *slot, __u64 n
 		rec.first = NA_READ(slot->counters.window_first_ns);
 		rec.start = NA_READ(slot->counters.window_start_ns) ?: rec.first;
 		word = na_window_reset(slot, now);
+		__sync_fetch_and_add(&slot->counters.window_seq, 1);
 		rec.completions = NA_WINDOW_COUNT(word);
 		rec.bytes = NA_WINDOW_BYTES(word);
 		na_emit(slot, &rec);

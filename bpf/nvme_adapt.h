@@ -109,7 +109,7 @@ struct na_queue_counters {
 	__u64 window;           /* the window in flight: NA_WINDOW_COUNT / NA_WINDOW_BYTES */
 	__u64 window_start_ns;  /* start of the window in flight */
 	__u32 generation;       /* control generation the window in flight runs under */
-	__u32 window_seq;       /* BPF-internal: windows closed or restarted so far (the close claim) */
+	__u32 window_seq;       /* BPF-internal: the close claim; even, odd while a close empties the window */
 	__u64 done_completions; /* completions of windows no longer in flight (closed or abandoned) */
 	__u64 done_bytes;
 	__u32 restart_gen;      /* BPF-internal: generation whose window restart one CPU has claimed */
