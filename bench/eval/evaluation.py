@@ -115,7 +115,8 @@ class Evaluation:
         command += [option for key, option in DEVICE_OPTIONS if key in config for option in (option, str(config[key]))]
         if arm in AGENT_ARMS:
             return command + ["--mode", "external", "--runtime-dir", str(self.agent.runtime_dir)]
-        return command + ["--mode", arm, "--no-socket"]
+        # The oracle's modes are in its phases (phased.py: Ns:qdN:MODE, the warm-up's too).
+        return command + ["--mode", "interrupt" if arm == "oracle" else arm, "--no-socket"]
 
     def launch(self, config, arm, phases, warmup_s, marks=()):
         """Runs uvnvme-load. For agent arms: sets the agent's default mode first, waits (up to warmup_s) for
@@ -192,7 +193,7 @@ class Evaluation:
         runs = []
         arms = summary.MODES
         total = len(arms) * sum(repeats_of(config, self.args) for config in configs)
-        for rep in range(max(repeats_of(config, self.args) for config in configs)):
+        for rep in range(max((repeats_of(config, self.args) for config in configs), default=0)):
             order = arms_in_turn(arms, rep)
             for config in (c for c in configs if rep < repeats_of(c, self.args)):
                 before = self.wait_until_quiet()

@@ -285,11 +285,13 @@ def phased_table(timeline):
     modes = timeline.get("modes")
     if not modes:
         return []
-    names = [m for m in ("interrupt", "poll", "adaptive") if m in modes]
+    names = [m for m in ("interrupt", "poll", "oracle", "adaptive") if m in modes]
     lines = ["| phase | " + " | ".join(f"IOPS: {m}" for m in names) + " | " +
              " | ".join(f"host CPU us/IO: {m}" for m in names) + " | " +
-             " | ".join(f"p50 us: {m}" for m in names) + " | adaptive: completions polled | switches |",
-             "|---" * (3 * len(names) + 3) + "|"]
+             " | ".join(f"p50 us: {m}" for m in names) + " | oracle's mode | adaptive: completions polled | switches |",
+             "|---" * (3 * len(names) + 4) + "|"]
+    goals = timeline.get("goals", {})
+    oracle = {g["phase"]: g.get("oracle", "-") for gs in goals.values() for g in gs}
     for i, phase in enumerate(modes[names[0]]["phases"]):
         row = [modes[m]["phases"][i] for m in names]
         cpu = [p.get("host_plus_agent_cpu_us", p["host_cpu_us"]) for p in row]
@@ -297,7 +299,7 @@ def phased_table(timeline):
         polled = adaptive.get("poll_completion_share")
         lines.append(f"| {i + 1}: {phase['name']} QD{phase['qd']} | " + " | ".join(fmt(p["iops"]) for p in row) + " | " +
                      " | ".join(fmt(c) for c in cpu) + " | " + " | ".join(fmt(p["lat_p50_us"]) for p in row) + " | "
-                     f"{'-' if polled is None else f'{polled * 100:.0f} %'} | {adaptive.get('mode_switches', '-')} |")
+                     f"{oracle.get(i, '-')} | {'-' if polled is None else f'{polled * 100:.0f} %'} | {adaptive.get('mode_switches', '-')} |")
     return lines
 
 

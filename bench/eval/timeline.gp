@@ -1,4 +1,5 @@
-# eval-timeline.png: the phased run (light, heavy, light) in interrupt, poll and adaptive mode. Top: each
+# eval-timeline.png: the phased run (light and heavy phases alternating) in interrupt, poll, oracle (each phase in
+# its better static mode) and adaptive mode. Top: each
 # phase's IOPS per mode (steps) and, for the adaptive run, each queue's completion rate per measurement
 # window (coloured by the mode it ran in). Middle: host CPU per completion per phase and mode (adaptive:
 # reapers + agent). Bottom: the adaptive run's reaping mode as the agent switched it. Variables from
@@ -14,9 +15,9 @@ do for [p = 1:phases] {
   eval sprintf('set object %d rect from phase_start_%d, graph 0 to phase_end_%d, graph 1 behind fc rgb phase_color_%d fs solid 1.0 noborder', p, p, p, p)
 }
 steps = dir."eval-timeline-phases.dat"
-int = "#4878cf"; poll = "#d65f5f"; ada = "#2ca02c"
+int = "#4878cf"; poll = "#d65f5f"; orc = "#9467bd"; ada = "#2ca02c"
 
-set multiplot layout 3,1 title "uvnvme, one queue: light (QD1), heavy (QD16), light (QD1) in interrupt, poll and adaptive mode\n".goal_text font ",14"
+set multiplot layout 3,1 title "uvnvme, one queue: light (QD1) and heavy (QD16) phases in interrupt, poll, oracle and adaptive mode\n".goal_text font ",14"
 set size 1, 0.44
 set origin 0, 0.52
 set title "IOPS per phase (lines) and the adaptive run's completion rate per measurement window (points)"
@@ -34,7 +35,8 @@ plot for [q = 0:queues - 1] dir.sprintf("eval-timeline-rate-%d.dat", q) using 1:
        with points pt 7 ps 0.6 lc rgb "#eba2a2" title (q == 0 ? "adaptive: window in poll mode" : ""), \
      steps using 1:2 with steps lw 2 dt 2 lc rgb int title "interrupt", \
      steps using 1:3 with steps lw 2 dt 2 lc rgb poll title "poll", \
-     steps using 1:4 with steps lw 3 lc rgb ada title "adaptive"
+     steps using 1:4 with steps lw 2 dt 3 lc rgb orc title "oracle (per phase)", \
+     steps using 1:5 with steps lw 3 lc rgb ada title "adaptive"
 unset label
 
 set size 1, 0.26
@@ -46,9 +48,10 @@ set yrange [*:*]
 set offsets 0, 0, 0, 0
 set format y "%g"
 set key off
-plot steps using 1:5 with steps lw 2 dt 2 lc rgb int, \
-     steps using 1:6 with steps lw 2 dt 2 lc rgb poll, \
-     steps using 1:7 with steps lw 3 lc rgb ada
+plot steps using 1:6 with steps lw 2 dt 2 lc rgb int, \
+     steps using 1:7 with steps lw 2 dt 2 lc rgb poll, \
+     steps using 1:8 with steps lw 2 dt 3 lc rgb orc, \
+     steps using 1:9 with steps lw 3 lc rgb ada
 unset logscale y
 
 set size 1, 0.24

@@ -264,30 +264,43 @@ def phase(name, iops, host, agent=None):
 
 
 class PhasedTest(unittest.TestCase):
-    def test_goals(self):
+    def test_the_oracle_takes_the_faster_mode_when_heavy_and_the_cheaper_when_light(self):
+        statics = {"interrupt": {"phases": [phase("light", 10, 10.0), phase("heavy", 100, 1.0), phase("light", 10, 9.0)]},
+                   "poll": {"phases": [phase("light", 12, 30.0), phase("heavy", 200, 2.0), phase("light", 30, 8.0)]}}
+        self.assertEqual(phased.oracle_modes(statics), ["interrupt", "poll", "poll"])
+
+    def test_goals_are_against_the_oracle_in_every_phase(self):
         modes = {"interrupt": {"phases": [phase("light", 10, 10.0), phase("heavy", 100, 1.0), phase("light", 10, 10.0)]},
                  "poll": {"phases": [phase("light", 12, 30.0), phase("heavy", 200, 2.0), phase("light", 12, 30.0)]},
-                 "adaptive": {"phases": [phase("light", 10, 10.0, 0.5), phase("heavy", 191, 1.5, 0.1),
-                                         phase("light", 10, 10.5, 0.6)]}}
+                 "oracle": {"phases": [phase("light", 10, 9.0), phase("heavy", 196, 2.0), phase("light", 10, 10.0)],
+                            "phase_modes": ["interrupt", "poll", "interrupt"]},
+                 "adaptive": {"phases": [phase("light", 10, 9.0, 0.4), phase("heavy", 191, 1.5, 0.1),
+                                         phase("light", 10, 10.0, 0.6)]}}
         goals = phased.goals([modes])
-        self.assertEqual([(g["best_static"], g["met"]) for g in goals["heavy_iops"]], [("poll", True)])
+        heavy = goals["heavy_iops"][0]
+        self.assertEqual((heavy["phase"], heavy["oracle"], heavy["met"]), (1, "poll", True))
+        self.assertAlmostEqual(heavy["ratio"], 191 / 196)
+        self.assertAlmostEqual(heavy["versus_best_static"], 191 / 200)
         self.assertEqual([(g["phase"], g["met"]) for g in goals["light_host_cpu"]], [(0, True), (2, False)])
-        self.assertAlmostEqual(goals["light_host_cpu"][1]["host_only_ratio"], 1.05)
+        self.assertAlmostEqual(goals["light_host_cpu"][0]["ratio"], 9.4 / 9.0)
+        self.assertAlmostEqual(goals["light_host_cpu"][1]["versus_interrupt"], 1.06)
 
     def test_goals_are_medians_of_ratios_paired_within_a_repetition(self):
-        def rep(irq_heavy, poll_heavy, adaptive_heavy, adaptive_light_host):
-            return {"interrupt": {"phases": [phase("light", 10, 10.0), phase("heavy", irq_heavy, 1.0)]},
-                    "poll": {"phases": [phase("light", 12, 30.0), phase("heavy", poll_heavy, 2.0)]},
+        def rep(oracle_heavy, adaptive_heavy, adaptive_light_host):
+            return {"interrupt": {"phases": [phase("light", 10, 10.0), phase("heavy", 100, 1.0)]},
+                    "poll": {"phases": [phase("light", 12, 30.0), phase("heavy", oracle_heavy, 2.0)]},
+                    "oracle": {"phases": [phase("light", 10, 10.0), phase("heavy", oracle_heavy, 2.0)],
+                               "phase_modes": ["interrupt", "poll"]},
                     "adaptive": {"phases": [phase("light", 10, adaptive_light_host), phase("heavy", adaptive_heavy, 1.5)]}}
         # Repetition 2 is the outlier: its heavy phase and its light CPU alone miss.
-        repetitions = [rep(100, 200, 196, 10.5), rep(100, 400, 200, 14.0), rep(100, 200, 192, 10.8)]
+        repetitions = [rep(200, 196, 10.4), rep(400, 200, 14.0), rep(200, 198, 10.3)]
         goals = phased.goals(repetitions)
         heavy = goals["heavy_iops"][0]
-        self.assertEqual(heavy["ratios"], [0.98, 0.5, 0.96])
-        self.assertAlmostEqual(heavy["ratio"], 0.96)
+        self.assertEqual(heavy["ratios"], [0.98, 0.5, 0.99])
+        self.assertAlmostEqual(heavy["ratio"], 0.98)
         self.assertTrue(heavy["met"])
         light = goals["light_host_cpu"][0]
-        self.assertAlmostEqual(light["ratio"], 1.08)
+        self.assertAlmostEqual(light["ratio"], 1.04)
         self.assertTrue(light["met"])
 
     def test_median_phases(self):
