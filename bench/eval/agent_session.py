@@ -6,6 +6,7 @@ every window and decision recorded, its CPU read from /proc."""
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -19,7 +20,7 @@ class AgentError(RuntimeError):
 
 
 class AgentSession:
-    def __init__(self, build, cpus=None, policy=None):
+    def __init__(self, build, cpus=None, policy=None, node=None):
         self.daemon = pathlib.Path(build) / "agent/daemon/nvme-adaptd"
         self.ctl = pathlib.Path(build) / "agent/ctl/nvme-adaptctl"
         for binary in (self.daemon, self.ctl):
@@ -33,11 +34,13 @@ class AgentSession:
         self.process = None
         self.cpus = cpus  # None: wherever the scheduler puts it (the default deployment)
         self.policy = policy  # None: the engine's defaults; else a Policy message in JSON (proto field names)
+        self.node = node  # None: the node layer's defaults (no CPU budget); else a NodeConfig message in JSON
         self.default_mode = "adaptive"
 
     # Each agent arm as the global policy's mode, node_layer and profile (patch: the kernel patch's rules).
     ARM_POLICY = {"adaptive": ("adaptive", "off", "default"), "node": ("adaptive", "on", "default"),
-                  "shadow": ("shadow", "off", "default"), "patch": ("adaptive", "off", "patch")}
+                  "shadow": ("shadow", "off", "default"), "patch": ("adaptive", "off", "patch"),
+                  "latency": ("adaptive", "on", "latency")}
 
     def start(self, timeout_s=30.0):
         self.runtime_dir.mkdir(mode=0o700)
@@ -45,6 +48,8 @@ class AgentSession:
         settings = {"api": {"unixSocket": str(self.runtime_dir / "agent.sock"), "unixSocketGroup": "root"}}
         if self.policy:
             settings["policy"] = self.policy
+        if self.node:
+            settings["node"] = self.node
         config.write_text(json.dumps(settings) + "\n")
         command = [str(self.daemon), "--config", str(config), "--runtime-dir", str(self.runtime_dir),
                    "--state-dir", str(self.workdir / "state"), "--sources", "uvnvme", "--default-mode", "adaptive",
@@ -105,6 +110,15 @@ class AgentSession:
                 return time.monotonic() - started
             time.sleep(0.05)
         return None
+
+    def discard(self, keep_trace_as=None):
+        """Removes the session's directory (the daemon stopped), keeping its trace and decisions at
+        keep_trace_as and keep_trace_as.decisions if given."""
+        if keep_trace_as:
+            for suffix in ("", ".decisions"):
+                if (self.workdir / f"trace{suffix}").exists():
+                    shutil.copy(self.workdir / f"trace{suffix}", f"{keep_trace_as}{suffix}")
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def alive(self):
         return self.process is not None and self.process.poll() is None

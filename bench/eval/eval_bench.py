@@ -6,12 +6,13 @@ mode, in interrupt mode with nvme-adaptd attached in shadow mode (observing, nev
 nvme-adaptd in adaptive mode with its node layer (the `node` arm), and in adaptive mode under the patch's
 profile (the `patch` arm); the order rotates from one repetition to the next. Then the phased run (light and
 heavy phases alternating) in interrupt, poll, per-phase oracle and adaptive mode, the adaptive one recorded
-over time (bench/eval/phased.py). The kernel's real-time bandwidth limit is lifted for the
+over time (bench/eval/phased.py). Then the latency profile's points, QD1 and QD8 with an agent whose node layer
+has a CPU budget (bench/eval/latency.py). The kernel's real-time bandwidth limit is lifted for the
 whole evaluation (bench/rt_budget.py). Writes RESULTS/eval.json, eval-grid.png, eval-timeline.png and the
-agent's trace (eval.trace, eval.trace.decisions). Needs root (the agent's BPF collector).
+agent's traces (eval.trace, eval.trace.decisions; eval-latency.trace*). Needs root (the agent's BPF collector).
 
 Usage: bench/eval/eval_bench.py BUILD_DIR RESULTS_DIR [--measure-seconds S] [--repeats N] [--quick]
-       [--only ...] [--skip-phased | --skip-grid]"""
+       [--only ...] [--skip-grid] [--skip-phased] [--skip-latency]"""
 import argparse
 import contextlib
 import json
@@ -28,6 +29,7 @@ import device_cpu  # noqa: E402  (bench/device_cpu.py)
 import rt_budget  # noqa: E402  (bench/rt_budget.py)
 import stall_probe  # noqa: E402  (bench/stall_probe.py)
 
+import latency  # noqa: E402
 import phased  # noqa: E402
 import plots  # noqa: E402
 import summary  # noqa: E402
@@ -59,11 +61,14 @@ def estimate_minutes(args, configs):
     phased_runs = 0 if args.skip_phased else len(phased.TIMELINE_MODES) * (1 if args.quick else phased.PHASED_REPEATS)
     phased_run = args.agent_warmup_seconds + sum(seconds for _, seconds, _ in plan)  # every arm warms up
     timeline = phased_runs * (phased_run + RUN_OVERHEAD_S + 1.0)
+    latency_points = 0 if args.skip_latency else len(latency.CONFIGS) * (1 if args.quick else latency.REPEATS)
+    latency_point = 2 * static + (len(latency.ARMS) - 2) * agent + 1.0
     points = sum(repeats_of(config, args) for config in configs)
-    return (points * per_point + timeline + 5.0) / 60, args.max_total_quiet_wait_seconds / 60
+    return (points * per_point + timeline + latency_points * latency_point + 10.0) / 60, \
+        args.max_total_quiet_wait_seconds / 60
 
 
-def flat_summary(summaries, timeline):
+def flat_summary(summaries, timeline, latency_points):
     """The headline numbers, flat (bench/summarize.py prints them)."""
     flat = {}
     for s in summaries:
@@ -85,7 +90,10 @@ def flat_summary(summaries, timeline):
     for mode, run in timeline.get("modes", {}).items():
         for index, phase in enumerate(run["phases"], 1):
             flat[f"phased_{index}_{phase['name']}_{mode}_iops"] = phase["iops"]
-    goals = summary.goal_entries({"configs": summaries, "timeline": timeline})
+    for point in latency_points.get("points", []):
+        for arm, figures in point["arms"].items():
+            flat[f"latency_{point['label'].replace(' ', '_')}_{arm}_p50_us"] = figures["lat_p50_us"]
+    goals = summary.goal_entries({"configs": summaries, "timeline": timeline, "latency": latency_points})
     flat["goals_checked"] = len(goals)
     flat["goals_met"] = sum(1 for _, _, goal in goals if goal["met"])
     return flat
@@ -116,7 +124,11 @@ def parse_args():
     parser.add_argument("--max-quiet-wait-seconds", type=float, default=60.0, help="per configuration")
     parser.add_argument("--max-total-quiet-wait-seconds", type=float, default=300.0, help="for the whole evaluation")
     parser.add_argument("--skip-phased", action="store_true", help="the grid only, no phased run (diagnosis)")
-    parser.add_argument("--skip-grid", action="store_true", help="the phased run only, no grid (diagnosis)")
+    parser.add_argument("--skip-grid", action="store_true", help="no grid (diagnosis)")
+    parser.add_argument("--skip-latency", action="store_true",
+                        help="no latency-profile points (QD1 and QD8 with a node CPU budget) (diagnosis)")
+    parser.add_argument("--latency-budget-cores", type=float, default=latency.BUDGET_CORES,
+                        help="the latency points' node CPU budget in cores (default: %(default)s, one polling queue)")
     parser.add_argument("--quick", action="store_true", help="one repetition of 3 s runs, a few configurations "
                         "(those of --only if given), a shorter phased run")
     args = parser.parse_args()
@@ -131,8 +143,8 @@ def parse_args():
     if args.quick:
         args.measure_seconds, args.repeats, args.qd1_repeats = 3.0, 1, 1
         configs = configs if args.only else [SINGLE[0], SINGLE[2], CONTENDED[0]]
-    if args.skip_grid and args.skip_phased:
-        parser.error("--skip-grid and --skip-phased leave nothing to run")
+    if args.skip_grid and args.skip_phased and args.skip_latency:
+        parser.error("--skip-grid, --skip-phased and --skip-latency leave nothing to run")
     return args, [] if args.skip_grid else configs
 
 
@@ -143,7 +155,7 @@ def device_cpu_kept_free():
 
 
 def run_all(evaluation, configs, args):
-    """The grid and the phased runs, the real-time limit lifted and the device's CPU kept free; what was
+    """The grid, the phased runs and the latency points, the real-time limit lifted and the device's CPU kept free; what was
     recorded, rt_budget's dict and device_cpu's."""
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("eval_bench: terminated"))
     try:
@@ -154,6 +166,7 @@ def run_all(evaluation, configs, args):
             runs = evaluation.grid(configs)
             timeline = {} if args.skip_phased else phased.timeline(evaluation, quick=args.quick)
             evaluation.agent.stop()
+            latency_points = {} if args.skip_latency else latency.run(evaluation, args, label)
             machine.append(machine_stall(args, device))
     except (AgentError, OSError, ValueError) as error:
         sys.exit(f"eval_bench: {error}")
@@ -168,7 +181,7 @@ def run_all(evaluation, configs, args):
                 shutil.copy(evaluation.agent.workdir / f"trace{suffix}", os.path.join(args.results, f"eval.trace{suffix}"))
         shutil.rmtree(evaluation.agent.workdir, ignore_errors=True)
     device["machine_stall"] = machine
-    return runs, timeline, rt, device
+    return runs, timeline, latency_points, rt, device
 
 
 def machine_stall(args, device):
@@ -226,12 +239,15 @@ def main():
     minutes, quiet = estimate_minutes(args, configs)
     then = "" if args.skip_phased else (f", then {len(phased.TIMELINE_MODES)} phased arms x "
                                         f"{1 if args.quick else phased.PHASED_REPEATS}")
+    if not args.skip_latency:
+        then += (f", then {len(latency.CONFIGS)} latency points x {len(latency.ARMS)} arms x "
+                 f"{1 if args.quick else latency.REPEATS}")
     print(f"eval: {len(configs)} configurations x {len(summary.MODES)} arms x {args.repeats} repetitions of "
           f"{args.measure_seconds:g} s{then}: about {minutes:.0f} min "
           f"on a quiet machine (+ up to {quiet:.0f} min waiting for quiet)", flush=True)
     began, load_before = time.time(), os.getloadavg()
     evaluation = Evaluation(args)
-    runs, timeline, rt, device = run_all(evaluation, configs, args)
+    runs, timeline, latency_points, rt, device = run_all(evaluation, configs, args)
 
     summaries = []
     for config in configs:
@@ -266,8 +282,9 @@ def main():
                       phased_heavy=f"phased run, every heavy phase: adaptive >= {phased.HEAVY_GOAL} x the oracle's "
                                    "IOPS (each phase in its better static mode)",
                       phased_light=f"phased run, every light phase: adaptive host + agent CPU per completion <= "
-                                   f"{phased.LIGHT_CPU_GOAL} x the oracle's"),
-        "summary": flat_summary(summaries, timeline), "configs": summaries, "timeline": timeline, "runs": runs,
+                                   f"{phased.LIGHT_CPU_GOAL} x the oracle's", **latency.GOALS),
+        "summary": flat_summary(summaries, timeline, latency_points), "configs": summaries, "timeline": timeline,
+        "latency": latency_points, "runs": runs,
         "switch_timeline": switch_timeline(args.results),
     }
     out = os.path.join(args.results, "eval.json")

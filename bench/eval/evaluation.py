@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The runs of the evaluation: one uvnvme-load run per arm (interrupt, poll: forced, the agent cannot see
-them; adaptive, node, shadow: --mode external under the agent's runtime directory, the agent's global default
-mode and node layer set before the run) and the grid of configurations x repetitions x arms. A configuration
+them; adaptive, node, shadow, patch, latency: --mode external under the agent's runtime directory, the agent's
+global default mode, node layer and profile set before the run) and the grid of configurations x repetitions x arms. A configuration
 may add the application's own work per completion (io_work_us: uvnvme-load --io-work-us) or a CPU hog on the
 reapers' CPUs (hog: a nice-0 busy loop for the run's length)."""
 import json
@@ -14,8 +14,8 @@ import summary
 import traces
 from agent_session import AgentError, AgentSession
 
-AGENT_ARMS = ("adaptive", "node", "shadow", "patch")
-POLLING_ARMS = ("adaptive", "node", "patch")  # the agent switches: its poll time share is measured
+AGENT_ARMS = ("adaptive", "node", "shadow", "patch", "latency")
+POLLING_ARMS = ("adaptive", "node", "patch", "latency")  # the agent switches: its poll time share is measured
 # A configuration's device beyond uvnvme's defaults (media model, 20 us reads and writes, no jitter): the
 # config key and uvnvme-load's option.
 DEVICE_OPTIONS = (("rwmixread", "--rwmixread"), ("write_latency_us", "--write-latency-us"), ("jitter_us", "--jitter-us"))
@@ -189,13 +189,14 @@ class Evaluation:
         run.pop("ended")
         return run
 
-    def grid(self, configs):
+    def grid(self, configs, arms=summary.MODES, repeats=None):
+        """Every configuration x repetition x arm (repeats: each configuration's count, else repeats_of)."""
         runs = []
-        arms = summary.MODES
-        total = len(arms) * sum(repeats_of(config, self.args) for config in configs)
-        for rep in range(max((repeats_of(config, self.args) for config in configs), default=0)):
+        count = (lambda config: repeats) if repeats else (lambda config: repeats_of(config, self.args))
+        total = len(arms) * sum(count(config) for config in configs)
+        for rep in range(max((count(config) for config in configs), default=0)):
             order = arms_in_turn(arms, rep)
-            for config in (c for c in configs if rep < repeats_of(c, self.args)):
+            for config in (c for c in configs if rep < count(c)):
                 before = self.wait_until_quiet()
                 for arm in order:
                     run = self.grid_run(config, arm, rep)

@@ -8,6 +8,7 @@ import json
 import statistics
 import sys
 
+import latency
 import node_goals
 
 # The arms of every repetition; patch: the agent deciding by the kernel patch's rules (profile patch).
@@ -181,7 +182,7 @@ def goal_entries(result):
         out += [(s["config"]["label"], key[5:], s[key]) for key in sorted(s) if key.startswith("goal_")]
     goals = result.get("timeline", {}).get("goals", {})
     out += [("phased run", f"{name}_phase{g['phase'] + 1}", g) for name, gs in goals.items() for g in gs]
-    return out
+    return out + [(f"latency {where}", name, g) for where, name, g in latency.goal_entries(result.get("latency", {}))]
 
 
 def fmt(value, digits=3):
@@ -316,13 +317,16 @@ def goal_lines(result):
 
 def markdown(result):
     configs = result["configs"]
-    lines = iops_table(configs) + [""] + cpu_table(configs) + [""] + engine_table(configs)
+    lines = iops_table(configs) + [""] + cpu_table(configs) + [""] + engine_table(configs) if configs else []
     node = node_goals.node_table(configs, fmt, cell, ratios, verdict)
     if len(node) > 2:
         lines += ["", "Node arm (adaptive with the node layer, issue 34):", ""] + node
     table = phased_table(result.get("timeline", {}))
     if table:
         lines += ["", "Phased run (adaptive host CPU includes the agent):", ""] + table
+    table = latency.table(result.get("latency", {}), fmt)
+    if table:
+        lines += ["", f"Latency profile (node CPU budget {result['latency']['budget_cores']:g} core):", ""] + table
     return "\n".join(lines + [""] + goal_lines(result))
 
 

@@ -9,6 +9,7 @@ import unittest
 
 sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else "bench/eval")
 import evaluation  # noqa: E402
+import latency  # noqa: E402
 import phased  # noqa: E402
 import node_goals  # noqa: E402
 import summary  # noqa: E402
@@ -308,6 +309,46 @@ class PhasedTest(unittest.TestCase):
         merged = phased.median_phases(runs)
         self.assertEqual(merged[0]["iops"], 200)
         self.assertEqual((merged[0]["name"], merged[0]["qd"]), ("heavy", 16))
+
+
+def latency_run(arm, rep, iops, p50, host_cpu_us, polled=0.0):
+    return {"mode": arm, "rep": rep, "iops": iops, "lat_p50_us": p50, "lat_p99_us": 2 * p50,
+            "host_cpu_us": host_cpu_us, "host_plus_agent_cpu_us": host_cpu_us, "poll_completion_share": polled}
+
+
+class LatencyPointTest(unittest.TestCase):
+    def runs(self, latency_p50s, latency_cpu_us=20.0, default_polled=0.0):
+        out = []
+        for rep, p50 in enumerate(latency_p50s):
+            out += [latency_run("interrupt", rep, 30_000, 30.0, 4.0), latency_run("poll", rep, 47_000, 20.0, 21.0, 1.0),
+                    latency_run("adaptive", rep, 30_000, 30.0, 4.2, default_polled),
+                    latency_run("latency", rep, 45_000, p50, latency_cpu_us, 0.95)]
+        return out
+
+    def test_the_goals_are_paired_p50_the_reapers_cores_and_the_default_at_qd1(self):
+        point = latency.summarize("1 dev QD1", self.runs([21.0, 30.0, 21.5]))
+        self.assertEqual(point["goal_latency_p50"]["ratios"], [1.05, 1.5, 1.075])
+        self.assertAlmostEqual(point["goal_latency_p50"]["ratio"], 1.075)
+        self.assertTrue(point["goal_latency_p50"]["met"])
+        self.assertAlmostEqual(point["goal_latency_cpu"]["ratio"], 0.9)  # 20 us x 45k per second
+        self.assertTrue(point["goal_latency_cpu"]["met"])
+        self.assertTrue(point["goal_default_qd1"]["met"])
+        self.assertEqual(point["arms"]["poll"]["lat_p50_us"], 20.0)
+
+    def test_over_the_budget_slower_than_poll_or_a_default_that_polls_misses(self):
+        point = latency.summarize("1 dev QD1", self.runs([23.0, 23.0, 23.0], latency_cpu_us=24.0, default_polled=0.5))
+        self.assertFalse(point["goal_latency_p50"]["met"])
+        self.assertFalse(point["goal_latency_cpu"]["met"])  # 24 us x 45k = 1.08 cores
+        self.assertFalse(point["goal_default_qd1"]["met"])
+
+    def test_qd8_has_no_default_goal_and_the_goals_reach_the_summary(self):
+        point = latency.summarize("1 dev QD8", self.runs([21.0]))
+        self.assertNotIn("goal_default_qd1", point)
+        entries = summary.goal_entries({"configs": [], "latency": {"points": [point], "budget_cores": 1.0}})
+        self.assertEqual([(where, name) for where, name, _ in entries],
+                         [("latency 1 dev QD8", "latency_cpu"), ("latency 1 dev QD8", "latency_p50")])
+        text = "\n".join(latency.table({"points": [point]}, summary.fmt))
+        self.assertIn("| 1 dev QD8 | latency | 45.0k | 21 |", text)
 
 
 class PollShareTest(unittest.TestCase):
