@@ -2,7 +2,8 @@
 // The `patch` profile (agent/engine/policy_fields.h) runs the adaptive-polling patch's cover letter's rules:
 // 8192-completion windows, try at <= 10 us per completion, 20 us of pace slack, polling strictly faster than
 // the baseline, a backoff of 64 windows after 3 failures, re-measure after 64 polling windows; and none of
-// nvme-adapt's additions (pace credit, settling, batch allowance, run growth, stall backoff, doubling).
+// nvme-adapt's additions (pace credit, settling, batch allowance, run growth, stall backoff, doubling). At the
+// end, the one other profile whose rule a goal depends on: `latency` tries at QD1's pace.
 #include <gtest/gtest.h>
 
 #include "agent/engine/policy_fields.h"
@@ -131,6 +132,32 @@ TEST_F(PatchPreset, AStalledTryIsOneFailureNotABackoff) {
   EXPECT_EQ(d->reason, Reason::kStalled);
   EXPECT_FALSE(d->backoff_started);
   EXPECT_EQ(engine_.View(q).failures, 1u);
+}
+
+// The `latency` profile tries polling at QD1's pace (a completion every 31 us on uvnvme, 47 us on the issue's
+// machine), which the default profile leaves in interrupt mode, and turns the node layer on so the node's
+// CPU budget decides whether the queue may poll.
+TEST_F(PatchPreset, TheLatencyProfileTriesAtQd1PaceUnderTheNodeLayerAndTheDefaultDoesNot) {
+  const PolicyProfile* named = FindPolicyProfile("latency");
+  ASSERT_NE(named, nullptr);
+  Policy latency = named->policy;
+  latency.mode = ControllerMode::kAdaptive;
+  EXPECT_TRUE(latency.node_layer);
+  EXPECT_TRUE(ValidatePolicy(latency));
+  const uint32_t window = latency.window_completions;
+  const QueueHandle q = Add(latency);
+  auto d = Interrupt(q, 47 * kUs * window, window);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->reason, Reason::kWindowFast);
+  EXPECT_EQ(d->to, ReapMode::kPoll);
+
+  Policy by_default;
+  by_default.mode = ControllerMode::kAdaptive;
+  const QueueHandle other = Add(by_default);
+  d = Interrupt(other, 47 * kUs * by_default.window_completions, by_default.window_completions);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->reason, Reason::kWindowSlow);
+  EXPECT_EQ(d->to, ReapMode::kInterrupt);
 }
 
 }  // namespace
