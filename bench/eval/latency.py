@@ -2,13 +2,13 @@
 """The latency profile's points (issue 48): one queue at QD1 and QD8, four arms in turn per repetition
 (interrupt, poll, the agent under its default profile, the agent under the `latency` profile), with an agent of
 their own whose node layer has a CPU budget (config `node.budgetCores`; BUDGET_CORES, or
---latency-budget-cores): the budget the operator sets, by default large enough to let one queue poll. Its own agent, so the grid's node arm keeps running
-without a budget. eval.json's `latency` has the runs, each arm's medians per point (IOPS, p50, p99, host CPU
+--latency-budget-cores): the budget the operator sets, by default large enough to let one queue poll. Their
+own agent, so the grid's node arm keeps running without a budget. eval.json's `latency` has the runs, each arm's medians per point (IOPS, p50, p99, host CPU
 per completion and in cores, completions polled) and the goals: the latency profile's p50 within P50_GOAL x
 poll's, its reapers' CPU within the budget, and the default profile unchanged at QD1 (it keeps interrupt)."""
 import os
-import statistics
 
+import summary
 from agent_session import AgentSession
 
 CONFIGS = [dict(controllers=1, queues=1, jobs=1, qd=qd) for qd in (1, 8)]
@@ -34,8 +34,8 @@ def host_cores(run):
 
 
 def median_of(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
+    found = summary.spread(values)
+    return found["median"] if found else None
 
 
 def summarize(config_label, runs, budget_cores=BUDGET_CORES):
@@ -83,25 +83,3 @@ def run(evaluation, args, label):
     points = [summarize(label(config), [r for r in runs if r["config"] == label(config)], budget)
               for config in CONFIGS]
     return {"budget_cores": budget, "arms": ARMS, "points": points, "runs": runs}
-
-
-def goal_entries(latency):
-    """(where, goal name, entry) of every goal checked, as summary.goal_entries lists them."""
-    return [(p["label"], key[5:], p[key]) for p in latency.get("points", []) for key in sorted(p)
-            if key.startswith("goal_")]
-
-
-def table(latency, fmt):
-    """The Markdown table of docs/evaluation.md's latency section."""
-    if not latency.get("points"):
-        return []
-    lines = ["| point | arm | IOPS | p50 us | p99 us | host CPU us/IO | reapers' cores | completions polled |",
-             "|---|---|---|---|---|---|---|---|"]
-    for point in latency["points"]:
-        for arm in ARMS:
-            a = point["arms"][arm]
-            share = a["poll_completion_share"]
-            lines.append(f"| {point['label']} | {arm} | {fmt(a['iops'])} | {fmt(a['lat_p50_us'])} | "
-                         f"{fmt(a['lat_p99_us'])} | {fmt(a['host_cpu_us'])} | {fmt(a['host_cores'])} | "
-                         f"{'-' if share is None else f'{share * 100:.0f} %'} |")
-    return lines

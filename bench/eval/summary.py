@@ -8,7 +8,6 @@ import json
 import statistics
 import sys
 
-import latency
 import node_goals
 
 # The arms of every repetition; patch: the agent deciding by the kernel patch's rules (profile patch).
@@ -182,7 +181,9 @@ def goal_entries(result):
         out += [(s["config"]["label"], key[5:], s[key]) for key in sorted(s) if key.startswith("goal_")]
     goals = result.get("timeline", {}).get("goals", {})
     out += [("phased run", f"{name}_phase{g['phase'] + 1}", g) for name, gs in goals.items() for g in gs]
-    return out + [(f"latency {where}", name, g) for where, name, g in latency.goal_entries(result.get("latency", {}))]
+    out += [(f"latency {p['label']}", key[5:], p[key]) for p in result.get("latency", {}).get("points", [])
+            for key in sorted(p) if key.startswith("goal_")]
+    return out
 
 
 def fmt(value, digits=3):
@@ -304,6 +305,21 @@ def phased_table(timeline):
     return lines
 
 
+def latency_table(latency):
+    """The latency points (bench/eval/latency.py): each arm's medians per point."""
+    if not latency.get("points"):
+        return []
+    lines = ["| point | arm | IOPS | p50 us | p99 us | host CPU us/IO | reapers' cores | completions polled |",
+             "|---|---|---|---|---|---|---|---|"]
+    for point in latency["points"]:
+        for arm, a in point["arms"].items():
+            share = a["poll_completion_share"]
+            lines.append(f"| {point['label']} | {arm} | {fmt(a['iops'])} | {fmt(a['lat_p50_us'])} | "
+                         f"{fmt(a['lat_p99_us'])} | {fmt(a['host_cpu_us'])} | {fmt(a['host_cores'])} | "
+                         f"{'-' if share is None else f'{share * 100:.0f} %'} |")
+    return lines
+
+
 def goal_lines(result):
     lines = []
     for where, name, goal in goal_entries(result):
@@ -324,7 +340,7 @@ def markdown(result):
     table = phased_table(result.get("timeline", {}))
     if table:
         lines += ["", "Phased run (adaptive host CPU includes the agent):", ""] + table
-    table = latency.table(result.get("latency", {}), fmt)
+    table = latency_table(result.get("latency", {}))
     if table:
         lines += ["", f"Latency profile (node CPU budget {result['latency']['budget_cores']:g} core):", ""] + table
     return "\n".join(lines + [""] + goal_lines(result))

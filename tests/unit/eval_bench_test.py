@@ -347,7 +347,7 @@ class LatencyPointTest(unittest.TestCase):
         entries = summary.goal_entries({"configs": [], "latency": {"points": [point], "budget_cores": 1.0}})
         self.assertEqual([(where, name) for where, name, _ in entries],
                          [("latency 1 dev QD8", "latency_cpu"), ("latency 1 dev QD8", "latency_p50")])
-        text = "\n".join(latency.table({"points": [point]}, summary.fmt))
+        text = "\n".join(summary.latency_table({"points": [point]}))
         self.assertIn("| 1 dev QD8 | latency | 45.0k | 21 |", text)
 
 
