@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import pathlib
-import shutil
 import signal
 import statistics
 import sys
@@ -176,10 +175,7 @@ def run_all(evaluation, configs, args):
             evaluation.process.wait()
         if evaluation.agent.alive():
             evaluation.agent.stop()
-        for suffix in ("", ".decisions"):
-            if (evaluation.agent.workdir / f"trace{suffix}").exists():
-                shutil.copy(evaluation.agent.workdir / f"trace{suffix}", os.path.join(args.results, f"eval.trace{suffix}"))
-        shutil.rmtree(evaluation.agent.workdir, ignore_errors=True)
+        evaluation.agent.discard(keep_trace_as=os.path.join(args.results, "eval.trace"))
     device["machine_stall"] = machine
     return runs, timeline, latency_points, rt, device
 
