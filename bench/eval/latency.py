@@ -33,20 +33,15 @@ def host_cores(run):
     return cpu * iops / 1e6 if cpu is not None and iops else None
 
 
-def median_of(values):
-    found = summary.spread(values)
-    return found["median"] if found else None
-
-
 def summarize(config_label, runs, budget_cores=BUDGET_CORES):
     """One point: each arm's medians and the goals, from its runs (every arm of every repetition)."""
     arms = {}
     for arm in ARMS:
         mine = [r for r in runs if r["mode"] == arm]
-        arms[arm] = {key: median_of([r.get(key) for r in mine]) for key in
+        arms[arm] = {key: summary.median_of([r.get(key) for r in mine]) for key in
                      ("iops", "lat_p50_us", "lat_p99_us", "host_cpu_us", "host_plus_agent_cpu_us",
                       "poll_completion_share")}
-        arms[arm]["host_cores"] = median_of([host_cores(r) for r in mine])
+        arms[arm]["host_cores"] = summary.median_of([host_cores(r) for r in mine])
     p50_ratios, cores = [], []
     for rep in sorted({r["rep"] for r in runs}):
         by_arm = {r["mode"]: r for r in runs if r["rep"] == rep}
@@ -54,8 +49,8 @@ def summarize(config_label, runs, budget_cores=BUDGET_CORES):
             p50_ratios.append(by_arm["latency"]["lat_p50_us"] / by_arm["poll"]["lat_p50_us"])
         if "latency" in by_arm:
             cores.append(host_cores(by_arm["latency"]))
-    p50 = median_of(p50_ratios)
-    used = median_of(cores)
+    p50 = summary.median_of(p50_ratios)
+    used = summary.median_of(cores)
     out = {"label": config_label, "arms": arms,
            "goal_latency_p50": {"ratio": p50, "ratios": p50_ratios, "limit": P50_GOAL,
                                 "met": p50 is not None and p50 <= P50_GOAL},

@@ -7,9 +7,8 @@ turn), then the oracle, whose modes are chosen from them, and adaptive (in turn)
 the first adaptive run's fields (its windows and switches), `modes` (each arm's phases, every figure the median
 over the repetitions), `repetitions` (each repetition's phases per arm, and the oracle's modes) and `goals`
 (medians of the paired per-repetition ratios, as the grid's)."""
-import statistics
-
 import evaluation
+import summary
 import traces
 
 LIGHT, HEAVY = ("light", 4, 1), ("heavy", 5, 16)  # name, seconds, queue depth
@@ -100,11 +99,6 @@ def one_run(run_eval, arm, plan, modes=None):
     return out
 
 
-def median_or_none(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
-
 def ratio_or_none(mine, base):
     return mine / base if mine is not None and base else None
 
@@ -126,14 +120,14 @@ def goals(repetitions):
                 mine = adaptive.get("host_plus_agent_cpu_us", adaptive["host_cpu_us"])
                 ratios.append(ratio_or_none(mine, oracle["host_cpu_us"]))
                 versus_static.append(ratio_or_none(mine, irq["host_cpu_us"]))
-        ratio = median_or_none(ratios)
+        ratio = summary.median_of(ratios)
         entry = {"phase": i, "ratio": ratio, "ratios": ratios, "oracle_modes": picked,
                  "oracle": max(set(picked), key=picked.count)}
         if heavy:
-            out["heavy_iops"].append(dict(entry, limit=HEAVY_GOAL, versus_best_static=median_or_none(versus_static),
+            out["heavy_iops"].append(dict(entry, limit=HEAVY_GOAL, versus_best_static=summary.median_of(versus_static),
                                           met=ratio is not None and ratio >= HEAVY_GOAL))
         else:
-            out["light_host_cpu"].append(dict(entry, limit=LIGHT_CPU_GOAL, versus_interrupt=median_or_none(versus_static),
+            out["light_host_cpu"].append(dict(entry, limit=LIGHT_CPU_GOAL, versus_interrupt=summary.median_of(versus_static),
                                               met=ratio is not None and ratio <= LIGHT_CPU_GOAL))
     return out
 
@@ -145,7 +139,7 @@ def median_phases(runs):
         entry = dict(first)
         for key, value in first.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool) and key not in ("qd", "start_s"):
-                entry[key] = median_or_none(run["phases"][i].get(key) for run in runs)
+                entry[key] = summary.median_of(run["phases"][i].get(key) for run in runs)
         out.append(entry)
     return out
 

@@ -42,6 +42,12 @@ def spread(values):
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "samples": values}
 
 
+def median_of(values):
+    """The median of the values that are not None; None if there are none."""
+    found = spread(values)
+    return found["median"] if found else None
+
+
 def median(summary, mode, metric):
     entry = summary["modes"].get(mode, {}).get(metric)
     return entry["median"] if entry else None
